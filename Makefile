@@ -1,0 +1,106 @@
+# hookd — build, test and run targets. See README.md.
+#
+# Every target that needs the system libraries calls `deps` first, which
+# installs what is missing with apt (quiet when everything is present).
+
+CC       ?= cc
+BUILD    ?= build
+PKGS     := libevent libevent_openssl libevent_pthreads hiredis jansson libpq openssl inih
+WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2
+OPT      ?= -O2 -g
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -iquote engine -iquote schedulers -iquote $(BUILD) \
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS_BASE = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+SAN      ?=
+CFLAGS   += $(CFLAGS_BASE) $(SAN)
+LDLIBS   += $(LDLIBS_BASE) $(SAN)
+
+SRCS     := $(wildcard engine/*.c) $(wildcard schedulers/*.c)
+LIB_SRCS := $(filter-out engine/main.c,$(SRCS))
+OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/embedded.o
+LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
+UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
+UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua))
+TOOLS    := $(BUILD)/tools/loadgen $(BUILD)/tools/sink
+
+PYTEST   := /usr/bin/python3 -m pytest
+PYTEST_ARGS ?=
+
+.PHONY: all deps test unit integration asan valgrind bench demo run format clean services-stop
+
+all: deps $(BUILD)/hookd
+
+deps:
+	@scripts/deps.sh build
+
+$(BUILD)/hookd: $(OBJS)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c $(BUILD)/embedded.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/embedded.c $(BUILD)/embedded.h: $(EMBEDDED) scripts/embed.py
+	@mkdir -p $(BUILD)
+	/usr/bin/python3 scripts/embed.py $(BUILD)/embedded $(EMBEDDED)
+
+$(BUILD)/embedded.o: $(BUILD)/embedded.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) -lcmocka
+
+$(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+# Unit tests (cmocka), then integration tests (pytest against real Postgres,
+# Redis and hookd processes that the harness starts and always stops).
+test: deps $(BUILD)/hookd $(UNIT_BINS) $(TOOLS)
+	@scripts/deps.sh test
+	@scripts/run-unit.sh $(UNIT_BINS)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
+
+unit: deps $(UNIT_BINS)
+	@scripts/run-unit.sh $(UNIT_BINS)
+
+integration: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
+
+# The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
+
+# The long-running paths (a worker under load, SIGTERM) under valgrind.
+valgrind: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) HOOKD_VALGRIND=1 \
+	  $(PYTEST) -q tests/integration -m valgrind $(PYTEST_ARGS)
+
+bench: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/bench.py
+
+demo: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/demo.py
+
+# A worker on throw-away services, in the foreground until Ctrl-C.
+run: deps $(BUILD)/hookd
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) scripts/run.sh
+
+format:
+	clang-format -i engine/*.[ch] schedulers/*.[ch] tests/unit/*.c tests/tools/*.c
+
+services-stop:
+	scripts/services.sh stop .run
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

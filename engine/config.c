@@ -1,0 +1,1108 @@
+/* Loading the INI config (see config.h). libinih splits the file into
+ * key/value pairs; we feed it through our own line reader, which counts lines
+ * (so every error names file:line) and sees each `[section]` header (so a
+ * duplicate section or an unknown section kind is caught where it stands).
+ * Keys are applied through declarative tables: name, type, target field,
+ * default, and whether a reload may change it (PgBouncer's CF_ABS table). */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonpath.h"
+#include "log.h"
+#include "xmalloc.h"
+
+enum key_type { KT_STRING, KT_SECRET, KT_DURATION, KT_INT, KT_BOOL, KT_SIZE, KT_ROLES };
+
+struct key_def {
+    const char *name;
+    enum key_type type;
+    size_t offset;
+    const char *def; /* NULL = no default (unset) */
+    bool reloadable;
+};
+
+#define HK(name, type, def, reload) {#name, type, offsetof(struct hookd_config, name), def, reload}
+static const struct key_def hookd_keys[] = {
+    HK(database, KT_SECRET, NULL, false),
+    HK(redis, KT_SECRET, NULL, false),
+    HK(roles, KT_ROLES, "ingest, inbox, relay", false),
+    HK(listen, KT_STRING, "127.0.0.1:8080", false),
+    HK(key_prefix, KT_STRING, "hookd", false),
+    HK(log_level, KT_STRING, "info", true),
+    HK(reconcile_interval, KT_DURATION, "30s", true),
+    HK(reconcile_horizon, KT_DURATION, "1h", true),
+    HK(allow_private_networks, KT_BOOL, "false", true),
+    HK(admin_token, KT_SECRET, NULL, true),
+    HK(alert_webhook, KT_SECRET, NULL, true),
+    HK(alert_interval, KT_DURATION, "1m", true),
+    HK(heartbeat_interval, KT_DURATION, "2s", true),
+    HK(lease, KT_DURATION, "30s", true),
+    HK(max_sleep, KT_DURATION, "1s", true),
+    HK(shutdown_timeout, KT_DURATION, "10s", true),
+    HK(db_pool_size, KT_INT, "4", false),
+    HK(batch_size, KT_INT, "100", true),
+    HK(max_inflight, KT_INT, "200", true),
+    HK(ingest_batch_max, KT_INT, "256", true),
+    HK(ingest_concurrency, KT_INT, "2", true),
+    HK(max_body, KT_SIZE, "1MiB", true),
+    HK(ca_file, KT_STRING, NULL, true),
+};
+#undef HK
+
+/* Bits of retry_override.set: which keys a `[retry X:Y]` section gave. */
+enum { SET_SCHEDULE = 1, SET_MAX_ATTEMPTS = 2, SET_JITTER = 4 };
+
+enum section_kind { SEC_NONE, SEC_HOOKD, SEC_RETRY, SEC_DEFER, SEC_OVERRIDE, SEC_PARTNER, SEC_MACHINE };
+
+struct parse_state {
+    struct hookd_config *cfg;
+    const char *path;
+    FILE *fp;
+    int line;
+    char err[512];
+    enum section_kind kind;
+    void *section; /* the partner / machine / override being filled */
+    int section_line;
+    /* keys seen in the current section, to refuse duplicates */
+    char seen[64][64];
+    int nseen;
+    bool seen_hookd, seen_retry, seen_defer;
+};
+
+static void fail(struct parse_state *st, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(struct parse_state *st, int line, const char *fmt, ...)
+{
+    if (st->err[0])
+        return; /* keep the first error */
+    int n = snprintf(st->err, sizeof st->err, "%s:%d: ", st->path, line);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->err + n, sizeof st->err - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* ---- value parsers ---------------------------------------------------- */
+
+int config_parse_size(const char *text, int64_t *out, char *err, size_t errlen)
+{
+    static const struct {
+        const char *unit;
+        int64_t mult;
+    } units[] = {{"", 1}, {"B", 1}, {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024LL * 1024 * 1024},
+                 {"KB", 1000}, {"MB", 1000 * 1000}};
+    while (isspace((unsigned char)*text))
+        text++;
+    if (!isdigit((unsigned char)*text)) {
+        snprintf(err, errlen, "bad size '%s': expected a whole number with an optional unit (B, KiB, MiB, GiB)", text);
+        return -1;
+    }
+    errno = 0;
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    char unit[16];
+    snprintf(unit, sizeof unit, "%s", end);
+    char *u = trim(unit);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(u, units[i].unit) == 0) {
+            if (errno || v > INT64_MAX / units[i].mult) {
+                snprintf(err, errlen, "bad size '%s': too large", text);
+                return -1;
+            }
+            *out = v * units[i].mult;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "bad size '%s': unknown unit '%s' (use B, KiB, MiB, GiB)", text, u);
+    return -1;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+    static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return *out = true, 0;
+        if (strcasecmp(v, no[i]) == 0)
+            return *out = false, 0;
+    }
+    return -1;
+}
+
+static int parse_int(const char *v, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *trim(end) || x < 0)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_roles(const char *v, unsigned *out, char *err, size_t errlen)
+{
+    char *copy = xstrdup(v), *save = NULL;
+    unsigned roles = 0;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *t = trim(tok);
+        if (strcmp(t, "ingest") == 0)
+            roles |= ROLE_INGEST;
+        else if (strcmp(t, "inbox") == 0)
+            roles |= ROLE_INBOX;
+        else if (strcmp(t, "relay") == 0)
+            roles |= ROLE_RELAY;
+        else {
+            snprintf(err, errlen, "unknown role '%s' (use ingest, inbox, relay)", t);
+            rc = -1;
+            break;
+        }
+    }
+    free(copy);
+    if (rc == 0 && roles == 0) {
+        snprintf(err, errlen, "roles is empty (use ingest, inbox, relay)");
+        rc = -1;
+    }
+    if (rc == 0)
+        *out = roles;
+    return rc;
+}
+
+/* `env:NAME` takes the value from the environment; anything else is literal. */
+static int resolve_secret(const char *v, struct config_secret *out, char *err, size_t errlen)
+{
+    if (strncmp(v, "env:", 4) == 0) {
+        const char *name = v + 4;
+        const char *val = getenv(name);
+        if (!*name) {
+            snprintf(err, errlen, "'env:' needs a variable name");
+            return -1;
+        }
+        if (!val || !*val) {
+            snprintf(err, errlen, "environment variable %s is not set or empty", name);
+            return -1;
+        }
+        out->text = xstrdup(val);
+        out->env = xstrdup(name);
+        return 0;
+    }
+    out->text = xstrdup(v);
+    out->env = NULL;
+    return 0;
+}
+
+static void secret_free(struct config_secret *s)
+{
+    if (s->text) {
+        memset(s->text, 0, strlen(s->text));
+        free(s->text);
+    }
+    free(s->env);
+    s->text = s->env = NULL;
+}
+
+static int apply_key(const struct key_def *k, void *base, const char *v, char *err, size_t errlen)
+{
+    void *field = (char *)base + k->offset;
+    switch (k->type) {
+    case KT_STRING:
+        free(*(char **)field);
+        *(char **)field = xstrdup(v);
+        return 0;
+    case KT_SECRET:
+        secret_free(field);
+        return resolve_secret(v, field, err, errlen);
+    case KT_DURATION:
+        return backoff_parse_duration(v, field, err, errlen);
+    case KT_INT:
+        if (parse_int(v, field) == 0 && *(int64_t *)field > 0)
+            return 0;
+        snprintf(err, errlen, "bad number '%s': expected a positive whole number", v);
+        return -1;
+    case KT_BOOL:
+        if (parse_bool(v, field) == 0)
+            return 0;
+        snprintf(err, errlen, "bad boolean '%s': use true or false", v);
+        return -1;
+    case KT_SIZE:
+        return config_parse_size(v, field, err, errlen);
+    case KT_ROLES:
+        return parse_roles(v, field, err, errlen);
+    }
+    return -1;
+}
+
+static int parse_field_source(const char *v, struct field_source *out, char *err, size_t errlen)
+{
+    if (strncmp(v, "json:", 5) == 0) {
+        if (!jsonpath_valid(v + 5)) {
+            snprintf(err, errlen, "bad JSON path '%s' (use dotted names, e.g. json:data.object.id)", v + 5);
+            return -1;
+        }
+        out->kind = FIELD_JSON;
+    } else if (strncmp(v, "header:", 7) == 0 && v[7]) {
+        out->kind = FIELD_HEADER;
+    } else {
+        snprintf(err, errlen, "bad source '%s': use json:PATH or header:NAME", v);
+        return -1;
+    }
+    free(out->path);
+    out->path = xstrdup(strchr(v, ':') + 1);
+    return 0;
+}
+
+/* ---- sections --------------------------------------------------------- */
+
+static int open_section(struct parse_state *st, const char *name)
+{
+    struct hookd_config *c = st->cfg;
+    st->nseen = 0;
+    st->section = NULL;
+    st->section_line = st->line;
+    const char *sp = strchr(name, ' ');
+    char kind[32] = "";
+    snprintf(kind, sizeof kind, "%.*s", sp ? (int)(sp - name) : (int)strlen(name), name);
+    const char *arg = sp ? sp + 1 : "";
+    while (*arg == ' ')
+        arg++;
+
+    bool *once = NULL;
+    if (strcmp(name, "hookd") == 0)
+        st->kind = SEC_HOOKD, once = &st->seen_hookd;
+    else if (strcmp(name, "retry") == 0)
+        st->kind = SEC_RETRY, once = &st->seen_retry;
+    else if (strcmp(name, "defer") == 0)
+        st->kind = SEC_DEFER, once = &st->seen_defer;
+    if (once) {
+        if (*once)
+            return fail(st, st->line, "duplicate section [%s]", name), -1;
+        *once = true;
+        return 0;
+    }
+    if (!*arg) {
+        fail(st, st->line, "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)", name);
+        return -1;
+    }
+    if (strcmp(kind, "retry") == 0) {
+        enum retry_scope scope;
+        if (strncmp(arg, "partner:", 8) == 0)
+            scope = RETRY_PARTNER;
+        else if (strncmp(arg, "event:", 6) == 0)
+            scope = RETRY_EVENT;
+        else if (strncmp(arg, "endpoint:", 9) == 0)
+            scope = RETRY_ENDPOINT;
+        else
+            return fail(st, st->line, "bad section [%s]: use [retry partner:NAME], [retry event:TYPE] or [retry endpoint:NAME]", name), -1;
+        const char *pattern = strchr(arg, ':') + 1;
+        if (!*pattern)
+            return fail(st, st->line, "bad section [%s]: empty name after ':'", name), -1;
+        for (size_t i = 0; i < c->noverrides; i++)
+            if (c->overrides[i].scope == scope && strcmp(c->overrides[i].pattern, pattern) == 0)
+                return fail(st, st->line, "duplicate section [%s] (first at line %d)", name, c->overrides[i].line), -1;
+        c->overrides = xrealloc(c->overrides, (c->noverrides + 1) * sizeof *c->overrides);
+        struct retry_override *o = &c->overrides[c->noverrides++];
+        memset(o, 0, sizeof *o);
+        o->scope = scope;
+        o->pattern = xstrdup(pattern);
+        o->line = st->line;
+        st->kind = SEC_OVERRIDE;
+        st->section = o;
+        return 0;
+    }
+    if (strcmp(kind, "partner") == 0) {
+        for (size_t i = 0; i < c->npartners; i++)
+            if (strcmp(c->partners[i].name, arg) == 0)
+                return fail(st, st->line, "duplicate section [partner %s] (first at line %d)", arg, c->partners[i].line), -1;
+        for (const char *p = arg; *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+                return fail(st, st->line, "bad partner name '%s': use letters, digits, '-', '_', '.'", arg), -1;
+        if (strlen(arg) > 50)
+            return fail(st, st->line, "partner name '%s' is longer than 50 characters", arg), -1;
+        c->partners = xrealloc(c->partners, (c->npartners + 1) * sizeof *c->partners);
+        struct partner_config *p = &c->partners[c->npartners++];
+        memset(p, 0, sizeof *p);
+        p->name = xstrdup(arg);
+        p->line = st->line;
+        p->tolerance = 5 * 60 * 1000;
+        p->scheme = (enum sig_scheme)-1;
+        st->kind = SEC_PARTNER;
+        st->section = p;
+        return 0;
+    }
+    if (strcmp(kind, "machine") == 0) {
+        for (size_t i = 0; i < c->nmachines; i++)
+            if (strcmp(c->machines[i].name, arg) == 0)
+                return fail(st, st->line, "duplicate section [machine %s] (first at line %d)", arg, c->machines[i].line), -1;
+        c->machines = xrealloc(c->machines, (c->nmachines + 1) * sizeof *c->machines);
+        struct machine_config *m = &c->machines[c->nmachines++];
+        memset(m, 0, sizeof *m);
+        m->name = xstrdup(arg);
+        m->machine = machine_new(arg);
+        m->line = st->line;
+        m->create = -1; /* unset: true for hookd_entities, false for user tables */
+        st->kind = SEC_MACHINE;
+        st->section = m;
+        return 0;
+    }
+    fail(st, st->line, "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)", name);
+    return -1;
+}
+
+/* Reader for ini_parse_stream: fgets with line counting and section
+ * detection. Returning NULL ends the parse (at EOF or on our error). */
+static char *config_reader(char *str, int num, void *stream)
+{
+    struct parse_state *st = stream;
+    if (st->err[0] || !fgets(str, num, st->fp))
+        return NULL;
+    st->line++;
+    size_t len = strlen(str);
+    if (len == (size_t)num - 1 && str[len - 1] != '\n' && !feof(st->fp)) {
+        fail(st, st->line, "line is longer than %d characters", num - 2);
+        return NULL;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", str);
+    char *t = trim(buf);
+    if (*t == '[') {
+        char *end = strchr(t, ']');
+        if (!end) {
+            fail(st, st->line, "section header without ']'");
+            return NULL;
+        }
+        *end = '\0';
+        char *rest = trim(end + 1);
+        if (*rest && *rest != ';' && *rest != '#') {
+            fail(st, st->line, "unexpected text after section header");
+            return NULL;
+        }
+        if (open_section(st, trim(t + 1)) != 0)
+            return NULL;
+    }
+    return str;
+}
+
+static bool seen_key(struct parse_state *st, const char *name)
+{
+    for (int i = 0; i < st->nseen; i++)
+        if (strcmp(st->seen[i], name) == 0)
+            return true;
+    if (st->nseen < 64)
+        snprintf(st->seen[st->nseen++], sizeof st->seen[0], "%s", name);
+    return false;
+}
+
+static const struct key_def *find_key(const struct key_def *keys, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, const char *v, char *err,
+                     size_t errlen)
+{
+    if (strcmp(name, "schedule") == 0) {
+        *set |= SET_SCHEDULE;
+        return backoff_parse_schedule(v, p->schedule_ms, &p->nsteps, err, errlen);
+    }
+    if (strcmp(name, "max_attempts") == 0) {
+        int64_t n;
+        *set |= SET_MAX_ATTEMPTS;
+        if (parse_int(v, &n) != 0 || n < 1 || n > 100) {
+            snprintf(err, errlen, "bad max_attempts '%s': expected a whole number from 1 to 100", v);
+            return -1;
+        }
+        p->max_attempts = (int)n;
+        return 0;
+    }
+    if (strcmp(name, "jitter") == 0) {
+        *set |= SET_JITTER;
+        return backoff_parse_percent(v, &p->jitter_pct, err, errlen);
+    }
+    snprintf(err, errlen, "unknown key '%s' in a retry section (expected schedule, max_attempts, jitter)", name);
+    return -1;
+}
+
+static int partner_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(name, "scheme") == 0) {
+        if (sig_scheme_parse(v, &p->scheme) == 0)
+            return 0;
+        snprintf(err, errlen, "unknown scheme '%s' (use standard-webhooks, stripe, github, hmac-sha256)", v);
+        return -1;
+    }
+    if (strcmp(name, "secret") == 0) {
+        if (p->nsecrets == sizeof p->secrets / sizeof p->secrets[0]) {
+            snprintf(err, errlen, "too many secrets (at most 8)");
+            return -1;
+        }
+        if (resolve_secret(v, &p->secrets[p->nsecrets], err, errlen) != 0)
+            return -1;
+        p->nsecrets++;
+        return 0;
+    }
+    if (strcmp(name, "tolerance") == 0)
+        return backoff_parse_duration(v, &p->tolerance, err, errlen);
+    if (strcmp(name, "max_body") == 0)
+        return config_parse_size(v, &p->max_body, err, errlen);
+    if (strcmp(name, "event_id") == 0)
+        return parse_field_source(v, &p->event_id, err, errlen);
+    if (strcmp(name, "event_type") == 0)
+        return parse_field_source(v, &p->event_type, err, errlen);
+    if (strcmp(name, "entity_id") == 0)
+        return parse_field_source(v, &p->entity_id, err, errlen);
+    if (strcmp(name, "entity_type") == 0 || strcmp(name, "header") == 0) {
+        char **dst = name[0] == 'e' ? &p->entity_type : &p->header;
+        free(*dst);
+        *dst = xstrdup(v);
+        return 0;
+    }
+    snprintf(err, errlen,
+             "unknown key '%s' in [partner %s] (expected scheme, secret, tolerance, header, event_id, event_type, entity_id, entity_type, max_body)",
+             name, p->name);
+    return -1;
+}
+
+/* Splits "a, b, c" into trimmed items; returns the count (at most max). */
+static int split_list(char *s, char **items, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(s, ",", &save); tok && n < max + 1; tok = strtok_r(NULL, ",", &save))
+        items[n++] = trim(tok);
+    return n;
+}
+
+static int machine_transition_key(struct machine_config *m, const char *event, const char *v, char *err,
+                                  size_t errlen)
+{
+    const char *arrow = strstr(v, "->");
+    if (!arrow) {
+        snprintf(err, errlen, "bad transition '%s': expected FROM[, FROM...] -> TO", v);
+        return -1;
+    }
+    char *from = xstrndup(v, (size_t)(arrow - v));
+    char *to = xstrdup(arrow + 2);
+    char *items[MACHINE_MAX_STATES + 1];
+    int n = split_list(from, items, MACHINE_MAX_STATES);
+    int rc = -1;
+    if (n == 0 || n > MACHINE_MAX_STATES)
+        snprintf(err, errlen, "bad transition '%s': expected FROM[, FROM...] -> TO", v);
+    else
+        rc = machine_add_transition(m->machine, event, (const char *const *)items, (size_t)n, trim(to), err, errlen);
+    free(from);
+    free(to);
+    return rc;
+}
+
+static bool valid_identifier(const char *s)
+{
+    if (!*s || strlen(s) > 63)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.')
+            return false;
+    return true;
+}
+
+static int machine_key(struct machine_config *m, const char *name, const char *v, char *err, size_t errlen)
+{
+    if (strncmp(name, "transition ", 11) == 0)
+        return machine_transition_key(m, trim((char *)name + 11), v, err, errlen);
+    if (strncmp(name, "emit ", 5) == 0) {
+        m->emits = xrealloc(m->emits, (m->nemits + 1) * sizeof *m->emits);
+        m->emits[m->nemits].event = xstrdup(trim((char *)name + 5));
+        m->emits[m->nemits].emit_type = xstrdup(v);
+        m->nemits++;
+        return 0;
+    }
+    if (strcmp(name, "initial") == 0)
+        return machine_set_initial(m->machine, v, err, errlen);
+    if (strcmp(name, "on_conflict") == 0) {
+        if (strcmp(v, "dlq") == 0 || strcmp(v, "ignore") == 0) {
+            m->on_conflict = v[0] == 'd' ? CONFLICT_DLQ : CONFLICT_IGNORE;
+            return 0;
+        }
+        snprintf(err, errlen, "bad on_conflict '%s': use dlq or ignore", v);
+        return -1;
+    }
+    if (strcmp(name, "create") == 0) {
+        bool b;
+        if (parse_bool(v, &b) == 0)
+            return m->create = b, 0;
+        snprintf(err, errlen, "bad boolean '%s': use true or false", v);
+        return -1;
+    }
+    char **dst = strcmp(name, "table") == 0            ? &m->table
+                 : strcmp(name, "id_column") == 0      ? &m->id_column
+                 : strcmp(name, "state_column") == 0   ? &m->state_column
+                 : strcmp(name, "version_column") == 0 ? &m->version_column
+                                                       : NULL;
+    if (!dst) {
+        snprintf(err, errlen,
+                 "unknown key '%s' in [machine %s] (expected table, id_column, state_column, version_column, initial, create, on_conflict, transition EVENT, emit EVENT)",
+                 name, m->name);
+        return -1;
+    }
+    if (!valid_identifier(v)) {
+        snprintf(err, errlen, "bad %s '%s': use letters, digits, '_' (and '.' for schema.table)", name, v);
+        return -1;
+    }
+    free(*dst);
+    *dst = xstrdup(v);
+    return 0;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    (void)section; /* the reader already opened it */
+    struct parse_state *st = user;
+    char err[384] = "";
+    int rc = -1;
+    char *v = xstrdup(value);
+    char *val = trim(v);
+    bool repeatable = st->kind == SEC_PARTNER && strcmp(name, "secret") == 0;
+
+    if (st->kind == SEC_NONE) {
+        fail(st, st->line, "key '%s' outside any section", name);
+        goto done;
+    }
+    if (!repeatable && seen_key(st, name)) {
+        fail(st, st->line, "duplicate key '%s'", name);
+        goto done;
+    }
+    if (!*val) {
+        fail(st, st->line, "key '%s' has an empty value", name);
+        goto done;
+    }
+    switch (st->kind) {
+    case SEC_HOOKD: {
+        const struct key_def *k = find_key(hookd_keys, sizeof hookd_keys / sizeof hookd_keys[0], name);
+        if (!k)
+            snprintf(err, sizeof err, "unknown key '%s' in [hookd]", name);
+        else
+            rc = apply_key(k, st->cfg, val, err, sizeof err);
+        break;
+    }
+    case SEC_RETRY: {
+        unsigned set = 0;
+        rc = retry_key(&st->cfg->retry, &set, name, val, err, sizeof err);
+        break;
+    }
+    case SEC_OVERRIDE: {
+        struct retry_override *o = st->section;
+        rc = retry_key(&o->policy, &o->set, name, val, err, sizeof err);
+        break;
+    }
+    case SEC_DEFER:
+        if (strcmp(name, "schedule") == 0)
+            rc = backoff_parse_schedule(val, st->cfg->defer.schedule_ms, &st->cfg->defer.nsteps, err, sizeof err);
+        else if (strcmp(name, "max_age") == 0)
+            rc = backoff_parse_duration(val, &st->cfg->defer.max_age_ms, err, sizeof err);
+        else
+            snprintf(err, sizeof err, "unknown key '%s' in [defer] (expected schedule, max_age)", name);
+        break;
+    case SEC_PARTNER:
+        rc = partner_key(st->section, name, val, err, sizeof err);
+        break;
+    case SEC_MACHINE:
+        rc = machine_key(st->section, name, val, err, sizeof err);
+        break;
+    case SEC_NONE:
+        break;
+    }
+    if (rc != 0)
+        fail(st, st->line, "%s", err[0] ? err : "bad value");
+done:
+    free(v);
+    return st->err[0] ? 0 : 1;
+}
+
+/* ---- defaults and whole-config validation ----------------------------- */
+
+static void set_defaults(struct hookd_config *c)
+{
+    char err[256];
+    for (size_t i = 0; i < sizeof hookd_keys / sizeof hookd_keys[0]; i++)
+        if (hookd_keys[i].def && apply_key(&hookd_keys[i], c, hookd_keys[i].def, err, sizeof err) != 0)
+            HOOKD_ASSERT(!"built-in default does not parse");
+    backoff_policy_default(&c->retry);
+    defer_policy_default(&c->defer);
+}
+
+static void default_source(struct field_source *f, enum field_kind kind, const char *path)
+{
+    if (f->kind == FIELD_NONE && path) {
+        f->kind = kind;
+        f->path = xstrdup(path);
+    }
+}
+
+static int validate_partner(struct parse_state *st, struct partner_config *p)
+{
+    char err[256];
+    if ((int)p->scheme == -1)
+        return fail(st, p->line, "[partner %s] has no scheme", p->name), -1;
+    if (p->nsecrets == 0)
+        return fail(st, p->line, "[partner %s] has no secret", p->name), -1;
+    if (p->scheme == SIG_HMAC_SHA256 && !p->header)
+        return fail(st, p->line, "[partner %s] uses scheme hmac-sha256 and needs 'header' (the header holding the signature)", p->name), -1;
+    for (size_t i = 0; i < p->nsecrets; i++) {
+        if (sig_key_decode(p->scheme, p->secrets[i].text, &p->keys[i], err, sizeof err) != 0)
+            return fail(st, p->line, "[partner %s] secret %zu: %s", p->name, i + 1, err), -1;
+    }
+    switch (p->scheme) {
+    case SIG_STANDARD_WEBHOOKS:
+        default_source(&p->event_id, FIELD_HEADER, "webhook-id");
+        break;
+    case SIG_STRIPE:
+        default_source(&p->event_id, FIELD_JSON, "id");
+        break;
+    case SIG_GITHUB:
+        default_source(&p->event_id, FIELD_HEADER, "X-GitHub-Delivery");
+        default_source(&p->event_type, FIELD_HEADER, "X-GitHub-Event");
+        break;
+    case SIG_HMAC_SHA256:
+        break;
+    }
+    default_source(&p->event_type, FIELD_JSON, "type");
+    if (p->event_id.kind == FIELD_NONE)
+        return fail(st, p->line, "[partner %s] needs 'event_id' (json:PATH or header:NAME)", p->name), -1;
+    if (p->entity_type && !config_machine(st->cfg, p->entity_type))
+        return fail(st, p->line, "[partner %s] names entity_type '%s', but there is no [machine %s]", p->name,
+                    p->entity_type, p->entity_type), -1;
+    return 0;
+}
+
+static int validate_retry(struct parse_state *st, const struct backoff_policy *p, const char *what, int line)
+{
+    char err[256];
+    if (backoff_policy_validate(p, err, sizeof err) != 0)
+        return fail(st, line, "%s: %s", what, err), -1;
+    if (p->nsteps > p->max_attempts - 1)
+        return fail(st, line, "%s: schedule has %d steps but max_attempts = %d allows only %d waits", what,
+                    p->nsteps, p->max_attempts, p->max_attempts - 1), -1;
+    return 0;
+}
+
+static int validate_machine(struct parse_state *st, struct machine_config *m)
+{
+    char err[256];
+    if (machine_finalize(m->machine, err, sizeof err) != 0)
+        return fail(st, m->line, "[machine %s]: %s", m->name, err), -1;
+    m->builtin = !m->table;
+    if (m->create < 0)
+        m->create = m->builtin;
+    if (m->builtin) {
+        if (m->id_column || m->state_column || m->version_column)
+            return fail(st, m->line, "[machine %s]: id_column, state_column and version_column need 'table'", m->name), -1;
+        m->table = xstrdup("hookd_entities");
+        m->id_column = xstrdup("entity_id");
+        m->state_column = xstrdup("state");
+        m->version_column = xstrdup("version");
+    } else {
+        if (!m->id_column)
+            m->id_column = xstrdup("id");
+        if (!m->state_column)
+            m->state_column = xstrdup("status");
+    }
+    for (size_t i = 0; i < m->nemits; i++)
+        if (!machine_has_event(m->machine, m->emits[i].event))
+            return fail(st, m->line, "[machine %s]: 'emit %s' names no transition of this machine", m->name,
+                        m->emits[i].event), -1;
+    /* An event type must lead to one machine, or routing is ambiguous. */
+    for (size_t j = 0; j < (size_t)(m - st->cfg->machines); j++) {
+        const struct machine_config *o = &st->cfg->machines[j];
+        for (size_t t = 0; t < machine_ntransitions(m->machine); t++) {
+            struct machine_transition_info ti;
+            machine_transition(m->machine, t, &ti);
+            if (machine_has_event(o->machine, ti.event))
+                return fail(st, m->line, "event type '%s' is named by [machine %s] and [machine %s]", ti.event,
+                            o->name, m->name), -1;
+        }
+    }
+    return 0;
+}
+
+static int validate(struct parse_state *st)
+{
+    struct hookd_config *c = st->cfg;
+    char err[256];
+    enum log_level lvl;
+    if (!c->database.text)
+        return fail(st, 1, "[hookd] database is required (a postgresql:// URL)"), -1;
+    if (!c->redis.text)
+        return fail(st, 1, "[hookd] redis is required (a redis:// URL)"), -1;
+    if (strncmp(c->redis.text, "redis://", 8) != 0)
+        return fail(st, 1, "[hookd] redis must be a redis:// URL"), -1;
+    if (!strchr(c->listen, ':'))
+        return fail(st, 1, "[hookd] listen '%s' must be HOST:PORT", c->listen), -1;
+    if (log_level_parse(c->log_level, &lvl) != 0)
+        return fail(st, 1, "[hookd] log_level '%s' is not one of debug, info, warn, error", c->log_level), -1;
+    if (validate_retry(st, &c->retry, "[retry]", 1) != 0)
+        return -1;
+    if (defer_policy_validate(&c->defer, err, sizeof err) != 0)
+        return fail(st, 1, "[defer]: %s", err), -1;
+    for (size_t i = 0; i < c->noverrides; i++) {
+        struct retry_override *o = &c->overrides[i];
+        if (!(o->set & SET_SCHEDULE))
+            memcpy(o->policy.schedule_ms, c->retry.schedule_ms, sizeof o->policy.schedule_ms),
+                o->policy.nsteps = c->retry.nsteps;
+        if (!(o->set & SET_MAX_ATTEMPTS))
+            o->policy.max_attempts = c->retry.max_attempts;
+        if (!(o->set & SET_JITTER))
+            o->policy.jitter_pct = c->retry.jitter_pct;
+        char what[160];
+        snprintf(what, sizeof what, "[retry %s:%s]",
+                 o->scope == RETRY_PARTNER ? "partner" : o->scope == RETRY_EVENT ? "event" : "endpoint", o->pattern);
+        if (validate_retry(st, &o->policy, what, o->line) != 0)
+            return -1;
+    }
+    for (size_t i = 0; i < c->nmachines; i++)
+        if (validate_machine(st, &c->machines[i]) != 0)
+            return -1;
+    for (size_t i = 0; i < c->npartners; i++)
+        if (validate_partner(st, &c->partners[i]) != 0)
+            return -1;
+    return 0;
+}
+
+struct hookd_config *config_load(const char *path, char *err, size_t errlen)
+{
+    struct parse_state st;
+    memset(&st, 0, sizeof st);
+    st.path = path;
+    st.fp = fopen(path, "r");
+    if (!st.fp) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct hookd_config *c = xcalloc(1, sizeof *c);
+    c->refs = 1;
+    c->generation = 1;
+    c->path = xstrdup(path);
+    st.cfg = c;
+    set_defaults(c);
+    int rc = ini_parse_stream(config_reader, &st, on_key, &st);
+    if (ferror(st.fp))
+        fail(&st, st.line, "read error");
+    fclose(st.fp);
+    if (rc > 0 && !st.err[0])
+        fail(&st, rc, "syntax error (expected [section], key = value, or a ; comment)");
+    if (!st.err[0])
+        validate(&st);
+    if (st.err[0]) {
+        snprintf(err, errlen, "%s", st.err);
+        config_unref(c);
+        return NULL;
+    }
+    return c;
+}
+
+struct hookd_config *config_ref(struct hookd_config *c)
+{
+    __atomic_add_fetch(&c->refs, 1, __ATOMIC_RELAXED);
+    return c;
+}
+
+static void field_free(struct field_source *f)
+{
+    free(f->path);
+}
+
+void config_unref(struct hookd_config *c)
+{
+    if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    for (size_t i = 0; i < sizeof hookd_keys / sizeof hookd_keys[0]; i++) {
+        void *field = (char *)c + hookd_keys[i].offset;
+        if (hookd_keys[i].type == KT_STRING)
+            free(*(char **)field);
+        else if (hookd_keys[i].type == KT_SECRET)
+            secret_free(field);
+    }
+    for (size_t i = 0; i < c->noverrides; i++)
+        free(c->overrides[i].pattern);
+    free(c->overrides);
+    for (size_t i = 0; i < c->npartners; i++) {
+        struct partner_config *p = &c->partners[i];
+        for (size_t k = 0; k < p->nsecrets; k++) {
+            secret_free(&p->secrets[k]);
+            sig_key_clear(&p->keys[k]);
+        }
+        free(p->name);
+        free(p->header);
+        free(p->entity_type);
+        field_free(&p->event_id);
+        field_free(&p->event_type);
+        field_free(&p->entity_id);
+    }
+    free(c->partners);
+    for (size_t i = 0; i < c->nmachines; i++) {
+        struct machine_config *m = &c->machines[i];
+        machine_free(m->machine);
+        free(m->name);
+        free(m->table);
+        free(m->id_column);
+        free(m->state_column);
+        free(m->version_column);
+        for (size_t k = 0; k < m->nemits; k++) {
+            free(m->emits[k].event);
+            free(m->emits[k].emit_type);
+        }
+        free(m->emits);
+    }
+    free(c->machines);
+    free(c->path);
+    free(c);
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+bool config_glob_match(const char *pat, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*s) {
+        if (*pat == '*') {
+            star = pat++;
+            resume = s;
+        } else if (*pat == *s) {
+            pat++;
+            s++;
+        } else if (star) {
+            pat = star + 1;
+            s = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (*pat == '*')
+        pat++;
+    return *pat == '\0';
+}
+
+const struct partner_config *config_partner(const struct hookd_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->npartners; i++)
+        if (strcmp(c->partners[i].name, name) == 0)
+            return &c->partners[i];
+    return NULL;
+}
+
+const struct machine_config *config_machine(const struct hookd_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->nmachines; i++)
+        if (strcmp(c->machines[i].name, name) == 0)
+            return &c->machines[i];
+    return NULL;
+}
+
+const struct machine_config *config_machine_for(const struct hookd_config *c, const char *entity_type,
+                                                const char *event_type)
+{
+    if (entity_type && *entity_type)
+        return config_machine(c, entity_type);
+    for (size_t i = 0; i < c->nmachines; i++)
+        if (event_type && machine_has_event(c->machines[i].machine, event_type))
+            return &c->machines[i];
+    return NULL;
+}
+
+static const struct backoff_policy *find_override(const struct hookd_config *c, enum retry_scope scope,
+                                                  const char *name)
+{
+    if (!name)
+        return NULL;
+    const struct retry_override *best = NULL;
+    for (size_t i = 0; i < c->noverrides; i++) {
+        const struct retry_override *o = &c->overrides[i];
+        if (o->scope != scope || !config_glob_match(o->pattern, name))
+            continue;
+        /* the longest pattern is the most specific */
+        if (!best || strlen(o->pattern) > strlen(best->pattern))
+            best = o;
+    }
+    return best ? &best->policy : NULL;
+}
+
+const struct backoff_policy *config_retry_for_inbox(const struct hookd_config *c, const char *partner,
+                                                    const char *event_type)
+{
+    const struct backoff_policy *p = find_override(c, RETRY_EVENT, event_type);
+    if (!p)
+        p = find_override(c, RETRY_PARTNER, partner);
+    return p ? p : &c->retry;
+}
+
+const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config *c, const char *endpoint)
+{
+    const struct backoff_policy *p = find_override(c, RETRY_ENDPOINT, endpoint);
+    return p ? p : &c->retry;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+static void print_secret(FILE *out, const char *key, const struct config_secret *s)
+{
+    if (!s->text)
+        return;
+    if (s->env)
+        fprintf(out, "%s = env:%s   ; set, value redacted\n", key, s->env);
+    else
+        fprintf(out, "%s = <redacted>\n", key);
+}
+
+/* URLs print with any password replaced, since the rest helps debugging. */
+static void print_url(FILE *out, const char *key, const struct config_secret *s)
+{
+    if (s->env) {
+        print_secret(out, key, s);
+        return;
+    }
+    const char *scheme_end = strstr(s->text, "://");
+    const char *at = scheme_end ? strchr(scheme_end + 3, '@') : NULL;
+    const char *colon = at ? memchr(scheme_end + 3, ':', (size_t)(at - scheme_end - 3)) : NULL;
+    if (colon)
+        fprintf(out, "%s = %.*s:<redacted>%s\n", key, (int)(colon - s->text), s->text, at);
+    else
+        fprintf(out, "%s = %s\n", key, s->text);
+}
+
+static void print_schedule(FILE *out, const int64_t *ms, int n)
+{
+    char buf[BACKOFF_DURATION_BUFLEN];
+    for (int i = 0; i < n; i++) {
+        backoff_format_duration(ms[i], buf, sizeof buf);
+        fprintf(out, "%s%s", i ? ", " : "", buf);
+    }
+    fputc('\n', out);
+}
+
+static void print_retry(FILE *out, const struct backoff_policy *p)
+{
+    fprintf(out, "schedule = ");
+    print_schedule(out, p->schedule_ms, p->nsteps);
+    fprintf(out, "max_attempts = %d\njitter = %d%%\n", p->max_attempts, p->jitter_pct);
+}
+
+static void print_source(FILE *out, const char *key, const struct field_source *f)
+{
+    if (f->kind != FIELD_NONE)
+        fprintf(out, "%s = %s:%s\n", key, f->kind == FIELD_JSON ? "json" : "header", f->path);
+}
+
+static void print_hookd(FILE *out, const struct hookd_config *c)
+{
+    char buf[BACKOFF_DURATION_BUFLEN];
+    fprintf(out, "[hookd]\n");
+    for (size_t i = 0; i < sizeof hookd_keys / sizeof hookd_keys[0]; i++) {
+        const struct key_def *k = &hookd_keys[i];
+        const void *field = (const char *)c + k->offset;
+        switch (k->type) {
+        case KT_STRING:
+            if (*(char *const *)field)
+                fprintf(out, "%s = %s\n", k->name, *(char *const *)field);
+            break;
+        case KT_SECRET:
+            if (strcmp(k->name, "database") == 0 || strcmp(k->name, "redis") == 0)
+                print_url(out, k->name, field);
+            else
+                print_secret(out, k->name, field);
+            break;
+        case KT_DURATION:
+            backoff_format_duration(*(const int64_t *)field, buf, sizeof buf);
+            fprintf(out, "%s = %s\n", k->name, buf);
+            break;
+        case KT_INT:
+        case KT_SIZE:
+            fprintf(out, "%s = %lld\n", k->name, (long long)*(const int64_t *)field);
+            break;
+        case KT_BOOL:
+            fprintf(out, "%s = %s\n", k->name, *(const bool *)field ? "true" : "false");
+            break;
+        case KT_ROLES: {
+            unsigned r = *(const unsigned *)field;
+            fprintf(out, "%s = %s%s%s%s%s\n", k->name, r & ROLE_INGEST ? "ingest" : "",
+                    (r & ROLE_INGEST) && (r & (ROLE_INBOX | ROLE_RELAY)) ? ", " : "", r & ROLE_INBOX ? "inbox" : "",
+                    (r & ROLE_INBOX) && (r & ROLE_RELAY) ? ", " : "", r & ROLE_RELAY ? "relay" : "");
+            break;
+        }
+        }
+    }
+}
+
+static void print_machine(FILE *out, const struct machine_config *m)
+{
+    fprintf(out, "\n[machine %s]\n", m->name);
+    if (!m->builtin)
+        fprintf(out, "table = %s\nid_column = %s\nstate_column = %s\n", m->table, m->id_column, m->state_column);
+    if (!m->builtin && m->version_column)
+        fprintf(out, "version_column = %s\n", m->version_column);
+    fprintf(out, "initial = %s\ncreate = %s\non_conflict = %s\n", machine_initial(m->machine),
+            m->create ? "true" : "false", m->on_conflict == CONFLICT_DLQ ? "dlq" : "ignore");
+    for (size_t t = 0; t < machine_ntransitions(m->machine); t++) {
+        struct machine_transition_info ti;
+        machine_transition(m->machine, t, &ti);
+        fprintf(out, "transition %s = ", ti.event);
+        for (size_t f = 0; f < ti.nfrom; f++)
+            fprintf(out, "%s%s", f ? ", " : "", ti.from[f]);
+        fprintf(out, " -> %s\n", ti.to);
+    }
+    for (size_t k = 0; k < m->nemits; k++)
+        fprintf(out, "emit %s = %s\n", m->emits[k].event, m->emits[k].emit_type);
+}
+
+void config_print(const struct hookd_config *c, FILE *out)
+{
+    char buf[BACKOFF_DURATION_BUFLEN];
+    print_hookd(out, c);
+    fprintf(out, "\n[retry]\n");
+    print_retry(out, &c->retry);
+    fprintf(out, "\n[defer]\nschedule = ");
+    print_schedule(out, c->defer.schedule_ms, c->defer.nsteps);
+    backoff_format_duration(c->defer.max_age_ms, buf, sizeof buf);
+    fprintf(out, "max_age = %s\n", buf);
+    for (size_t i = 0; i < c->noverrides; i++) {
+        const struct retry_override *o = &c->overrides[i];
+        fprintf(out, "\n[retry %s:%s]\n",
+                o->scope == RETRY_PARTNER ? "partner" : o->scope == RETRY_EVENT ? "event" : "endpoint", o->pattern);
+        print_retry(out, &o->policy);
+    }
+    for (size_t i = 0; i < c->npartners; i++) {
+        const struct partner_config *p = &c->partners[i];
+        fprintf(out, "\n[partner %s]\nscheme = %s\n", p->name, sig_scheme_name(p->scheme));
+        for (size_t k = 0; k < p->nsecrets; k++)
+            print_secret(out, "secret", &p->secrets[k]);
+        backoff_format_duration(p->tolerance, buf, sizeof buf);
+        fprintf(out, "tolerance = %s\n", buf);
+        if (p->header)
+            fprintf(out, "header = %s\n", p->header);
+        print_source(out, "event_id", &p->event_id);
+        print_source(out, "event_type", &p->event_type);
+        print_source(out, "entity_id", &p->entity_id);
+        if (p->entity_type)
+            fprintf(out, "entity_type = %s\n", p->entity_type);
+        if (p->max_body)
+            fprintf(out, "max_body = %lld\n", (long long)p->max_body);
+    }
+    for (size_t i = 0; i < c->nmachines; i++)
+        print_machine(out, &c->machines[i]);
+}

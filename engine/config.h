@@ -1,0 +1,151 @@
+/* The hookd configuration: one INI file (DESIGN.md §6) parsed with libinih
+ * into a declarative table of typed keys, validated whole, and handed out as
+ * an immutable, reference-counted snapshot. A reload parses a new snapshot;
+ * work that started under the old one keeps its reference until it is done,
+ * so a SIGHUP never pulls a partner or machine out from under a request. */
+#ifndef HOOKD_CONFIG_H
+#define HOOKD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backoff.h"
+#include "machine.h"
+#include "signature.h"
+
+enum config_role { ROLE_INGEST = 1, ROLE_INBOX = 2, ROLE_RELAY = 4 };
+#define ROLE_ALL (ROLE_INGEST | ROLE_INBOX | ROLE_RELAY)
+
+/* A config value that may be a secret: `text` is the resolved value, `env`
+ * the variable it came from (NULL for a literal). Never logged or printed. */
+struct config_secret {
+    char *text;
+    char *env;
+};
+
+/* Where an inbound event's id, type or entity id is found. */
+enum field_kind { FIELD_NONE = 0, FIELD_JSON, FIELD_HEADER };
+struct field_source {
+    enum field_kind kind;
+    char *path; /* dotted JSON path or header name */
+};
+
+struct partner_config {
+    char *name;
+    enum sig_scheme scheme;
+    struct config_secret secrets[8]; /* key rotation: any may match */
+    size_t nsecrets;
+    struct sig_key keys[8]; /* decoded secrets[] */
+    int64_t tolerance;      /* ms */
+    char *header;           /* hmac-sha256: the header holding the MAC */
+    struct field_source event_id, event_type, entity_id;
+    char *entity_type; /* machine name; NULL = the machine naming the event type */
+    int64_t max_body;  /* bytes; 0 = [hookd] max_body */
+    int line;
+};
+
+enum retry_scope { RETRY_PARTNER, RETRY_EVENT, RETRY_ENDPOINT };
+struct retry_override {
+    enum retry_scope scope;
+    char *pattern; /* partner name, event type glob (`order.*`), endpoint name */
+    struct backoff_policy policy;
+    unsigned set; /* which keys the section gave; the rest come from [retry] */
+    int line;
+};
+
+enum conflict_policy { CONFLICT_DLQ, CONFLICT_IGNORE };
+
+/* Follow-up outbox event written in the transaction that applies `event`. */
+struct machine_emit {
+    char *event;     /* the inbound event type (a transition of the machine) */
+    char *emit_type; /* the outbox event type */
+};
+
+struct machine_config {
+    char *name;
+    struct machine *machine;
+    char *table; /* "hookd_entities" when not given */
+    char *id_column;
+    char *state_column;
+    char *version_column; /* optional; incremented per applied transition */
+    bool builtin;         /* entities live in hookd_entities */
+    int create;           /* 1: a missing entity is created in the initial state; 0: events for it defer */
+    enum conflict_policy on_conflict;
+    struct machine_emit *emits;
+    size_t nemits;
+    int line;
+};
+
+struct hookd_config {
+    int refs;
+    char *path;
+    uint64_t generation; /* 1 for the first load, +1 per successful reload */
+
+    /* [hookd] */
+    struct config_secret database;
+    struct config_secret redis;
+    unsigned roles;
+    char *listen;
+    char *key_prefix;
+    char *log_level;
+    int64_t reconcile_interval;
+    int64_t reconcile_horizon;
+    bool allow_private_networks;
+    struct config_secret admin_token;
+    struct config_secret alert_webhook;
+    int64_t alert_interval;
+    int64_t heartbeat_interval;
+    int64_t lease;
+    int64_t max_sleep;
+    int64_t shutdown_timeout;
+    int64_t db_pool_size;
+    int64_t batch_size;
+    int64_t max_inflight;
+    int64_t ingest_batch_max;   /* rows per insert transaction */
+    int64_t ingest_concurrency; /* insert transactions in flight at once */
+    int64_t max_body;          /* bytes */
+    char *ca_file;
+
+    struct backoff_policy retry; /* [retry] */
+    struct defer_policy defer;   /* [defer] */
+    struct retry_override *overrides;
+    size_t noverrides;
+    struct partner_config *partners;
+    size_t npartners;
+    struct machine_config *machines;
+    size_t nmachines;
+};
+
+/* Loads and validates path. On failure returns NULL and writes
+ * "file:line: message" into err. Caller releases with config_unref(). */
+__attribute__((warn_unused_result)) struct hookd_config *config_load(const char *path, char *err,
+                                                                     size_t errlen);
+struct hookd_config *config_ref(struct hookd_config *);
+void config_unref(struct hookd_config *);
+
+/* Writes the effective config (defaults filled in) in INI form, with every
+ * secret redacted, to out. */
+void config_print(const struct hookd_config *, FILE *out);
+
+const struct partner_config *config_partner(const struct hookd_config *, const char *name);
+/* The machine for an event: the partner's entity_type if given, otherwise
+ * the one machine whose transitions name the event type. NULL if none. */
+const struct machine_config *config_machine_for(const struct hookd_config *, const char *entity_type,
+                                                const char *event_type);
+const struct machine_config *config_machine(const struct hookd_config *, const char *name);
+/* The retry policy for an inbox event (partner, event type) or a delivery
+ * (endpoint name): the most specific override, else [retry]. */
+const struct backoff_policy *config_retry_for_inbox(const struct hookd_config *, const char *partner,
+                                                    const char *event_type);
+const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config *, const char *endpoint);
+
+/* Glob with `*` (any run of characters) — event-type filters and overrides. */
+bool config_glob_match(const char *pattern, const char *text);
+
+/* "1MiB", "512KiB", "4096" -> bytes. */
+__attribute__((warn_unused_result)) int config_parse_size(const char *text, int64_t *out, char *err,
+                                                          size_t errlen);
+
+#endif

@@ -1,0 +1,288 @@
+/* The Postgres thread pool; see db.h. Jobs flow loop -> queue -> thread ->
+ * done list -> loop; the done list is drained when a byte arrives on a
+ * pipe, so completions run on the loop without any libevent locking. */
+#include "db.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "xmalloc.h"
+
+struct db_job {
+    db_work_fn work;
+    db_done_fn done;
+    void *arg;
+    struct db_job *next;
+};
+
+struct db_thread {
+    struct db_pool *pool;
+    pthread_t tid;
+    PGconn *conn;
+    int64_t next_connect_ms; /* backoff: no attempt before this */
+    int64_t backoff_ms;
+};
+
+struct db_pool {
+    struct event_base *base;
+    char *conninfo;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct db_job *head, *tail;   /* queued */
+    struct db_job *done_head;     /* completed, awaiting done callback (LIFO, reversed on drain) */
+    bool stopping;
+    int pipe_rd, pipe_wr;
+    struct event *pipe_ev;
+    struct db_thread *threads;
+    int nthreads;
+    atomic_size_t pending;
+    atomic_bool healthy;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Server notices ("relation already exists, skipping") are not errors and
+ * must not interleave with our structured log lines. */
+static void ignore_notice(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;
+}
+
+PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
+{
+    PGconn *c = PQconnectdb(conninfo);
+    if (c)
+        PQsetNoticeProcessor(c, ignore_notice, NULL);
+    if (!c || PQstatus(c) != CONNECTION_OK) {
+        const char *msg = c ? PQerrorMessage(c) : "out of memory";
+        snprintf(err, errlen, "cannot connect to Postgres: %.*s", (int)strcspn(msg, "\n"), msg);
+        PQfinish(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Connects (or reconnects) the thread's connection when its backoff allows. */
+static PGconn *thread_conn(struct db_thread *t)
+{
+    if (t->conn && PQstatus(t->conn) == CONNECTION_OK)
+        return t->conn;
+    if (t->conn) {
+        PQfinish(t->conn);
+        t->conn = NULL;
+    }
+    int64_t now = mono_ms();
+    if (now < t->next_connect_ms)
+        return NULL;
+    char err[256];
+    t->conn = db_connect(t->pool->conninfo, err, sizeof err);
+    if (!t->conn) {
+        t->backoff_ms = t->backoff_ms ? (t->backoff_ms * 2 > 2000 ? 2000 : t->backoff_ms * 2) : 100;
+        t->next_connect_ms = now + t->backoff_ms;
+        if (atomic_exchange(&t->pool->healthy, false))
+            log_warn("db.down", "error=\"%s\"", err);
+        return NULL;
+    }
+    t->backoff_ms = 0;
+    if (!atomic_exchange(&t->pool->healthy, true))
+        log_info("db.up", "%s", "");
+    return t->conn;
+}
+
+static void *thread_main(void *arg)
+{
+    struct db_thread *t = arg;
+    struct db_pool *p = t->pool;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->head && !p->stopping)
+            pthread_cond_wait(&p->cv, &p->mu);
+        struct db_job *job = p->head;
+        if (!job) { /* stopping and drained */
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        p->head = job->next;
+        if (!p->head)
+            p->tail = NULL;
+        pthread_mutex_unlock(&p->mu);
+
+        PGconn *conn = thread_conn(t);
+        job->work(conn, job->arg);
+        if (conn && PQstatus(conn) != CONNECTION_OK) {
+            atomic_store(&p->healthy, false);
+            log_warn("db.connection_lost", "%s", "");
+        }
+
+        pthread_mutex_lock(&p->mu);
+        job->next = p->done_head;
+        p->done_head = job;
+        pthread_mutex_unlock(&p->mu);
+        char b = 1;
+        ssize_t w = write(p->pipe_wr, &b, 1); /* EAGAIN: a wakeup is already pending */
+        (void)w;
+    }
+    if (t->conn)
+        PQfinish(t->conn);
+    t->conn = NULL;
+    return NULL;
+}
+
+static void run_done(struct db_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    struct db_job *list = p->done_head;
+    p->done_head = NULL;
+    pthread_mutex_unlock(&p->mu);
+    struct db_job *rev = NULL; /* completion order */
+    while (list) {
+        struct db_job *n = list->next;
+        list->next = rev;
+        rev = list;
+        list = n;
+    }
+    while (rev) {
+        struct db_job *n = rev->next;
+        atomic_fetch_sub(&p->pending, 1);
+        if (rev->done)
+            rev->done(rev->arg);
+        free(rev);
+        rev = n;
+    }
+}
+
+static void on_pipe(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    char buf[256];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+    run_done(arg);
+}
+
+struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int nthreads)
+{
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
+        return NULL;
+    struct db_pool *p = xcalloc(1, sizeof *p);
+    p->base = base;
+    p->conninfo = xstrdup(conninfo);
+    p->pipe_rd = fds[0];
+    p->pipe_wr = fds[1];
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->healthy, true);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->pipe_ev = event_new(base, p->pipe_rd, EV_READ | EV_PERSIST, on_pipe, p);
+    event_add(p->pipe_ev, NULL);
+    p->nthreads = nthreads;
+    p->threads = xcalloc((size_t)nthreads, sizeof *p->threads);
+    for (int i = 0; i < nthreads; i++) {
+        p->threads[i].pool = p;
+        if (pthread_create(&p->threads[i].tid, NULL, thread_main, &p->threads[i]) != 0)
+            HOOKD_ASSERT(!"pthread_create failed");
+    }
+    return p;
+}
+
+void db_pool_free(struct db_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i].tid, NULL);
+    run_done(p);
+    event_free(p->pipe_ev);
+    close(p->pipe_rd);
+    close(p->pipe_wr);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->threads);
+    free(p->conninfo);
+    free(p);
+}
+
+void db_pool_submit(struct db_pool *p, db_work_fn work, db_done_fn done, void *arg)
+{
+    struct db_job *job = xcalloc(1, sizeof *job);
+    job->work = work;
+    job->done = done;
+    job->arg = arg;
+    atomic_fetch_add(&p->pending, 1);
+    pthread_mutex_lock(&p->mu);
+    if (p->tail)
+        p->tail->next = job;
+    else
+        p->head = job;
+    p->tail = job;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+size_t db_pool_pending(const struct db_pool *p)
+{
+    return atomic_load(&((struct db_pool *)p)->pending);
+}
+
+bool db_pool_healthy(const struct db_pool *p)
+{
+    return atomic_load(&((struct db_pool *)p)->healthy);
+}
+
+bool db_conn_lost(PGconn *conn)
+{
+    return !conn || PQstatus(conn) != CONNECTION_OK;
+}
+
+PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
+{
+    if (!conn) {
+        snprintf(err, errlen, "database unavailable");
+        return NULL;
+    }
+    PGresult *r = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return r;
+    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
+    if (!msg || !*msg)
+        msg = PQerrorMessage(conn);
+    snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+    PQclear(r);
+    return NULL;
+}
+
+int db_run(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
+{
+    PGresult *r = db_exec(conn, sql, nparams, params, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
+
+void db_rollback(PGconn *conn)
+{
+    if (conn)
+        PQclear(PQexec(conn, "ROLLBACK"));
+}

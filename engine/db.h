@@ -1,0 +1,52 @@
+/* A small pool of Postgres threads fed by the libevent loop. libpq calls
+ * block, so they never run on the loop: the loop submits a job (a function
+ * that runs on a DB thread with that thread's connection) and gets a
+ * completion callback back on the loop. Each thread owns one connection and
+ * reconnects with backoff; while Postgres is down, jobs still run and see a
+ * NULL connection, so their owners can answer 503 or retry later instead of
+ * waiting. This keeps every libpq detail out of the event loop. */
+#ifndef HOOKD_DB_H
+#define HOOKD_DB_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct event_base;
+struct db_pool;
+
+/* Runs on a DB thread. conn is NULL when Postgres is unreachable. It must
+ * not touch loop state; it fills its own job struct. */
+typedef void (*db_work_fn)(PGconn *conn, void *arg);
+/* Runs on the loop thread after the work function returned. */
+typedef void (*db_done_fn)(void *arg);
+
+/* conninfo is copied. Threads connect lazily, on their first job. */
+__attribute__((warn_unused_result)) struct db_pool *db_pool_new(struct event_base *base, const char *conninfo,
+                                                                int nthreads);
+/* Waits for queued jobs to run, calls their done callbacks, joins the
+ * threads and closes the connections. Accepts NULL. */
+void db_pool_free(struct db_pool *pool);
+void db_pool_submit(struct db_pool *pool, db_work_fn work, db_done_fn done, void *arg);
+/* Jobs submitted and not yet completed (queued + running + awaiting done). */
+size_t db_pool_pending(const struct db_pool *pool);
+/* False after a thread failed to connect or lost its connection, until a
+ * thread connects again. */
+bool db_pool_healthy(const struct db_pool *pool);
+
+/* Helpers for work functions. All return -1 with err filled on failure. */
+/* Runs sql with text parameters; on success returns the result (caller
+ * PQclear()s) — for commands too. */
+PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen);
+/* Runs a statement whose result is not needed. */
+__attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
+                                               const char *const *params, char *err, size_t errlen);
+/* Rolls back the open transaction; a failure means the connection is gone,
+ * and the transaction died with it, so there is nothing to report. */
+void db_rollback(PGconn *conn);
+/* True when the connection failed (as opposed to a statement error). */
+bool db_conn_lost(PGconn *conn);
+/* Connects synchronously (CLI commands). NULL with err on failure. */
+PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,98 @@
+/* http_client — the asynchronous HTTP(S) client the relay role delivers
+ * outbox events with: one POST per attempt, from the worker's libevent loop.
+ *
+ * Built on evhttp's client side, with TLS through bufferevent_openssl. For
+ * every request it resolves the host with evdns, refuses private addresses
+ * (netguard.h) unless allowed, and connects to the address it checked while
+ * sending the URL's host name in Host, SNI and certificate verification.
+ * Connections are kept alive and reused per key (the caller's endpoint id)
+ * and host; each key has its own in-flight bound and FIFO, so a slow or dead
+ * endpoint only ever delays its own deliveries.
+ *
+ * Threading: one client belongs to one event_base and is used only from that
+ * loop's thread. The process must ignore SIGPIPE (a peer closing a socket
+ * mid-write would otherwise kill the worker). */
+#ifndef HOOKD_HTTP_CLIENT_H
+#define HOOKD_HTTP_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct evdns_base;
+struct http_client;
+
+struct http_client_config {
+    const char *ca_file;        /* PEM bundle to verify servers; NULL = OpenSSL's default store */
+    int allow_private_networks; /* 0: refuse loopback/private/link-local/... addresses */
+    size_t max_response_bytes;  /* response body bytes kept for the caller; 0 = 4096 */
+    int max_inflight_total;     /* requests on the wire across all keys; <= 0 = 256 */
+    const char *user_agent;     /* NULL = "hookd" */
+};
+
+/* Everything in config is copied. evdns is required (host names are resolved
+ * with it) and, like base, must outlive the client. Returns NULL with the
+ * reason in err (e.g. an unreadable ca_file). */
+struct http_client *http_client_new(struct event_base *base, struct evdns_base *evdns,
+                                    const struct http_client_config *config, char *err,
+                                    size_t errlen) __attribute__((warn_unused_result));
+
+/* Cancels every request not yet reported: their callbacks run, before
+ * http_client_free returns, with error "cancelled" (requests that had
+ * already finished report their real result instead). May be called from
+ * inside an http_client callback; a second call made from one of the
+ * callbacks it triggers is ignored. Host-name lookups that were still
+ * running are cancelled too, and evdns reports that from the loop later:
+ * let the loop run once more (event_base_loop(base, EVLOOP_NONBLOCK))
+ * before freeing the evdns_base and event_base, or their small records are
+ * never released. Accepts NULL. */
+void http_client_free(struct http_client *client);
+
+struct http_header {
+    const char *name;
+    const char *value;
+};
+
+struct http_client_result {
+    int status;              /* HTTP status; 0 when there is no (complete) response */
+    const char *error;       /* NULL when status is set; otherwise why the attempt failed:
+                                "timeout", "connection refused",
+                                "tls: certificate verify failed: hostname mismatch",
+                                "refused private address 10.0.0.1 (allow_private_networks is off)",
+                                "dns: ...", "cancelled", ... */
+    const char *body;        /* first bytes of the response body (never NULL; may contain NUL) */
+    size_t body_len;         /* at most max_response_bytes */
+    const char *retry_after; /* the response's Retry-After header, or NULL */
+    int64_t duration_us;     /* from leaving the queue to the outcome (0 if never started) */
+};
+
+/* The result and every string in it are borrowed: valid only during the
+ * callback. */
+typedef void (*http_client_cb)(const struct http_client_result *result, void *arg);
+
+/* Queues a POST of body to url. key names the endpoint: connections are
+ * reused only within one key (and host, port, scheme), and at most
+ * max_inflight_for_key requests of a key are on the wire at once (values
+ * below 1 mean 1; the latest call's value applies); further ones wait in
+ * the key's FIFO. timeout_ms (<= 0: 30000) bounds resolve + connect + TLS +
+ * request + response and starts when the request leaves the queue. hdrs
+ * are added as given; Host, Content-Length, Transfer-Encoding and
+ * Connection belong to the client and are refused, a User-Agent in hdrs
+ * replaces the configured one. key, url, hdrs and body are copied.
+ *
+ * Returns -1 with the reason in err for errors found at once (bad URL or
+ * header, client shutting down); the callback then never runs. Otherwise
+ * returns 0 and cb runs exactly once, later, from the loop - never inside
+ * http_client_post. */
+int http_client_post(struct http_client *client, const char *key, const char *url,
+                     const struct http_header *hdrs, size_t nhdrs, const char *body,
+                     size_t body_len, int timeout_ms, int max_inflight_for_key,
+                     http_client_cb cb, void *arg, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+
+/* Requests accepted and not yet reported to their callback (queued, in
+ * flight, or finished and about to be reported). Lets a draining worker
+ * wait for zero. */
+size_t http_client_inflight(const struct http_client *client);
+
+#endif

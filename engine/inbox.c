@@ -1,0 +1,658 @@
+/* Evaluation of inbox events; see inbox.h.
+ *
+ * Everything that decides an event's fate happens on a DB thread inside the
+ * batch transaction and is written to Postgres there; the loop only turns
+ * the committed results into Redis verdicts, counters, log lines and
+ * alerts. If the COMMIT itself fails, nothing of the batch happened: every
+ * item is simply due again a second later. */
+#include "inbox.h"
+
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alert.h"
+#include "db.h"
+#include "log.h"
+#include "sched.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+enum outcome {
+    OUT_APPLIED,
+    OUT_NOOP,
+    OUT_IGNORED,
+    OUT_DEFERRED,
+    OUT_RETRY,
+    OUT_DEAD,
+    OUT_BUSY,     /* row or entity locked by another worker: soon again, free */
+    OUT_TERMINAL, /* already processed or dead-lettered: ack */
+    OUT_GONE,     /* the row no longer exists: ack */
+};
+
+static const char *const outcome_names[] = {"applied", "noop", "ignored", "deferred", "retry",
+                                            "dead", "busy", "terminal", "gone"};
+
+struct item {
+    char id[40];
+    enum outcome outcome;
+    int64_t next_due_ms; /* OUT_DEFERRED / OUT_RETRY / OUT_BUSY */
+    int attempts;
+    char partner[64], event_type[112], entity_type[112];
+    char *entity_id;
+    char *error; /* why it failed, waits, or was dead-lettered */
+    char **wake_ids; /* deferred siblings made due now by an apply */
+    int64_t *wake_due;
+    size_t nwake;
+};
+
+struct job {
+    struct inbox *ib;
+    struct hookd_config *cfg; /* ref held for the job */
+    struct item *items;
+    size_t n;
+    bool committed;
+    char worker_id[96];
+};
+
+struct inbox {
+    struct worker *w;
+    struct sched *sched;
+};
+
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static uint64_t rnd64(void)
+{
+    uint64_t r = 0;
+    if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
+        r = (uint64_t)mono_us();
+    return r;
+}
+
+static void set_error(struct item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct item *it, const char *fmt, ...)
+{
+    free(it->error);
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&it->error, fmt, ap) < 0)
+        it->error = NULL;
+    va_end(ap);
+}
+
+/* SQLSTATEs that mean "someone else holds it", not "this event is bad". */
+static bool transient_sqlstate(const char *state)
+{
+    return state && (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0);
+}
+
+/* Runs one statement inside the evaluation. On failure sets *transient when
+ * the error is a lock conflict, and err. */
+static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *params, bool *transient, char *err,
+                   size_t errlen)
+{
+    PGresult *r = PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(r);
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return r;
+    const char *msg = PQresultErrorMessage(r);
+    if (transient)
+        *transient = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+    snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+    PQclear(r);
+    return NULL;
+}
+
+static void record_attempt(PGconn *conn, const struct job *job, const struct item *it, int64_t started_us)
+{
+    char dur[32];
+    snprintf(dur, sizeof dur, "%.3f", (double)(mono_us() - started_us) / 1000.0);
+    bool failed = it->outcome == OUT_RETRY || it->outcome == OUT_DEAD || it->outcome == OUT_DEFERRED;
+    const char *params[] = {it->id, outcome_names[it->outcome], dur, failed ? it->error : NULL, job->worker_id};
+    char err[256];
+    PQclear(q(conn,
+              "INSERT INTO attempts (source, source_id, outcome, duration_ms, error, worker_id)"
+              " VALUES ('inbox', $1, $2, $3, $4, $5)",
+              5, params, NULL, err, sizeof err));
+}
+
+/* QUARANTINED + a dead_letters row, in the event's savepoint. */
+static int dead_letter(PGconn *conn, struct item *it, const char *reason, char *err, size_t errlen)
+{
+    char attempts[16];
+    snprintf(attempts, sizeof attempts, "%d", it->attempts);
+    const char *p1[] = {it->id, attempts, it->error};
+    PGresult *r = q(conn,
+                    "UPDATE webhook_inbox SET status = 'QUARANTINED', outcome = 'dead', attempts = $2,"
+                    " last_error = $3 WHERE id = $1",
+                    3, p1, NULL, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    const char *p2[] = {it->id, reason, attempts, it->error};
+    r = q(conn,
+          "INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)"
+          " VALUES ('inbox', $1, $2, $3, $4)"
+          " ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING",
+          4, p2, NULL, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    it->outcome = OUT_DEAD;
+    return 0;
+}
+
+/* PROCESSED with an outcome; for applies also wakes deferred siblings. */
+static int mark_processed(PGconn *conn, struct item *it, const char *outcome, char *err, size_t errlen)
+{
+    const char *p[] = {it->id, outcome};
+    PGresult *r = q(conn,
+                    "UPDATE webhook_inbox SET status = 'PROCESSED', outcome = $2, processed_at = now(),"
+                    " last_error = NULL WHERE id = $1",
+                    2, p, NULL, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
+
+static int wake_siblings(PGconn *conn, struct item *it, char *err, size_t errlen)
+{
+    const char *p[] = {it->entity_type, it->entity_id, it->id};
+    PGresult *r = q(conn,
+                    "UPDATE webhook_inbox SET next_attempt_at = now()"
+                    " WHERE status = 'DEFERRED' AND entity_type = $1 AND entity_id = $2 AND id <> $3"
+                    " RETURNING id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint",
+                    3, p, NULL, err, errlen);
+    if (!r)
+        return -1;
+    it->nwake = (size_t)PQntuples(r);
+    if (it->nwake) {
+        it->wake_ids = xcalloc(it->nwake, sizeof *it->wake_ids);
+        it->wake_due = xcalloc(it->nwake, sizeof *it->wake_due);
+    }
+    for (size_t i = 0; i < it->nwake; i++) {
+        it->wake_ids[i] = xstrdup(PQgetvalue(r, (int)i, 0));
+        it->wake_due[i] = strtoll(PQgetvalue(r, (int)i, 1), NULL, 10);
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* ---- the entity ---------------------------------------------------------- */
+
+struct entity_sql {
+    char *create, *lock, *update;
+};
+
+/* SQL for the machine's entity table, identifiers quoted by libpq. */
+static int entity_sql_build(PGconn *conn, const struct machine_config *m, struct entity_sql *s)
+{
+    memset(s, 0, sizeof s[0]);
+    if (m->builtin) {
+        s->create = xstrdup("INSERT INTO hookd_entities (entity_type, entity_id, state) VALUES ($1, $2, $3)"
+                            " ON CONFLICT DO NOTHING");
+        s->lock = xstrdup("SELECT state FROM hookd_entities WHERE entity_type = $1 AND entity_id = $2"
+                          " FOR UPDATE NOWAIT");
+        s->update = xstrdup("UPDATE hookd_entities SET state = $3, version = version + 1, updated_at = now()"
+                            " WHERE entity_type = $1 AND entity_id = $2");
+        return 0;
+    }
+    char *table = NULL, *id = NULL, *state = NULL, *version = NULL;
+    const char *dot = strchr(m->table, '.');
+    if (dot) { /* schema.table: quote each part */
+        char *schema = xstrndup(m->table, (size_t)(dot - m->table));
+        char *qs = PQescapeIdentifier(conn, schema, strlen(schema));
+        char *qt = PQescapeIdentifier(conn, dot + 1, strlen(dot + 1));
+        if (qs && qt)
+            table = xasprintf("%s.%s", qs, qt);
+        PQfreemem(qs);
+        PQfreemem(qt);
+        free(schema);
+    } else {
+        char *qt = PQescapeIdentifier(conn, m->table, strlen(m->table));
+        if (qt)
+            table = xstrdup(qt);
+        PQfreemem(qt);
+    }
+    id = PQescapeIdentifier(conn, m->id_column, strlen(m->id_column));
+    state = PQescapeIdentifier(conn, m->state_column, strlen(m->state_column));
+    if (m->version_column)
+        version = PQescapeIdentifier(conn, m->version_column, strlen(m->version_column));
+    int rc = -1;
+    if (table && id && state && (!m->version_column || version)) {
+        /* $1 (the machine name) is unused for user tables but keeps the
+         * parameter list the same for both kinds. */
+        s->create = xasprintf("INSERT INTO %s (%s, %s) SELECT $2, $3 WHERE $1::text IS NOT NULL ON CONFLICT DO NOTHING",
+                              table, id, state);
+        s->lock = xasprintf("SELECT %s::text FROM %s WHERE %s = $2 AND $1::text IS NOT NULL FOR UPDATE NOWAIT", state,
+                            table, id);
+        if (version)
+            s->update = xasprintf("UPDATE %s SET %s = $3, %s = %s + 1 WHERE %s = $2 AND $1::text IS NOT NULL", table,
+                                  state, version, version, id);
+        else
+            s->update = xasprintf("UPDATE %s SET %s = $3 WHERE %s = $2 AND $1::text IS NOT NULL", table, state, id);
+        rc = 0;
+    }
+    free(table);
+    PQfreemem(id);
+    PQfreemem(state);
+    PQfreemem(version);
+    return rc;
+}
+
+static void entity_sql_free(struct entity_sql *s)
+{
+    free(s->create);
+    free(s->lock);
+    free(s->update);
+}
+
+static int emit_followups(PGconn *conn, const struct machine_config *m, const struct item *it, const char *from,
+                          const char *to, const char *payload, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < m->nemits; i++) {
+        if (strcmp(m->emits[i].event, it->event_type) != 0)
+            continue;
+        const char *p[] = {m->name, it->entity_id, m->emits[i].emit_type, from ? from : "", to, it->event_type, it->id,
+                           payload};
+        PGresult *r = q(conn,
+                        "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)"
+                        " VALUES ($1, $2, $3, jsonb_build_object('type', $3::text, 'entity_type', $1::text,"
+                        " 'entity_id', $2::text, 'from', NULLIF($4, ''), 'to', $5::text, 'cause', $6::text,"
+                        " 'inbox_id', $7::text, 'data', $8::jsonb))",
+                        8, p, NULL, err, errlen);
+        if (!r)
+            return -1;
+        PQclear(r);
+    }
+    return 0;
+}
+
+/* ---- one event ------------------------------------------------------------ */
+
+struct row {
+    char status[24];
+    int attempts, deferrals;
+    int64_t age_ms;
+    char *payload;
+};
+
+/* Locks and reads the row. 1 = locked, 0 = not evaluable (it->outcome set),
+ * -1 = error. */
+static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, size_t errlen)
+{
+    const char *p[] = {it->id};
+    bool transient = false;
+    PGresult *r = q(conn,
+                    "SELECT partner_name, event_type, coalesce(entity_type, ''), entity_id, status, attempts,"
+                    " deferrals, (extract(epoch FROM now() - received_at) * 1000)::bigint, payload::text"
+                    " FROM webhook_inbox WHERE id = $1 FOR UPDATE SKIP LOCKED",
+                    1, p, &transient, err, errlen);
+    if (!r)
+        return -1;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        r = q(conn, "SELECT status FROM webhook_inbox WHERE id = $1", 1, p, NULL, err, errlen);
+        if (!r)
+            return -1;
+        if (PQntuples(r) == 0)
+            it->outcome = OUT_GONE;
+        else if (strcmp(PQgetvalue(r, 0, 0), "PROCESSED") == 0 || strcmp(PQgetvalue(r, 0, 0), "QUARANTINED") == 0)
+            it->outcome = OUT_TERMINAL;
+        else
+            it->outcome = OUT_BUSY;
+        PQclear(r);
+        return 0;
+    }
+    snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, 0, 0));
+    snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, 0, 1));
+    snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, 0, 2));
+    it->entity_id = PQgetisnull(r, 0, 3) ? NULL : xstrdup(PQgetvalue(r, 0, 3));
+    snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, 0, 4));
+    row->attempts = atoi(PQgetvalue(r, 0, 5));
+    row->deferrals = atoi(PQgetvalue(r, 0, 6));
+    row->age_ms = strtoll(PQgetvalue(r, 0, 7), NULL, 10);
+    row->payload = xstrdup(PQgetvalue(r, 0, 8));
+    PQclear(r);
+    it->attempts = row->attempts;
+    if (strcmp(row->status, "PROCESSED") == 0 || strcmp(row->status, "QUARANTINED") == 0) {
+        it->outcome = OUT_TERMINAL;
+        return 0;
+    }
+    return 1;
+}
+
+/* Classifies and writes the verdict. Returns 0, or -1 with err: then the
+ * caller rolls back the savepoint and records a failed attempt. */
+static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *it, struct row *row, bool *transient,
+                    char *err, size_t errlen)
+{
+    const struct machine_config *m = config_machine_for(cfg, it->entity_type, it->event_type);
+    if (!m)
+        return snprintf(err, errlen, "no machine handles event type '%s'", it->event_type), -1;
+    if (!machine_has_event(m->machine, it->event_type))
+        return snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type),
+               -1;
+    snprintf(it->entity_type, sizeof it->entity_type, "%s", m->name);
+    if (!it->entity_id)
+        return snprintf(err, errlen, "event has no entity id (check the partner's entity_id source)"), -1;
+
+    struct entity_sql es;
+    if (entity_sql_build(conn, m, &es) != 0)
+        return snprintf(err, errlen, "cannot quote the entity table's identifiers"), -1;
+    int rc = -1;
+    const char *key3[] = {m->name, it->entity_id, machine_initial(m->machine)};
+    PGresult *r = NULL;
+    if (m->create) {
+        r = q(conn, es.create, 3, key3, transient, err, errlen);
+        if (!r)
+            goto done;
+        PQclear(r);
+    }
+    r = q(conn, es.lock, 2, key3, transient, err, errlen);
+    if (!r)
+        goto done;
+    char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, 0)) : NULL;
+    PQclear(r);
+
+    const char *to = NULL;
+    enum machine_verdict v = machine_classify(m->machine, it->event_type, state, &to);
+    switch (v) {
+    case MACHINE_APPLY: {
+        const char *upd[] = {m->name, it->entity_id, to};
+        if (!state) { /* create = false never gets here: a missing entity defers */
+            r = q(conn, es.create, 3, upd, transient, err, errlen);
+        } else {
+            r = q(conn, es.update, 3, upd, transient, err, errlen);
+        }
+        if (!r)
+            break;
+        PQclear(r);
+        if (emit_followups(conn, m, it, state, to, row->payload, err, errlen) != 0 ||
+            mark_processed(conn, it, "applied", err, errlen) != 0 || wake_siblings(conn, it, err, errlen) != 0)
+            break;
+        it->outcome = OUT_APPLIED;
+        set_error(it, "%s -> %s", state ? state : "(new)", to);
+        rc = 0;
+        break;
+    }
+    case MACHINE_NOOP:
+        rc = mark_processed(conn, it, "noop", err, errlen);
+        it->outcome = OUT_NOOP;
+        set_error(it, "entity already in '%s' (at or past the event's target)", state);
+        break;
+    case MACHINE_DEFER: {
+        int64_t wait = backoff_defer_delay(&cfg->defer, row->deferrals + 1, row->age_ms);
+        set_error(it, "waiting: '%s' does not apply to %s%s%s yet", it->event_type, state ? "state '" : "a missing entity",
+                  state ? state : "", state ? "'" : "");
+        if (wait < 0) {
+            set_error(it, "precondition never met: '%s' still cannot apply to %s%s%s after %lld s", it->event_type,
+                      state ? "state '" : "a missing entity", state ? state : "", state ? "'" : "",
+                      (long long)(row->age_ms / 1000));
+            rc = dead_letter(conn, it, "precondition never met", err, errlen);
+            break;
+        }
+        char ms[24];
+        snprintf(ms, sizeof ms, "%lld", (long long)wait);
+        const char *p[] = {it->id, ms, it->error};
+        r = q(conn,
+              "UPDATE webhook_inbox SET status = 'DEFERRED', deferrals = deferrals + 1,"
+              " next_attempt_at = now() + $2::bigint * interval '1 millisecond', last_error = $3 WHERE id = $1"
+              " RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint",
+              3, p, transient, err, errlen);
+        if (!r)
+            break;
+        it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        PQclear(r);
+        it->outcome = OUT_DEFERRED;
+        rc = 0;
+        break;
+    }
+    case MACHINE_CONFLICT:
+        set_error(it, "conflict: '%s' can never apply to an entity in state '%s'", it->event_type, state);
+        if (m->on_conflict == CONFLICT_IGNORE) {
+            rc = mark_processed(conn, it, "ignored", err, errlen);
+            it->outcome = OUT_IGNORED;
+        } else {
+            rc = dead_letter(conn, it, "conflict", err, errlen);
+        }
+        break;
+    case MACHINE_UNKNOWN_STATE:
+        snprintf(err, errlen, "entity is in state '%s', which machine '%s' does not know", state, m->name);
+        break;
+    case MACHINE_UNKNOWN_EVENT:
+        snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type);
+        break;
+    }
+    free(state);
+done:
+    entity_sql_free(&es);
+    return rc;
+}
+
+/* A failed attempt: RETRYING with the retry schedule, or dead-lettered. */
+static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct item *it, const char *why, char *err,
+                          size_t errlen)
+{
+    const char *p[] = {it->id};
+    PGresult *r = q(conn, "SELECT attempts FROM webhook_inbox WHERE id = $1 FOR UPDATE SKIP LOCKED", 1, p, NULL, err,
+                    errlen);
+    if (!r)
+        return -1;
+    if (PQntuples(r) == 0) { /* someone else took it meanwhile */
+        PQclear(r);
+        it->outcome = OUT_BUSY;
+        return 0;
+    }
+    it->attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
+    PQclear(r);
+    set_error(it, "%s", why);
+    const struct backoff_policy *policy = config_retry_for_inbox(cfg, it->partner, it->event_type);
+    int64_t wait = backoff_retry_delay(policy, it->attempts, rnd64());
+    if (wait < 0)
+        return dead_letter(conn, it, "retries exhausted", err, errlen);
+    char ms[24], attempts[16];
+    snprintf(ms, sizeof ms, "%lld", (long long)wait);
+    snprintf(attempts, sizeof attempts, "%d", it->attempts);
+    const char *u[] = {it->id, ms, it->error, attempts};
+    r = q(conn,
+          "UPDATE webhook_inbox SET status = 'RETRYING', attempts = $4,"
+          " next_attempt_at = now() + $2::bigint * interval '1 millisecond', last_error = $3 WHERE id = $1"
+          " RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint",
+          4, u, NULL, err, errlen);
+    if (!r)
+        return -1;
+    it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    it->outcome = OUT_RETRY;
+    return 0;
+}
+
+static void busy(struct item *it, int64_t base_ms)
+{
+    it->outcome = OUT_BUSY;
+    it->next_due_ms = worker_now_ms() + base_ms + (int64_t)(rnd64() % 50);
+}
+
+static bool valid_uuid(const char *s)
+{
+    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+    for (size_t i = 0; i < sizeof shape - 1; i++) {
+        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]) || !s[i])
+            return false;
+    }
+    return s[sizeof shape - 1] == '\0';
+}
+
+static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
+{
+    char err[512] = "";
+    int64_t started = mono_us();
+    struct row row = {0};
+    bool transient = false;
+    if (!valid_uuid(it->id)) { /* not ours: drop it from the schedule */
+        it->outcome = OUT_GONE;
+        return;
+    }
+    if (db_run(conn, "SAVEPOINT ev", 0, NULL, err, sizeof err) != 0) {
+        busy(it, 1000);
+        return;
+    }
+    int locked = lock_row(conn, it, &row, err, sizeof err);
+    if (locked <= 0) {
+        if (locked < 0)
+            busy(it, 1000);
+        else if (it->outcome == OUT_BUSY)
+            busy(it, 500);
+        PQclear(PQexec(conn, "RELEASE SAVEPOINT ev"));
+        free(row.payload);
+        return;
+    }
+    if (evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0) {
+        PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
+        it->nwake = 0;
+        if (transient) {
+            busy(it, 100);
+        } else if (record_failure(conn, job->cfg, it, err, err, sizeof err) != 0) {
+            PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
+            busy(it, 1000);
+        } else if (it->outcome == OUT_BUSY) {
+            busy(it, 500);
+        }
+    }
+    if (it->outcome != OUT_BUSY)
+        record_attempt(conn, job, it, started);
+    PQclear(PQexec(conn, "RELEASE SAVEPOINT ev"));
+    free(row.payload);
+}
+
+static void work_batch(PGconn *conn, void *arg)
+{
+    struct job *job = arg;
+    char err[256];
+    if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
+        return;
+    for (size_t i = 0; i < job->n; i++) {
+        evaluate_one(conn, job, &job->items[i]);
+        if (db_conn_lost(conn))
+            return;
+    }
+    if (db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0)
+        job->committed = true;
+    else
+        log_warn("inbox.commit_failed", "error=\"%s\"", err);
+}
+
+/* ---- results on the loop ----------------------------------------------------- */
+
+static void item_free(struct item *it)
+{
+    free(it->entity_id);
+    free(it->error);
+    for (size_t i = 0; i < it->nwake; i++)
+        free(it->wake_ids[i]);
+    free(it->wake_ids);
+    free(it->wake_due);
+}
+
+static void report(struct inbox *ib, struct item *it)
+{
+    struct worker *w = ib->w;
+    const char *entity = it->entity_id ? it->entity_id : "-";
+    switch (it->outcome) {
+    case OUT_APPLIED:
+        stats_add(&w->stats, STAT_APPLIED, 1);
+        log_debug("inbox.applied", "id=%s event=%s entity=%s:%s transition=\"%s\"", it->id, it->event_type,
+                  it->entity_type, entity, it->error ? it->error : "");
+        break;
+    case OUT_NOOP:
+        stats_add(&w->stats, STAT_NOOP, 1);
+        break;
+    case OUT_IGNORED:
+        stats_add(&w->stats, STAT_IGNORED, 1);
+        break;
+    case OUT_DEFERRED:
+        stats_add(&w->stats, STAT_DEFERRED, 1);
+        log_info("inbox.deferred", "id=%s event=%s entity=%s:%s due_in_ms=%lld", it->id, it->event_type,
+                 it->entity_type, entity, (long long)(it->next_due_ms - worker_now_ms()));
+        break;
+    case OUT_RETRY:
+        stats_add(&w->stats, STAT_RETRIED, 1);
+        log_warn("inbox.retry", "id=%s event=%s entity=%s:%s attempt=%d due_in_ms=%lld error=\"%s\"", it->id,
+                 it->event_type, it->entity_type, entity, it->attempts,
+                 (long long)(it->next_due_ms - worker_now_ms()), it->error ? it->error : "");
+        break;
+    case OUT_DEAD:
+        stats_add(&w->stats, STAT_DEAD, 1);
+        alert_dead_letter(w, "inbox", it->id, it->partner, it->event_type, entity, it->attempts,
+                          it->error ? it->error : "");
+        break;
+    case OUT_BUSY:
+    case OUT_TERMINAL:
+    case OUT_GONE:
+        break;
+    }
+}
+
+static void done_batch(void *arg)
+{
+    struct job *job = arg;
+    struct inbox *ib = job->ib;
+    for (size_t i = 0; i < job->n; i++) {
+        struct item *it = &job->items[i];
+        if (!job->committed) {
+            sched_done(ib->sched, it->id, worker_now_ms() + 1000);
+        } else {
+            bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
+            sched_done(ib->sched, it->id, again ? it->next_due_ms : -1);
+            report(ib, it);
+            if (it->nwake)
+                sched_seed(ib->w, "inbox", it->wake_ids, it->wake_due, it->nwake, false);
+        }
+        item_free(it);
+    }
+    if (!job->committed)
+        stats_add(&ib->w->stats, STAT_DB_ERRORS, 1);
+    config_unref(job->cfg);
+    free(job->items);
+    free(job);
+}
+
+void inbox_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
+{
+    (void)due_ms;
+    struct inbox *ib = arg;
+    ib->sched = s;
+    struct job *job = xcalloc(1, sizeof *job);
+    job->ib = ib;
+    job->cfg = config_ref(ib->w->cfg);
+    job->items = xcalloc(n, sizeof *job->items);
+    job->n = n;
+    snprintf(job->worker_id, sizeof job->worker_id, "%s", ib->w->id);
+    for (size_t i = 0; i < n; i++)
+        snprintf(job->items[i].id, sizeof job->items[i].id, "%s", ids[i]);
+    db_pool_submit(ib->w->db, work_batch, done_batch, job);
+}
+
+struct inbox *inbox_new(struct worker *w)
+{
+    struct inbox *ib = xcalloc(1, sizeof *ib);
+    ib->w = w;
+    return ib;
+}
+
+void inbox_free(struct inbox *ib)
+{
+    free(ib);
+}

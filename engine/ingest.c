@@ -1,0 +1,524 @@
+/* Inbound webhooks; see ingest.h.
+ *
+ * Group commit: a request that passed every check is appended to the open
+ * batch. The batch is submitted at the end of the current loop turn when
+ * fewer than ingest_concurrency inserts are running, or as soon as one of
+ * them completes, or when it is full. So a lone request waits for nothing,
+ * and under load each commit (one fsync) carries many rows. */
+#include "ingest.h"
+
+#include <ctype.h>
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db.h"
+#include "http_server.h"
+#include "jsonpath.h"
+#include "log.h"
+#include "sched.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define PARAMS_PER_ROW 7
+#define ENTITY_ID_MAX 1000
+
+/* One accepted request waiting for its commit. */
+struct pending {
+    struct ingest *in;
+    struct evhttp_request *req; /* NULL once the client went away */
+    char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
+    /* filled by the batch job */
+    enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
+    char id[40];
+    int64_t due_ms;
+    char error[256];
+};
+
+struct batch {
+    struct ingest *in;
+    struct pending **items;
+    size_t n, cap;
+};
+
+struct ingest {
+    struct worker *w;
+    struct batch *open; /* gathering */
+    struct event *flush_ev;
+    int running; /* insert jobs in flight */
+    size_t pending;
+};
+
+/* ---- answering ---------------------------------------------------------- */
+
+static void on_client_closed(struct evhttp_connection *conn, void *arg)
+{
+    (void)conn;
+    struct pending *p = arg;
+    p->req = NULL; /* evhttp frees the request with its connection */
+}
+
+static void forget_close_cb(struct pending *p)
+{
+    if (p->req)
+        evhttp_connection_set_closecb(evhttp_request_get_connection(p->req), NULL, NULL);
+}
+
+static void reject(struct ingest *in, struct evhttp_request *req, const char *partner, int code,
+                   enum reject_reason reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void reject(struct ingest *in, struct evhttp_request *req, const char *partner, int code,
+                   enum reject_reason reason, const char *fmt, ...)
+{
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    stats_reject(&in->w->stats, reason);
+    log_info("ingest.rejected", "partner=%s status=%d reason=%s detail=\"%s\"", partner ? partner : "-", code,
+             stats_reject_name(reason), msg);
+    if (code == 405)
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "POST");
+    if (code == 503)
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "5");
+    http_reply_error(req, code, stats_reject_name(reason), "%s", msg);
+}
+
+static void pending_free(struct pending *p)
+{
+    free(p->partner);
+    free(p->event_id);
+    free(p->event_type);
+    free(p->entity_type);
+    free(p->entity_id);
+    free(p->payload);
+    free(p->headers);
+    free(p);
+}
+
+static void answer(struct pending *p)
+{
+    struct ingest *in = p->in;
+    struct worker *w = in->w;
+    forget_close_cb(p);
+    switch (p->result) {
+    case RES_ACCEPTED:
+        stats_add(&w->stats, STAT_INGESTED, 1);
+        log_debug("ingest.accepted", "partner=%s event_id=%s id=%s", p->partner, p->event_id, p->id);
+        if (p->req)
+            http_reply_json(p->req, 200, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
+        break;
+    case RES_DUPLICATE:
+        stats_add(&w->stats, STAT_DUPLICATE, 1);
+        log_debug("ingest.duplicate", "partner=%s event_id=%s", p->partner, p->event_id);
+        if (p->req)
+            http_reply_json(p->req, 200, json_pack("{s:s}", "status", "duplicate"));
+        break;
+    case RES_INVALID:
+        if (p->req)
+            reject(in, p->req, p->partner, 400, REJECT_BAD_BODY, "%s", p->error);
+        break;
+    case RES_NONE:
+    case RES_UNAVAILABLE:
+        stats_add(&w->stats, STAT_DB_ERRORS, 1);
+        if (p->req)
+            reject(in, p->req, p->partner, 503, REJECT_UNAVAILABLE, "database unavailable, nothing was stored; retry later");
+        break;
+    }
+}
+
+/* ---- the batch insert (DB thread) ----------------------------------------- */
+
+static char *insert_sql(size_t n)
+{
+    size_t cap = 512 + n * 64;
+    char *sql = xmalloc(cap);
+    size_t len = (size_t)snprintf(sql, cap,
+                                  "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, "
+                                  "signature_verified, event_type, entity_type, entity_id, headers) VALUES ");
+    for (size_t i = 0; i < n; i++) {
+        int b = (int)(i * PARAMS_PER_ROW);
+        len += (size_t)snprintf(sql + len, cap - len, "%s($%d,$%d,$%d::jsonb,true,$%d,$%d,$%d,$%d::jsonb)",
+                                i ? "," : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
+    }
+    snprintf(sql + len, cap - len,
+             " ON CONFLICT (partner_name, partner_event_id) DO NOTHING"
+             " RETURNING id::text, partner_name, partner_event_id,"
+             " (extract(epoch FROM next_attempt_at) * 1000)::bigint");
+    return sql;
+}
+
+/* One INSERT for items[0..n). Returns 0, or -1 with err (the statement
+ * failed as a whole; nothing of it was stored). */
+static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retried, char *err, size_t errlen)
+{
+    const char **params = xcalloc(n * PARAMS_PER_ROW, sizeof *params);
+    for (size_t i = 0; i < n; i++) {
+        const struct pending *p = items[i];
+        const char **r = params + i * PARAMS_PER_ROW;
+        r[0] = p->partner, r[1] = p->event_id, r[2] = p->payload, r[3] = p->event_type;
+        r[4] = p->entity_type, r[5] = p->entity_id, r[6] = p->headers;
+    }
+    char *sql = insert_sql(n);
+    PGresult *res = db_exec(conn, sql, (int)(n * PARAMS_PER_ROW), params, err, errlen);
+    free(sql);
+    free(params);
+    if (!res)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        items[i]->result = RES_DUPLICATE;
+    for (int row = 0; row < PQntuples(res); row++) {
+        const char *partner = PQgetvalue(res, row, 1), *event_id = PQgetvalue(res, row, 2);
+        /* The first request for a key in the batch gets the row; the rest
+         * (the same event sent twice at once) are duplicates of it. */
+        for (size_t i = 0; i < n; i++) {
+            struct pending *p = items[i];
+            if (p->result == RES_DUPLICATE && !p->id[0] && strcmp(p->partner, partner) == 0 &&
+                strcmp(p->event_id, event_id) == 0) {
+                p->result = RES_ACCEPTED;
+                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, row, 0));
+                p->due_ms = strtoll(PQgetvalue(res, row, 3), NULL, 10);
+                break;
+            }
+        }
+    }
+    PQclear(res);
+    if (retried) {
+        /* The first attempt's commit may have landed before the connection
+         * broke: rows of ours that now "conflict" may be ours. They are
+         * durable either way, so answer them as accepted, with their ids. */
+        for (size_t i = 0; i < n; i++) {
+            struct pending *p = items[i];
+            if (p->result != RES_DUPLICATE)
+                continue;
+            const char *key[] = {p->partner, p->event_id};
+            res = db_exec(conn,
+                          "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint FROM webhook_inbox"
+                          " WHERE partner_name = $1 AND partner_event_id = $2",
+                          2, key, err, errlen);
+            if (res && PQntuples(res) == 1) {
+                p->result = RES_ACCEPTED;
+                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, 0, 0));
+                p->due_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+            }
+            PQclear(res);
+        }
+    }
+    return 0;
+}
+
+static void work_batch(PGconn *conn, void *arg)
+{
+    struct batch *b = arg;
+    char err[256];
+    if (!conn)
+        return; /* RES_NONE: 503 */
+    if (insert_rows(conn, b->items, b->n, false, err, sizeof err) == 0)
+        return;
+    if (db_conn_lost(conn)) {
+        /* Lost mid-statement: the outcome is unknown. Reconnect once and
+         * insert again; ON CONFLICT makes the second attempt safe. */
+        PQreset(conn);
+        if (PQstatus(conn) == CONNECTION_OK && insert_rows(conn, b->items, b->n, true, err, sizeof err) == 0)
+            return;
+        for (size_t i = 0; i < b->n; i++)
+            b->items[i]->result = RES_UNAVAILABLE;
+        return;
+    }
+    /* A statement error is about some row's content (a payload Postgres
+     * refuses): insert one by one so only the bad request fails. */
+    for (size_t i = 0; i < b->n; i++) {
+        struct pending *p = b->items[i];
+        if (insert_rows(conn, &p, 1, false, p->error, sizeof p->error) != 0)
+            p->result = db_conn_lost(conn) ? RES_UNAVAILABLE : RES_INVALID;
+    }
+}
+
+static void start_batches(struct ingest *in);
+
+static void done_batch(void *arg)
+{
+    struct batch *b = arg;
+    struct ingest *in = b->in;
+    struct worker *w = in->w;
+    char **ids = xcalloc(b->n, sizeof *ids);
+    int64_t *due = xcalloc(b->n, sizeof *due);
+    size_t nnew = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        struct pending *p = b->items[i];
+        if (p->result == RES_ACCEPTED && p->id[0]) {
+            ids[nnew] = p->id;
+            due[nnew++] = p->due_ms;
+        }
+    }
+    /* After the commit: schedule, then answer. If Redis is down the rows are
+     * safe anyway; the reconciler schedules them. */
+    sched_seed(w, "inbox", ids, due, nnew, false);
+    for (size_t i = 0; i < b->n; i++) {
+        answer(b->items[i]);
+        pending_free(b->items[i]);
+    }
+    in->pending -= b->n;
+    free(ids);
+    free(due);
+    free(b->items);
+    free(b);
+    in->running--;
+    start_batches(in);
+}
+
+static void start_batches(struct ingest *in)
+{
+    if (!in->open || in->open->n == 0 || in->running >= in->w->cfg->ingest_concurrency)
+        return;
+    struct batch *b = in->open;
+    in->open = NULL;
+    in->running++;
+    db_pool_submit(in->w->db, work_batch, done_batch, b);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    start_batches(arg);
+}
+
+static void enqueue(struct ingest *in, struct pending *p)
+{
+    if (!in->open) {
+        in->open = xcalloc(1, sizeof *in->open);
+        in->open->in = in;
+    }
+    struct batch *b = in->open;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->items = xrealloc(b->items, b->cap * sizeof *b->items);
+    }
+    b->items[b->n++] = p;
+    in->pending++;
+    evhttp_connection_set_closecb(evhttp_request_get_connection(p->req), on_client_closed, p);
+    if ((int64_t)b->n >= in->w->cfg->ingest_batch_max) {
+        if (in->running < in->w->cfg->ingest_concurrency)
+            start_batches(in);
+        else
+            in->open = NULL, in->running++, db_pool_submit(in->w->db, work_batch, done_batch, b);
+        return;
+    }
+    /* End of this loop turn: requests read in the same turn share a commit. */
+    event_active(in->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* ---- request checks ------------------------------------------------------- */
+
+static const char *header_lookup(void *arg, const char *name)
+{
+    return evhttp_find_header(arg, name);
+}
+
+/* Extracts a field from the body or a header into a new string, or NULL. */
+static char *extract(const struct field_source *f, json_t *body, struct evkeyvalq *headers, size_t max)
+{
+    if (f->kind == FIELD_HEADER) {
+        const char *v = evhttp_find_header(headers, f->path);
+        return v && *v && strlen(v) <= max ? xstrdup(v) : NULL;
+    }
+    if (f->kind == FIELD_JSON) {
+        char buf[ENTITY_ID_MAX + 1];
+        if (jsonpath_get_text(body, f->path, buf, sizeof buf) != 0 || !buf[0] || strlen(buf) > max)
+            return NULL;
+        return xstrdup(buf);
+    }
+    return NULL;
+}
+
+static bool secret_header(const char *name, const struct partner_config *p)
+{
+    static const char *const drop[] = {"authorization", "cookie", "webhook-signature", "stripe-signature",
+                                       "x-hub-signature", "x-hub-signature-256", "proxy-authorization"};
+    for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
+        if (strcasecmp(name, drop[i]) == 0)
+            return true;
+    return p->header && strcasecmp(name, p->header) == 0;
+}
+
+/* The request headers worth keeping for a person debugging a DLQ entry:
+ * all but credentials and signatures. */
+static char *kept_headers(struct evkeyvalq *headers, const struct partner_config *p)
+{
+    json_t *obj = json_object();
+    for (struct evkeyval *kv = headers->tqh_first; kv; kv = kv->next.tqe_next) {
+        if (secret_header(kv->key, p) || strlen(kv->value) > 1024)
+            continue;
+        char name[128];
+        size_t i = 0;
+        for (; kv->key[i] && i < sizeof name - 1; i++)
+            name[i] = (char)tolower((unsigned char)kv->key[i]);
+        name[i] = '\0';
+        json_object_set_new(obj, name, json_string(kv->value));
+    }
+    char *text = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+    return text ? text : xstrdup("{}");
+}
+
+static bool json_content_type(const char *ct)
+{
+    if (!ct)
+        return false;
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && ct[n - 1] == ' ')
+        n--;
+    return (n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
+           (n > 5 && strncasecmp(ct + n - 5, "+json", 5) == 0);
+}
+
+static enum reject_reason sig_reason(enum sig_result r, int *code)
+{
+    switch (r) {
+    case SIG_MISSING_HEADER: *code = 400; return REJECT_MISSING_SIGNATURE;
+    case SIG_MALFORMED_HEADER: *code = 400; return REJECT_MALFORMED_SIGNATURE;
+    case SIG_TIMESTAMP_OUT_OF_TOLERANCE: *code = 401; return REJECT_TIMESTAMP;
+    default: *code = 401; return REJECT_BAD_SIGNATURE;
+    }
+}
+
+static void handle_inbox(struct evhttp_request *req, void *arg)
+{
+    struct ingest *in = arg;
+    struct hookd_config *cfg = in->w->cfg;
+    char *path = http_request_path(req);
+    const char *name = path ? path + strlen("/v1/inbox/") : "";
+    const struct partner_config *p = NULL;
+    json_t *body = NULL;
+    struct pending *pend = NULL;
+
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
+        goto done;
+    }
+    if (in->w->draining) {
+        reject(in, req, NULL, 503, REJECT_UNAVAILABLE, "worker is shutting down");
+        goto done;
+    }
+    p = config_partner(cfg, name);
+    if (!p) {
+        reject(in, req, NULL, 404, REJECT_UNKNOWN_PARTNER, "unknown partner '%.50s'", name);
+        goto done;
+    }
+    struct evbuffer *buf = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(buf);
+    int64_t max = p->max_body ? p->max_body : cfg->max_body;
+    if ((int64_t)len > max) {
+        reject(in, req, p->name, 413, REJECT_TOO_LARGE, "body is %zu bytes; the limit is %lld", len, (long long)max);
+        goto done;
+    }
+    struct evkeyvalq *headers = evhttp_request_get_input_headers(req);
+    if (!json_content_type(evhttp_find_header(headers, "Content-Type"))) {
+        reject(in, req, p->name, 415, REJECT_CONTENT_TYPE, "Content-Type must be application/json");
+        goto done;
+    }
+    const unsigned char *raw = len ? evbuffer_pullup(buf, -1) : (const unsigned char *)"";
+    struct sig_params sp = {p->scheme, p->keys, p->nsecrets, p->tolerance / 1000, p->header};
+    struct sig_request sr = {raw, len, header_lookup, headers, (int64_t)time(NULL)};
+    char err[256];
+    enum sig_result sres = sig_verify(&sp, &sr, err, sizeof err);
+    if (sres != SIG_OK) {
+        int code;
+        enum reject_reason reason = sig_reason(sres, &code);
+        reject(in, req, p->name, code, reason, "%s", err);
+        goto done;
+    }
+    json_error_t jerr;
+    body = json_loadb((const char *)raw, len, 0, &jerr);
+    if (!body) {
+        reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not valid JSON: %s (line %d)", jerr.text, jerr.line);
+        goto done;
+    }
+    pend = xcalloc(1, sizeof *pend);
+    pend->event_id = extract(&p->event_id, body, headers, 100);
+    pend->event_type = extract(&p->event_type, body, headers, 100);
+    pend->entity_id = p->entity_id.kind != FIELD_NONE ? extract(&p->entity_id, body, headers, ENTITY_ID_MAX) : NULL;
+    if (!pend->event_id || !pend->event_type) {
+        const struct field_source *f = !pend->event_id ? &p->event_id : &p->event_type;
+        reject(in, req, p->name, 400, REJECT_BAD_BODY, "%s not found at %s:%s (or empty, or over 100 characters)",
+               !pend->event_id ? "event id" : "event type", f->kind == FIELD_JSON ? "json" : "header", f->path);
+        pending_free(pend);
+        goto done;
+    }
+    const struct machine_config *m = config_machine_for(cfg, p->entity_type, pend->event_type);
+    pend->in = in;
+    pend->req = req;
+    pend->partner = xstrdup(p->name);
+    pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
+    pend->payload = xstrndup((const char *)raw, len);
+    pend->headers = kept_headers(headers, p);
+    enqueue(in, pend);
+done:
+    json_decref(body);
+    free(path);
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static int64_t largest_body(const struct hookd_config *cfg)
+{
+    int64_t max = cfg->max_body;
+    for (size_t i = 0; i < cfg->npartners; i++)
+        if (cfg->partners[i].max_body > max)
+            max = cfg->partners[i].max_body;
+    return max;
+}
+
+struct ingest *ingest_new(struct worker *w)
+{
+    struct ingest *in = xcalloc(1, sizeof *in);
+    in->w = w;
+    in->flush_ev = event_new(w->base, -1, 0, on_flush, in);
+    http_server_route(w->http, "/v1/inbox/*", handle_inbox, in);
+    ingest_config_changed(in);
+    return in;
+}
+
+void ingest_config_changed(struct ingest *in)
+{
+    /* Bodies over the largest limit are refused by evhttp itself (413)
+     * before they are buffered; smaller per-partner limits are checked in
+     * the handler. */
+    http_server_set_max_body(in->w->http, largest_body(in->w->cfg));
+}
+
+void ingest_flush(struct ingest *in)
+{
+    start_batches(in);
+}
+
+size_t ingest_pending(const struct ingest *in)
+{
+    return in->pending;
+}
+
+void ingest_free(struct ingest *in)
+{
+    if (!in)
+        return;
+    if (in->open) {
+        for (size_t i = 0; i < in->open->n; i++) {
+            struct pending *p = in->open->items[i];
+            p->result = RES_UNAVAILABLE;
+            answer(p);
+            pending_free(p);
+        }
+        free(in->open->items);
+        free(in->open);
+    }
+    event_free(in->flush_ev);
+    free(in);
+}

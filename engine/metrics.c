@@ -1,0 +1,59 @@
+/* Prometheus exposition of the worker's counters; see metrics.h. Counter
+ * names follow `hookd_<stat>_total`; rejected requests carry a `reason`
+ * label. */
+#include "metrics.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+
+#include "db.h"
+#include "sched.h"
+#include "version.h"
+#include "worker.h"
+
+static void counter(struct evbuffer *b, const char *name, const char *help, unsigned long long v)
+{
+    evbuffer_add_printf(b, "# HELP hookd_%s_total %s\n# TYPE hookd_%s_total counter\nhookd_%s_total %llu\n", name,
+                        help, name, name, v);
+}
+
+static void gauge(struct evbuffer *b, const char *name, const char *help, double v)
+{
+    evbuffer_add_printf(b, "# HELP hookd_%s %s\n# TYPE hookd_%s gauge\nhookd_%s %g\n", name, help, name, name, v);
+}
+
+void metrics_handle(struct evhttp_request *req, void *arg)
+{
+    struct worker *w = arg;
+    const struct stats *s = &w->stats;
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add_printf(b, "# HELP hookd_build_info Build information.\n# TYPE hookd_build_info gauge\n"
+                           "hookd_build_info{version=\"%s\"} 1\n",
+                        HOOKD_VERSION);
+    for (int i = 0; i < STAT__COUNT; i++) {
+        if (i == STAT_REJECTED)
+            continue;
+        counter(b, stats_name(i), "Events counted by this worker since it started.", (unsigned long long)s->total[i]);
+    }
+    evbuffer_add_printf(b, "# HELP hookd_rejected_total Inbound requests refused, by reason.\n"
+                           "# TYPE hookd_rejected_total counter\n");
+    for (int r = 0; r < REJECT__COUNT; r++)
+        evbuffer_add_printf(b, "hookd_rejected_total{reason=\"%s\"} %llu\n", stats_reject_name(r),
+                            (unsigned long long)s->rejected[r]);
+    gauge(b, "ready", "1 when Postgres and Redis are reachable and the schema is current.", worker_ready(w));
+    gauge(b, "db_pending_jobs", "Database jobs queued or running.", (double)db_pool_pending(w->db));
+    if (w->inbox_sched) {
+        int64_t p50, p99;
+        sched_lateness(w->inbox_sched, &p50, &p99);
+        gauge(b, "inbox_inflight", "Inbox items claimed and not yet finished by this worker.",
+              (double)sched_inflight(w->inbox_sched));
+        evbuffer_add_printf(b, "# HELP hookd_inbox_lateness_seconds Claim time minus due time, recent claims.\n"
+                               "# TYPE hookd_inbox_lateness_seconds gauge\n"
+                               "hookd_inbox_lateness_seconds{quantile=\"0.5\"} %g\n"
+                               "hookd_inbox_lateness_seconds{quantile=\"0.99\"} %g\n",
+                            (double)p50 / 1000.0, (double)p99 / 1000.0);
+    }
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
+}

@@ -1,0 +1,148 @@
+/* Applying the embedded migrations; see migrate.h. Concurrent `hookd
+ * migrate` runs (several workers starting at once) serialise on a
+ * transaction-scoped advisory lock, so each migration runs exactly once. */
+#include "migrate.h"
+
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "embedded.h"
+
+#define MIGRATE_LOCK_KEY "7270316111" /* arbitrary, constant: "hookd" in a lock id */
+
+static const char create_table_sql[] =
+    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+    " version text PRIMARY KEY,"
+    " checksum text NOT NULL,"
+    " applied_at timestamptz NOT NULL DEFAULT now())";
+
+static void checksum(const struct embedded_file *f, char out[65])
+{
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)f->data, f->len, md);
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* "sql/0001_inbox.sql" -> "0001_inbox"; NULL for non-migrations. */
+static int version_of(const struct embedded_file *f, char *out, size_t outlen)
+{
+    if (strncmp(f->path, "sql/", 4) != 0)
+        return -1;
+    const char *name = f->path + 4;
+    size_t n = strlen(name);
+    if (n < 5 || strcmp(name + n - 4, ".sql") != 0 || name[0] < '0' || name[0] > '9')
+        return -1;
+    snprintf(out, outlen, "%.*s", (int)(n - 4), name);
+    return 0;
+}
+
+/* Compares the applied checksum (if any) of one file. 1 = applied and equal,
+ * 0 = not applied, -1 = changed (err set) or query failure. */
+static int applied_state(PGconn *conn, const char *version, const char *sum, char *err, size_t errlen)
+{
+    const char *params[] = {version};
+    PGresult *r = db_exec(conn, "SELECT checksum FROM schema_migrations WHERE version = $1", 1, params, err, errlen);
+    if (!r)
+        return -1;
+    int rc = 0;
+    if (PQntuples(r) == 1) {
+        if (strcmp(PQgetvalue(r, 0, 0), sum) == 0) {
+            rc = 1;
+        } else {
+            snprintf(err, errlen,
+                     "migration %s was changed after it was applied (applied checksum %.12s…, file %.12s…); "
+                     "add a new migration instead of editing an applied one",
+                     version, PQgetvalue(r, 0, 0), sum);
+            rc = -1;
+        }
+    }
+    PQclear(r);
+    return rc;
+}
+
+static int apply_one(PGconn *conn, const struct embedded_file *f, const char *version, const char *sum, FILE *out,
+                     char *err, size_t errlen)
+{
+    if (db_run(conn, "BEGIN", 0, NULL, err, errlen) != 0)
+        return -1;
+    if (db_run(conn, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK_KEY ")", 0, NULL, err, errlen) != 0)
+        goto fail;
+    int st = applied_state(conn, version, sum, err, errlen);
+    if (st != 0) { /* changed, failed, or applied meanwhile by another process */
+        db_rollback(conn);
+        return st < 0 ? -1 : 0;
+    }
+    /* The file may hold several statements: the simple-query protocol. */
+    char *sql = strndup(f->data, f->len);
+    PGresult *r = PQexec(conn, sql);
+    free(sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+        const char *msg = PQresultErrorMessage(r);
+        snprintf(err, errlen, "migration %s failed: %.*s", version, (int)strcspn(msg, "\n"), msg);
+        PQclear(r);
+        goto fail;
+    }
+    PQclear(r);
+    const char *params[] = {version, sum};
+    if (db_run(conn, "INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", 2, params, err, errlen) != 0)
+        goto fail;
+    if (db_run(conn, "COMMIT", 0, NULL, err, errlen) != 0)
+        return -1;
+    if (out)
+        fprintf(out, "applied %s\n", version);
+    return 1;
+fail:
+    db_rollback(conn);
+    return -1;
+}
+
+int migrate_apply(PGconn *conn, FILE *out, char *err, size_t errlen)
+{
+    if (db_run(conn, create_table_sql, 0, NULL, err, errlen) != 0)
+        return -1;
+    int applied = 0;
+    for (size_t i = 0; i < embedded_nfiles; i++) {
+        const struct embedded_file *f = &embedded_files[i];
+        char version[128], sum[65];
+        if (version_of(f, version, sizeof version) != 0)
+            continue;
+        checksum(f, sum);
+        int st = applied_state(conn, version, sum, err, errlen);
+        if (st < 0)
+            return -1;
+        if (st == 1)
+            continue;
+        int rc = apply_one(conn, f, version, sum, out, err, errlen);
+        if (rc < 0)
+            return -1;
+        applied += rc;
+    }
+    return applied;
+}
+
+int migrate_check(PGconn *conn, char *err, size_t errlen)
+{
+    PGresult *r = db_exec(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL", 0, NULL, err, errlen);
+    if (!r)
+        return -1;
+    int exists = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    if (!exists)
+        return 1;
+    int pending = 0;
+    for (size_t i = 0; i < embedded_nfiles; i++) {
+        char version[128], sum[65];
+        if (version_of(&embedded_files[i], version, sizeof version) != 0)
+            continue;
+        checksum(&embedded_files[i], sum);
+        int st = applied_state(conn, version, sum, err, errlen);
+        if (st < 0)
+            return -1;
+        if (st == 0)
+            pending = 1;
+    }
+    return pending;
+}

@@ -1,0 +1,58 @@
+/* One Redis connection used from the libevent loop through hiredis's async
+ * API and its libevent adapter: connects, authenticates, selects the db,
+ * reconnects with backoff after any failure, watches liveness with PINGs, and
+ * runs Lua scripts with EVALSHA, transparently re-loading a script that a
+ * restarted or flushed Redis has forgotten (NOSCRIPT). A subscriber
+ * connection re-subscribes its channels after every reconnect. Glue only:
+ * what the keys mean is the scheduler's business. */
+#ifndef HOOKD_REDIS_CONN_H
+#define HOOKD_REDIS_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct event_base;
+struct redisReply;
+struct redis_conn;
+
+/* reply is borrowed (valid during the call) and NULL when the connection
+ * was lost before a reply arrived. */
+typedef void (*redis_reply_fn)(struct redisReply *reply, void *arg);
+typedef void (*redis_event_fn)(void *arg);
+typedef void (*redis_message_fn)(const char *channel, const char *msg, size_t len, void *arg);
+
+/* A Lua script: body plus its SHA1, computed locally at creation. */
+struct redis_script {
+    const char *name;
+    const char *body; /* borrowed: the embedded file */
+    size_t len;
+    char sha[41];
+};
+void redis_script_init(struct redis_script *s, const char *name, const char *body, size_t len);
+
+/* Parses url (redis://[[user]:password@]host[:port][/db]) and starts
+ * connecting. NULL with err for a bad URL. */
+__attribute__((warn_unused_result)) struct redis_conn *redis_conn_new(struct event_base *base, const char *url,
+                                                                      const char *name, char *err, size_t errlen);
+/* Disconnects; pending callbacks run with a NULL reply. Accepts NULL. */
+void redis_conn_free(struct redis_conn *rc);
+bool redis_conn_ready(const struct redis_conn *rc);
+/* Called on the loop each time the connection is (re)established and set up. */
+void redis_conn_on_ready(struct redis_conn *rc, redis_event_fn fn, void *arg);
+/* Scripts to SCRIPT LOAD after each connect (the pointer is kept). */
+void redis_conn_add_script(struct redis_conn *rc, const struct redis_script *s);
+
+/* Sends a command. Returns -1 (and never calls cb) when not connected. */
+__attribute__((warn_unused_result)) int redis_conn_cmd(struct redis_conn *rc, redis_reply_fn cb, void *arg, int argc,
+                                                       const char **argv, const size_t *argvlen);
+__attribute__((warn_unused_result)) int redis_conn_cmdf(struct redis_conn *rc, redis_reply_fn cb, void *arg,
+                                                        const char *fmt, ...);
+/* EVALSHA s with nkeys keys followed by the other arguments (argv holds
+ * keys then args). -1 when not connected. */
+__attribute__((warn_unused_result)) int redis_conn_eval(struct redis_conn *rc, const struct redis_script *s,
+                                                        redis_reply_fn cb, void *arg, int nkeys, int argc,
+                                                        const char **argv, const size_t *argvlen);
+/* Subscriber connections: subscribe (now and after every reconnect). */
+void redis_conn_subscribe(struct redis_conn *rc, const char *channel, redis_message_fn fn, void *arg);
+
+#endif

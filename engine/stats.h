@@ -1,0 +1,54 @@
+/* Process-local counters: what this worker did since it started. The
+ * heartbeat adds the not-yet-flushed deltas to the cluster-wide `hookd:stats`
+ * hash in Redis in batches, and /metrics exports the totals. Loop thread only. */
+#ifndef HOOKD_STATS_H
+#define HOOKD_STATS_H
+
+#include <stdint.h>
+
+enum stat_id {
+    STAT_INGESTED,
+    STAT_DUPLICATE,
+    STAT_REJECTED,
+    STAT_APPLIED,
+    STAT_NOOP,
+    STAT_IGNORED,
+    STAT_DEFERRED,
+    STAT_RETRIED,
+    STAT_DEAD,
+    STAT_DELIVERED,
+    STAT_DELIVERY_FAILED,
+    STAT_REPLAYED,
+    STAT_DB_ERRORS,
+    STAT_REDIS_ERRORS,
+    STAT__COUNT
+};
+
+/* Reasons an inbound request was refused; each counts under rejected too. */
+enum reject_reason {
+    REJECT_UNKNOWN_PARTNER,
+    REJECT_MISSING_SIGNATURE,
+    REJECT_MALFORMED_SIGNATURE,
+    REJECT_BAD_SIGNATURE,
+    REJECT_TIMESTAMP,
+    REJECT_BAD_BODY,
+    REJECT_TOO_LARGE,
+    REJECT_METHOD,
+    REJECT_CONTENT_TYPE,
+    REJECT_UNAVAILABLE,
+    REJECT__COUNT
+};
+
+struct stats {
+    uint64_t total[STAT__COUNT];
+    uint64_t unflushed[STAT__COUNT];
+    uint64_t rejected[REJECT__COUNT];
+    uint64_t rejected_unflushed[REJECT__COUNT];
+};
+
+void stats_add(struct stats *s, enum stat_id id, uint64_t n);
+void stats_reject(struct stats *s, enum reject_reason r);
+const char *stats_name(enum stat_id id);             /* "ingested", ... */
+const char *stats_reject_name(enum reject_reason r); /* "bad_signature", ... */
+
+#endif

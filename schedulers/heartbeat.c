@@ -1,0 +1,193 @@
+/* Heartbeat and counter flushing; see heartbeat.h. Counter deltas are
+ * handed to Redis with HINCRBY and only forgotten when Redis confirmed them,
+ * so a Redis outage delays the cluster counters but does not lose counts. */
+#include "heartbeat.h"
+
+#include <event2/event.h>
+#include <hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "log.h"
+#include "sched.h"
+#include "version.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+struct heartbeat {
+    struct worker *w;
+    struct event *timer;
+    void (*removed)(void *);
+    void *removed_arg;
+};
+
+/* A flushed batch of deltas; added back if Redis did not confirm it. */
+struct flush {
+    struct worker *w;
+    uint64_t delta[STAT__COUNT];
+    uint64_t rdelta[REJECT__COUNT];
+};
+
+static void on_flushed(struct redisReply *reply, void *arg)
+{
+    struct flush *f = arg;
+    if (!reply || reply->type == REDIS_REPLY_ERROR) {
+        for (int i = 0; i < STAT__COUNT; i++)
+            f->w->stats.unflushed[i] += f->delta[i];
+        for (int i = 0; i < REJECT__COUNT; i++)
+            f->w->stats.rejected_unflushed[i] += f->rdelta[i];
+    }
+    free(f);
+}
+
+/* One EXEC'd transaction of HINCRBYs, so the hash never shows half a batch. */
+static void flush_stats(struct worker *w)
+{
+    struct stats *s = &w->stats;
+    bool any = false;
+    for (int i = 0; i < STAT__COUNT; i++)
+        any |= s->unflushed[i] != 0;
+    if (!any || !redis_conn_ready(w->redis))
+        return;
+    char key[256];
+    worker_key(w, "stats", key, sizeof key);
+    struct flush *f = xcalloc(1, sizeof *f);
+    f->w = w;
+    if (redis_conn_cmdf(w->redis, NULL, NULL, "MULTI") != 0) {
+        free(f);
+        return;
+    }
+    for (int i = 0; i < STAT__COUNT; i++) {
+        if (!s->unflushed[i])
+            continue;
+        if (redis_conn_cmdf(w->redis, NULL, NULL, "HINCRBY %s %s %llu", key, stats_name(i),
+                            (unsigned long long)s->unflushed[i]) == 0) {
+            f->delta[i] = s->unflushed[i];
+            s->unflushed[i] = 0;
+        }
+    }
+    for (int i = 0; i < REJECT__COUNT; i++) {
+        if (!s->rejected_unflushed[i])
+            continue;
+        if (redis_conn_cmdf(w->redis, NULL, NULL, "HINCRBY %s rejected_%s %llu", key, stats_reject_name(i),
+                            (unsigned long long)s->rejected_unflushed[i]) == 0) {
+            f->rdelta[i] = s->rejected_unflushed[i];
+            s->rejected_unflushed[i] = 0;
+        }
+    }
+    if (redis_conn_cmdf(w->redis, on_flushed, f, "EXEC") != 0)
+        on_flushed(NULL, f);
+}
+
+static void roles_text(unsigned roles, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s%s", roles & ROLE_INGEST ? "ingest" : "",
+             (roles & ROLE_INGEST) && (roles & (ROLE_INBOX | ROLE_RELAY)) ? "," : "", roles & ROLE_INBOX ? "inbox" : "",
+             (roles & ROLE_INBOX) && (roles & ROLE_RELAY) ? "," : "", roles & ROLE_RELAY ? "relay" : "");
+}
+
+static void beat(struct heartbeat *hb)
+{
+    struct worker *w = hb->w;
+    if (!redis_conn_ready(w->redis))
+        return;
+    char key[256], set[256], roles[64], num[32][32];
+    worker_key(w, "worker:", key, sizeof key);
+    strncat(key, w->id, sizeof key - strlen(key) - 1);
+    worker_key(w, "workers", set, sizeof set);
+    roles_text(w->cfg->roles, roles, sizeof roles);
+    int64_t now = worker_now_ms();
+    const char *argv[96];
+    int argc = 0, k = 0;
+    argv[argc++] = "HSET";
+    argv[argc++] = key;
+#define FIELD(name, value) (argv[argc++] = (name), argv[argc++] = (value))
+#define NUM(name, fmt, v) (snprintf(num[k], sizeof num[k], fmt, v), FIELD(name, num[k++]))
+    FIELD("host", w->host);
+    NUM("pid", "%d", (int)getpid());
+    FIELD("version", HOOKD_VERSION);
+    FIELD("roles", roles);
+    NUM("started_at", "%lld", (long long)w->started_ms);
+    NUM("last_beat", "%lld", (long long)now);
+    NUM("config_generation", "%llu", (unsigned long long)w->cfg->generation);
+    FIELD("ready", worker_ready(w) ? "1" : "0");
+    FIELD("draining", w->draining ? "1" : "0");
+    NUM("inflight", "%zu", w->inbox_sched ? sched_inflight(w->inbox_sched) : (size_t)0);
+    NUM("db_pending", "%zu", db_pool_pending(w->db));
+    for (int i = 0; i < STAT__COUNT && k < 32; i++)
+        NUM(stats_name(i), "%llu", (unsigned long long)w->stats.total[i]);
+#undef NUM
+#undef FIELD
+    if (redis_conn_cmd(w->redis, NULL, NULL, argc, argv, NULL) != 0)
+        return;
+    long long ttl = w->cfg->heartbeat_interval * 3;
+    if (ttl < 3000)
+        ttl = 3000;
+    if (redis_conn_cmdf(w->redis, NULL, NULL, "PEXPIRE %s %lld", key, ttl) != 0 ||
+        redis_conn_cmdf(w->redis, NULL, NULL, "ZADD %s %lld %s", set, (long long)now, w->id) != 0)
+        return;
+    flush_stats(w);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct heartbeat *hb = arg;
+    beat(hb);
+    heartbeat_reschedule(hb);
+}
+
+struct heartbeat *heartbeat_new(struct worker *w)
+{
+    struct heartbeat *hb = xcalloc(1, sizeof *hb);
+    hb->w = w;
+    hb->timer = evtimer_new(w->base, on_timer, hb);
+    struct timeval now = {0, 0};
+    evtimer_add(hb->timer, &now);
+    return hb;
+}
+
+void heartbeat_reschedule(struct heartbeat *hb)
+{
+    int64_t ms = hb->w->cfg->heartbeat_interval;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(hb->timer, &tv);
+}
+
+void heartbeat_free(struct heartbeat *hb)
+{
+    if (!hb)
+        return;
+    event_free(hb->timer);
+    free(hb);
+}
+
+static void on_removed(struct redisReply *reply, void *arg)
+{
+    (void)reply;
+    struct heartbeat *hb = arg;
+    void (*done)(void *) = hb->removed;
+    hb->removed = NULL;
+    if (done)
+        done(hb->removed_arg);
+}
+
+void heartbeat_remove(struct heartbeat *hb, void (*done)(void *arg), void *arg)
+{
+    struct worker *w = hb->w;
+    evtimer_del(hb->timer);
+    hb->removed = done;
+    hb->removed_arg = arg;
+    char key[256], set[256];
+    worker_key(w, "worker:", key, sizeof key);
+    strncat(key, w->id, sizeof key - strlen(key) - 1);
+    worker_key(w, "workers", set, sizeof set);
+    flush_stats(w);
+    if (redis_conn_cmdf(w->redis, NULL, NULL, "DEL %s", key) != 0 ||
+        redis_conn_cmdf(w->redis, on_removed, hb, "ZREM %s %s", set, w->id) != 0)
+        on_removed(NULL, hb);
+}

@@ -1,0 +1,223 @@
+/* Reconciler passes; see reconcile.h. A pass walks the queues one page at a
+ * time: a DB job reads a page, its completion seeds Redis and submits the
+ * next page, so the loop never waits on Postgres. */
+#include "reconcile.h"
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+#include "sched.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define PAGE 1000
+
+struct queue_def {
+    const char *name;
+    const char *sql;
+};
+
+static const struct queue_def queues[] = {
+    {"inbox",
+     "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint, next_attempt_at::text"
+     " FROM webhook_inbox"
+     " WHERE status IN ('PENDING', 'DEFERRED', 'RETRYING')"
+     "   AND next_attempt_at <= now() + $1::bigint * interval '1 millisecond'"
+     "   AND (next_attempt_at, id) > ($2::timestamptz, $3::uuid)"
+     " ORDER BY next_attempt_at, id LIMIT 1000"},
+    {"delivery",
+     "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint, next_attempt_at::text"
+     " FROM outbox_deliveries"
+     " WHERE status IN ('PENDING', 'RETRYING')"
+     "   AND next_attempt_at <= now() + $1::bigint * interval '1 millisecond'"
+     "   AND (next_attempt_at, id) > ($2::timestamptz, $3::uuid)"
+     " ORDER BY next_attempt_at, id LIMIT 1000"},
+};
+#define NQUEUES (sizeof queues / sizeof queues[0])
+
+struct reconcile {
+    struct worker *w;
+    struct event *timer;
+    bool running, again, freeing;
+    size_t queue;
+    char cursor_ts[64], cursor_id[40];
+    uint64_t passes, seeded, pass_seeded;
+};
+
+/* One page: filled on the DB thread, consumed on the loop. */
+struct page {
+    struct reconcile *r;
+    const struct queue_def *q;
+    char horizon[24], ts[64], id[40];
+    char **ids;
+    int64_t *due;
+    size_t n;
+    bool ok;
+    char err[256];
+};
+
+static void start_page(struct reconcile *r);
+
+static void work_page(PGconn *conn, void *arg)
+{
+    struct page *p = arg;
+    const char *params[] = {p->horizon, p->ts, p->id};
+    PGresult *res = db_exec(conn, p->q->sql, 3, params, p->err, sizeof p->err);
+    if (!res)
+        return;
+    p->n = (size_t)PQntuples(res);
+    p->ids = xcalloc(p->n ? p->n : 1, sizeof *p->ids);
+    p->due = xcalloc(p->n ? p->n : 1, sizeof *p->due);
+    for (size_t i = 0; i < p->n; i++) {
+        p->ids[i] = xstrdup(PQgetvalue(res, (int)i, 0));
+        p->due[i] = strtoll(PQgetvalue(res, (int)i, 1), NULL, 10);
+    }
+    if (p->n > 0) {
+        snprintf(p->ts, sizeof p->ts, "%s", PQgetvalue(res, (int)p->n - 1, 2));
+        snprintf(p->id, sizeof p->id, "%s", p->ids[p->n - 1]);
+    }
+    PQclear(res);
+    p->ok = true;
+}
+
+static void page_free(struct page *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->ids[i]);
+    free(p->ids);
+    free(p->due);
+    free(p);
+}
+
+static void arm(struct reconcile *r, int64_t ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(r->timer, &tv);
+}
+
+static void finish_pass(struct reconcile *r, bool ok)
+{
+    r->running = false;
+    if (ok) {
+        r->passes++;
+        if (r->pass_seeded > 0)
+            log_info("reconcile.pass", "examined=%llu", (unsigned long long)r->pass_seeded);
+    }
+    if (r->freeing)
+        return;
+    if (r->again) {
+        r->again = false;
+        arm(r, 0);
+        return;
+    }
+    /* After a failure (Postgres or Redis down) try again soon. */
+    arm(r, ok ? r->w->cfg->reconcile_interval : 1000);
+}
+
+static void done_page(void *arg)
+{
+    struct page *p = arg;
+    struct reconcile *r = p->r;
+    if (r->freeing || !p->ok || !redis_conn_ready(r->w->redis)) {
+        if (!p->ok)
+            log_warn("reconcile.failed", "queue=%s error=\"%s\"", p->q->name, p->err);
+        page_free(p);
+        finish_pass(r, false);
+        return;
+    }
+    sched_seed(r->w, p->q->name, p->ids, p->due, p->n, true);
+    r->seeded += p->n;
+    r->pass_seeded += p->n;
+    bool more = p->n == PAGE;
+    snprintf(r->cursor_ts, sizeof r->cursor_ts, "%s", p->ts);
+    snprintf(r->cursor_id, sizeof r->cursor_id, "%s", p->id);
+    page_free(p);
+    if (!more) {
+        r->queue++;
+        snprintf(r->cursor_ts, sizeof r->cursor_ts, "-infinity");
+        snprintf(r->cursor_id, sizeof r->cursor_id, "00000000-0000-0000-0000-000000000000");
+    }
+    if (r->queue < NQUEUES)
+        start_page(r);
+    else
+        finish_pass(r, true);
+}
+
+static void start_page(struct reconcile *r)
+{
+    struct page *p = xcalloc(1, sizeof *p);
+    p->r = r;
+    p->q = &queues[r->queue];
+    snprintf(p->horizon, sizeof p->horizon, "%lld", (long long)r->w->cfg->reconcile_horizon);
+    snprintf(p->ts, sizeof p->ts, "%s", r->cursor_ts);
+    snprintf(p->id, sizeof p->id, "%s", r->cursor_id);
+    db_pool_submit(r->w->db, work_page, done_page, p);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct reconcile *r = arg;
+    if (r->running) {
+        r->again = true;
+        return;
+    }
+    if (!redis_conn_ready(r->w->redis)) {
+        arm(r, 1000);
+        return;
+    }
+    r->running = true;
+    r->queue = 0;
+    r->pass_seeded = 0;
+    snprintf(r->cursor_ts, sizeof r->cursor_ts, "-infinity");
+    snprintf(r->cursor_id, sizeof r->cursor_id, "00000000-0000-0000-0000-000000000000");
+    start_page(r);
+}
+
+struct reconcile *reconcile_new(struct worker *w)
+{
+    struct reconcile *r = xcalloc(1, sizeof *r);
+    r->w = w;
+    r->timer = evtimer_new(w->base, on_timer, r);
+    arm(r, 0);
+    return r;
+}
+
+void reconcile_now(struct reconcile *r)
+{
+    if (r->running)
+        r->again = true;
+    else
+        arm(r, 0);
+}
+
+void reconcile_stop(struct reconcile *r)
+{
+    r->freeing = true;
+    evtimer_del(r->timer);
+}
+
+void reconcile_free(struct reconcile *r)
+{
+    if (!r)
+        return;
+    /* A page in flight completes during db_pool_free, which runs first. */
+    event_free(r->timer);
+    free(r);
+}
+
+uint64_t reconcile_passes(const struct reconcile *r)
+{
+    return r->passes;
+}
+
+uint64_t reconcile_seeded(const struct reconcile *r)
+{
+    return r->seeded;
+}

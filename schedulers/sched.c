@@ -1,0 +1,376 @@
+/* One queue's scheduler; see sched.h.
+ *
+ * Timer discipline: exactly one claim is in flight at a time. After a claim,
+ * the timer is armed for 0 (the batch was full: more is due), for the
+ * earliest due score (asked with ZRANGE … LIMIT 1), or for max_sleep. A wake
+ * message or a verdict that frees capacity re-arms it for 0. Verdicts are
+ * buffered and sent as one `ack` and one `reschedule` call per loop turn. */
+#include "sched.h"
+
+#include <event2/event.h>
+#include <hiredis.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define LATENESS_WINDOW 1024
+
+struct verdicts {
+    char **ids;
+    char **scores; /* NULL entries for acks */
+    size_t n, cap;
+};
+
+struct sched {
+    struct worker *w;
+    char queue[16];
+    char due_key[160], inflight_key[160];
+    sched_process_fn fn;
+    void *arg;
+    struct event *timer, *reap_timer, *flush_ev;
+    bool claiming, woken, stopped, starved;
+    int64_t armed_at_ms; /* wall-clock time the timer fires; INT64_MAX if idle */
+    size_t inflight;
+    struct verdicts acks, reschedules;
+    int64_t lateness[LATENESS_WINDOW];
+    size_t nlateness;
+};
+
+static void arm(struct sched *s, int64_t delay_ms)
+{
+    if (s->stopped)
+        return;
+    if (delay_ms < 0)
+        delay_ms = 0;
+    int64_t at = worker_now_ms() + delay_ms;
+    if (evtimer_pending(s->timer, NULL) && s->armed_at_ms <= at)
+        return; /* already firing sooner */
+    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
+    s->armed_at_ms = at;
+    evtimer_add(s->timer, &tv);
+}
+
+const char *sched_due_key(const struct sched *s)
+{
+    return s->due_key;
+}
+
+const char *sched_inflight_key(const struct sched *s)
+{
+    return s->inflight_key;
+}
+
+size_t sched_inflight(const struct sched *s)
+{
+    return s->inflight;
+}
+
+static void on_next_due(struct redisReply *reply, void *arg)
+{
+    struct sched *s = arg;
+    int64_t max_sleep = s->w->cfg->max_sleep;
+    if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
+        int64_t due = strtoll(reply->element[1]->str, NULL, 10);
+        int64_t delay = due - worker_now_ms();
+        arm(s, delay < max_sleep ? delay : max_sleep);
+        return;
+    }
+    arm(s, max_sleep);
+}
+
+static void record_lateness(struct sched *s, int64_t late)
+{
+    s->lateness[s->nlateness++ % LATENESS_WINDOW] = late < 0 ? 0 : late;
+}
+
+static void on_claimed(struct redisReply *reply, void *arg)
+{
+    struct sched *s = arg;
+    s->claiming = false;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY) {
+        if (reply && reply->type == REDIS_REPLY_ERROR)
+            log_error("sched.claim_failed", "queue=%s error=\"%s\"", s->queue, reply->str);
+        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+        arm(s, s->w->cfg->max_sleep);
+        return;
+    }
+    size_t n = reply->elements / 2;
+    if (n > 0) {
+        char **ids = xcalloc(n, sizeof *ids);
+        int64_t *due = xcalloc(n, sizeof *due);
+        int64_t now = worker_now_ms();
+        for (size_t i = 0; i < n; i++) {
+            ids[i] = reply->element[2 * i]->str;
+            due[i] = strtoll(reply->element[2 * i + 1]->str, NULL, 10);
+            record_lateness(s, now - due[i]);
+        }
+        s->inflight += n;
+        s->fn(s->arg, s, ids, due, n);
+        free(ids);
+        free(due);
+    }
+    int64_t room = s->w->cfg->max_inflight - (int64_t)s->inflight;
+    if (s->woken || (n > 0 && room > 0 && n == (size_t)(s->w->cfg->batch_size < room ? s->w->cfg->batch_size : room))) {
+        s->woken = false;
+        arm(s, 0);
+        return;
+    }
+    if (room <= 0) {
+        s->starved = true; /* a verdict re-arms */
+        return;
+    }
+    if (redis_conn_cmdf(s->w->redis, on_next_due, s, "ZRANGE %s 0 0 WITHSCORES", s->due_key) != 0)
+        arm(s, s->w->cfg->max_sleep);
+}
+
+static void claim(struct sched *s)
+{
+    const struct hookd_config *cfg = s->w->cfg;
+    if (s->stopped || s->claiming)
+        return;
+    if (!redis_conn_ready(s->w->redis)) {
+        arm(s, cfg->max_sleep);
+        return;
+    }
+    int64_t room = cfg->max_inflight - (int64_t)s->inflight;
+    if (room <= 0) {
+        s->starved = true;
+        return;
+    }
+    int64_t n = cfg->batch_size < room ? cfg->batch_size : room;
+    int64_t now = worker_now_ms();
+    char now_s[24], n_s[24], lease_s[24];
+    snprintf(now_s, sizeof now_s, "%lld", (long long)now);
+    snprintf(n_s, sizeof n_s, "%lld", (long long)n);
+    snprintf(lease_s, sizeof lease_s, "%lld", (long long)(now + cfg->lease));
+    const char *argv[] = {s->due_key, s->inflight_key, now_s, n_s, lease_s};
+    if (redis_conn_eval(s->w->redis, &s->w->scripts.claim, on_claimed, s, 2, 5, argv, NULL) != 0) {
+        arm(s, cfg->max_sleep);
+        return;
+    }
+    s->claiming = true;
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct sched *s = arg;
+    s->armed_at_ms = INT64_MAX;
+    claim(s);
+}
+
+static void on_reaped(struct redisReply *reply, void *arg)
+{
+    struct sched *s = arg;
+    if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements > 0) {
+        log_info("sched.reaped", "queue=%s count=%zu", s->queue, reply->elements);
+        arm(s, 0);
+    }
+}
+
+static void on_reap_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct sched *s = arg;
+    if (!redis_conn_ready(s->w->redis) || s->stopped)
+        return;
+    char now_s[24];
+    snprintf(now_s, sizeof now_s, "%lld", (long long)worker_now_ms());
+    const char *argv[] = {s->inflight_key, s->due_key, now_s, "1000"};
+    if (redis_conn_eval(s->w->redis, &s->w->scripts.reap, on_reaped, s, 2, 4, argv, NULL) != 0)
+        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+}
+
+static void verdicts_push(struct verdicts *v, const char *id, const char *score)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 64;
+        v->ids = xrealloc(v->ids, v->cap * sizeof *v->ids);
+        v->scores = xrealloc(v->scores, v->cap * sizeof *v->scores);
+    }
+    v->ids[v->n] = xstrdup(id);
+    v->scores[v->n] = score ? xstrdup(score) : NULL;
+    v->n++;
+}
+
+static void verdicts_clear(struct verdicts *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        free(v->ids[i]);
+        free(v->scores[i]);
+    }
+    v->n = 0;
+}
+
+static void verdicts_free(struct verdicts *v)
+{
+    verdicts_clear(v);
+    free(v->ids);
+    free(v->scores);
+}
+
+/* Sends the buffered verdicts. If Redis is unreachable they are dropped:
+ * the items stay in inflight, their lease expires, they are reaped and
+ * re-evaluated, and Postgres (already terminal) turns that into an ack. */
+static void flush_verdicts(struct sched *s)
+{
+    struct worker *w = s->w;
+    if (s->acks.n > 0) {
+        size_t argc = s->acks.n + 1;
+        const char **argv = xcalloc(argc, sizeof *argv);
+        argv[0] = s->inflight_key;
+        for (size_t i = 0; i < s->acks.n; i++)
+            argv[i + 1] = s->acks.ids[i];
+        if (redis_conn_eval(w->redis, &w->scripts.ack, NULL, NULL, 1, (int)argc, argv, NULL) != 0)
+            stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+        free(argv);
+    }
+    if (s->reschedules.n > 0) {
+        size_t argc = 2 * s->reschedules.n + 2;
+        const char **argv = xcalloc(argc, sizeof *argv);
+        argv[0] = s->inflight_key;
+        argv[1] = s->due_key;
+        for (size_t i = 0; i < s->reschedules.n; i++) {
+            argv[2 + 2 * i] = s->reschedules.ids[i];
+            argv[3 + 2 * i] = s->reschedules.scores[i];
+        }
+        if (redis_conn_eval(w->redis, &w->scripts.reschedule, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
+            stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+        free(argv);
+    }
+    verdicts_clear(&s->acks);
+    verdicts_clear(&s->reschedules);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    flush_verdicts(arg);
+}
+
+void sched_done(struct sched *s, const char *id, int64_t next_due_ms)
+{
+    HOOKD_ASSERT(s->inflight > 0);
+    s->inflight--;
+    if (next_due_ms < 0) {
+        verdicts_push(&s->acks, id, NULL);
+    } else {
+        char score[24];
+        snprintf(score, sizeof score, "%lld", (long long)next_due_ms);
+        verdicts_push(&s->reschedules, id, score);
+        arm(s, next_due_ms - worker_now_ms());
+    }
+    event_active(s->flush_ev, EV_TIMEOUT, 0);
+    if (s->starved) {
+        s->starved = false;
+        arm(s, 0);
+    }
+}
+
+void sched_wake(struct sched *s)
+{
+    if (s->claiming)
+        s->woken = true;
+    else
+        arm(s, 0);
+}
+
+void sched_stop(struct sched *s)
+{
+    s->stopped = true;
+    evtimer_del(s->timer);
+    evtimer_del(s->reap_timer);
+}
+
+struct sched *sched_new(struct worker *w, const char *queue, sched_process_fn fn, void *arg)
+{
+    struct sched *s = xcalloc(1, sizeof *s);
+    s->w = w;
+    snprintf(s->queue, sizeof s->queue, "%s", queue);
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "{%s}:due", queue);
+    worker_key(w, suffix, s->due_key, sizeof s->due_key);
+    snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
+    worker_key(w, suffix, s->inflight_key, sizeof s->inflight_key);
+    s->fn = fn;
+    s->arg = arg;
+    s->armed_at_ms = INT64_MAX;
+    s->timer = evtimer_new(w->base, on_timer, s);
+    s->flush_ev = event_new(w->base, -1, 0, on_flush, s);
+    s->reap_timer = event_new(w->base, -1, EV_PERSIST, on_reap_timer, s);
+    int64_t reap_ms = w->cfg->lease / 2 < 1000 ? w->cfg->lease / 2 : 1000;
+    struct timeval tv = {reap_ms / 1000, (reap_ms % 1000) * 1000};
+    event_add(s->reap_timer, &tv);
+    arm(s, 0);
+    return s;
+}
+
+void sched_free(struct sched *s)
+{
+    if (!s)
+        return;
+    flush_verdicts(s);
+    event_free(s->timer);
+    event_free(s->reap_timer);
+    event_free(s->flush_ev);
+    verdicts_free(&s->acks);
+    verdicts_free(&s->reschedules);
+    free(s);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void sched_lateness(const struct sched *s, int64_t *p50, int64_t *p99)
+{
+    size_t n = s->nlateness < LATENESS_WINDOW ? s->nlateness : LATENESS_WINDOW;
+    *p50 = *p99 = 0;
+    if (n == 0)
+        return;
+    int64_t *copy = xmalloc(n * sizeof *copy);
+    memcpy(copy, s->lateness, n * sizeof *copy);
+    qsort(copy, n, sizeof *copy, cmp_i64);
+    *p50 = copy[n / 2];
+    *p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+    free(copy);
+}
+
+void sched_seed(struct worker *w, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing)
+{
+    if (n == 0 || !redis_conn_ready(w->redis))
+        return;
+    char due_key[160], inflight_key[160], channel[160], suffix[64];
+    snprintf(suffix, sizeof suffix, "{%s}:due", queue);
+    worker_key(w, suffix, due_key, sizeof due_key);
+    snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
+    worker_key(w, suffix, inflight_key, sizeof inflight_key);
+    snprintf(suffix, sizeof suffix, "wake:%s", queue);
+    worker_key(w, suffix, channel, sizeof channel);
+    size_t argc = 3 + 2 * n;
+    const char **argv = xcalloc(argc, sizeof *argv);
+    char (*scores)[24] = xcalloc(n, sizeof *scores);
+    argv[0] = due_key;
+    argv[1] = inflight_key;
+    argv[2] = only_missing ? "only_missing" : "set";
+    for (size_t i = 0; i < n; i++) {
+        snprintf(scores[i], sizeof scores[i], "%lld", (long long)due_ms[i]);
+        argv[3 + 2 * i] = ids[i];
+        argv[4 + 2 * i] = scores[i];
+    }
+    if (redis_conn_eval(w->redis, &w->scripts.seed, NULL, NULL, 2, (int)argc, argv, NULL) != 0 ||
+        redis_conn_cmdf(w->redis, NULL, NULL, "PUBLISH %s 1", channel) != 0)
+        stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+    free(argv);
+    free(scores);
+}

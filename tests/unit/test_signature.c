@@ -1,0 +1,820 @@
+/*
+ * test_signature.c — unit tests for engine/signature.c. Each scheme is
+ * checked against a known-good vector, then against every tampering the
+ * scheme must catch (a flipped body byte, a wrong secret, a stale or future
+ * timestamp, a changed header, a signature replayed with a new body), key
+ * rotation, and malformed headers. Vectors:
+ *   - Standard Webhooks: test_sign_function and the multi-signature test of
+ *     the reference Python SDK (standard-webhooks/standard-webhooks,
+ *     libraries/python/tests/test_webhooks.py).
+ *   - GitHub: the example in GitHub's "Validating webhook deliveries" docs.
+ *   - Stripe publishes no fixed vector; this one uses the secret and payload
+ *     of stripe-python's tests/test_webhook.py at a fixed timestamp, with the
+ *     MAC computed independently (openssl dgst -hmac and Python's hmac).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+
+#include "signature.h"
+
+/* ---- fixtures ---- */
+
+#define SW_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#define SW_SECRET_BARE "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#define SW_ID "msg_p5jXN8AQM9LWM0D4loKWxJek"
+#define SW_TS 1614265330
+#define SW_TS_TEXT "1614265330"
+#define SW_BODY "{\"test\": 2432232314}"
+#define SW_SIG "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+#define SW_SIG_B64 "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+/* From the SDK's invalid-signature test: the last base64 digit changed. */
+#define SW_SIG_WRONG "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA="
+#define SW_SIG_OTHER "Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc="
+
+#define STRIPE_SECRET "whsec_test_secret"
+#define STRIPE_BODY "{\n  \"id\": \"evt_test_webhook\",\n  \"object\": \"event\"\n}"
+#define STRIPE_TS 1614265330
+#define STRIPE_HEX "af4ead0627a34a8cca29808e8de9ada8e41a92e6237c63cef6eacf51d36cca34"
+#define STRIPE_HEADER "t=1614265330,v1=" STRIPE_HEX
+
+#define GH_SECRET "It's a Secret to Everybody"
+#define GH_BODY "Hello, World!"
+#define GH_HEX "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+#define GH_SIG "sha256=" GH_HEX
+#define GH_B64 "dXEH6g6yUJ/CESIczphLijdXC211hsIsRvQ3nIsEPhc="
+
+#define TOLERANCE 300
+#define MAX_HEADERS 8
+
+struct headers {
+    const char *name[MAX_HEADERS];
+    const char *value[MAX_HEADERS];
+    size_t n;
+};
+
+/* Case-insensitive, as sig_header_fn requires (HTTP header names are). */
+static const char *lookup_header(void *arg, const char *name)
+{
+    const struct headers *h = arg;
+
+    for (size_t i = 0; i < h->n; i++)
+        if (strcasecmp(h->name[i], name) == 0)
+            return h->value[i];
+    return NULL;
+}
+
+static void set_header(struct headers *h, const char *name, const char *value)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        if (strcasecmp(h->name[i], name) == 0) {
+            h->value[i] = value;
+            return;
+        }
+    }
+    assert_true(h->n < MAX_HEADERS);
+    h->name[h->n] = name;
+    h->value[h->n] = value;
+    h->n++;
+}
+
+static void del_header(struct headers *h, const char *name)
+{
+    for (size_t i = 0; i < h->n; i++) {
+        if (strcasecmp(h->name[i], name) == 0) {
+            h->name[i] = h->name[h->n - 1];
+            h->value[i] = h->value[h->n - 1];
+            h->n--;
+            return;
+        }
+    }
+}
+
+/* One request/verification setup; keys are decoded from secrets. */
+struct fixture {
+    struct headers hdr;
+    struct sig_key keys[3];
+    size_t nkeys;
+    struct sig_params params;
+    struct sig_request req;
+    const char *body;
+    char err[256];
+};
+
+static void fixture_init(struct fixture *f, enum sig_scheme scheme, const char *body,
+                         int64_t now)
+{
+    memset(f, 0, sizeof *f);
+    f->params.scheme = scheme;
+    f->params.keys = f->keys;
+    f->params.tolerance_s = TOLERANCE;
+    f->body = body;
+    f->req.body = (const unsigned char *)body;
+    f->req.body_len = strlen(body);
+    f->req.header = lookup_header;
+    f->req.header_arg = &f->hdr;
+    f->req.now = now;
+}
+
+static void fixture_add_key(struct fixture *f, const char *secret)
+{
+    char err[256];
+
+    assert_true(f->nkeys < 3);
+    if (sig_key_decode(f->params.scheme, secret, &f->keys[f->nkeys], err, sizeof err) != 0)
+        fail_msg("key did not decode: %s", err);
+    f->nkeys++;
+    f->params.nkeys = f->nkeys;
+}
+
+static void fixture_set_body(struct fixture *f, const char *body)
+{
+    f->body = body;
+    f->req.body = (const unsigned char *)body;
+    f->req.body_len = strlen(body);
+}
+
+static void fixture_free(struct fixture *f)
+{
+    for (size_t i = 0; i < f->nkeys; i++)
+        sig_key_clear(&f->keys[i]);
+}
+
+/* Verifies and checks the result; on a failure result also checks that the
+ * message is non-empty and quotes neither a secret nor a full signature. */
+static void expect_result(struct fixture *f, enum sig_result want)
+{
+    static const char *const never[] = {SW_SECRET_BARE, SW_SIG_B64, SW_SIG_OTHER, STRIPE_SECRET,
+                                        STRIPE_HEX,     GH_SECRET,  GH_HEX,       GH_B64};
+    enum sig_result got;
+
+    memset(f->err, 'x', sizeof f->err);
+    got = sig_verify(&f->params, &f->req, f->err, sizeof f->err);
+    if (got != want)
+        fail_msg("sig_verify returned %s (\"%s\"), expected %s", sig_result_name(got), f->err,
+                 sig_result_name(want));
+    if (want == SIG_OK) {
+        assert_string_equal(f->err, "");
+        return;
+    }
+    assert_true(strlen(f->err) > 0 && strlen(f->err) < sizeof f->err);
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
+        if (strstr(f->err, never[i]) != NULL)
+            fail_msg("error message leaks \"%s\": %s", never[i], f->err);
+}
+
+static void expect_err(const struct fixture *f, const char *want)
+{
+    assert_string_equal(f->err, want);
+}
+
+/* ---- Standard Webhooks ---- */
+
+static void sw_fixture(struct fixture *f, int64_t now)
+{
+    fixture_init(f, SIG_STANDARD_WEBHOOKS, SW_BODY, now);
+    fixture_add_key(f, SW_SECRET);
+    set_header(&f->hdr, "webhook-id", SW_ID);
+    set_header(&f->hdr, "webhook-timestamp", SW_TS_TEXT);
+    set_header(&f->hdr, "webhook-signature", SW_SIG);
+}
+
+static void test_sw_sign_vector(void **state)
+{
+    struct sig_key key;
+    char err[128], out[SIG_STANDARD_SIGNATURE_SIZE];
+
+    (void)state;
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, SW_SECRET, &key, err, sizeof err), 0);
+    assert_int_equal(key.len, 24);
+    assert_int_equal(sig_sign_standard(&key, SW_ID, SW_TS, (const unsigned char *)SW_BODY,
+                                       strlen(SW_BODY), out, sizeof out),
+                     0);
+    assert_string_equal(out, SW_SIG);
+    sig_key_clear(&key);
+}
+
+static void test_sw_verify_vector(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    sw_fixture(&f, SW_TS);
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+
+    /* The same secret without its whsec_ prefix, as the SDK accepts. */
+    fixture_init(&f, SIG_STANDARD_WEBHOOKS, SW_BODY, SW_TS + 10);
+    fixture_add_key(&f, SW_SECRET_BARE);
+    set_header(&f.hdr, "Webhook-Id", SW_ID);
+    set_header(&f.hdr, "Webhook-Timestamp", SW_TS_TEXT);
+    set_header(&f.hdr, "Webhook-Signature", SW_SIG);
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+}
+
+static void test_sw_multiple_signatures(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    sw_fixture(&f, SW_TS);
+    /* The SDK's multi-signature header: one valid v1 among decoys, and a v2
+     * entry that must be ignored. */
+    set_header(&f.hdr, "webhook-signature",
+               "v1," SW_SIG_OTHER " v2," SW_SIG_OTHER " " SW_SIG " v1," SW_SIG_OTHER);
+    expect_result(&f, SIG_OK);
+    /* A v1a entry (asymmetric) carrying the right MAC is not a v1 entry. */
+    set_header(&f.hdr, "webhook-signature", "v1a," SW_SIG_B64 " v1," SW_SIG_OTHER);
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+}
+
+static void test_sw_tampering(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    sw_fixture(&f, SW_TS);
+
+    /* The SDK's invalid signature. */
+    set_header(&f.hdr, "webhook-signature", SW_SIG_WRONG);
+    expect_result(&f, SIG_MISMATCH);
+    expect_err(&f, "no signature in webhook-signature matches the request (1 candidate, 1 key)");
+    set_header(&f.hdr, "webhook-signature", SW_SIG);
+
+    /* One body byte flipped; the old signature replayed with a new body. */
+    fixture_set_body(&f, "{\"test\": 2432232315}");
+    expect_result(&f, SIG_MISMATCH);
+    fixture_set_body(&f, "{\"test\": 1, \"amount\": 1000000}");
+    expect_result(&f, SIG_MISMATCH);
+    fixture_set_body(&f, SW_BODY);
+    expect_result(&f, SIG_OK);
+
+    /* Signed headers changed: the id, and the timestamp within tolerance. */
+    set_header(&f.hdr, "webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJel");
+    expect_result(&f, SIG_MISMATCH);
+    set_header(&f.hdr, "webhook-id", SW_ID);
+    set_header(&f.hdr, "webhook-timestamp", "1614265331");
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+
+    /* A different secret. */
+    fixture_init(&f, SIG_STANDARD_WEBHOOKS, SW_BODY, SW_TS);
+    fixture_add_key(&f, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSx");
+    set_header(&f.hdr, "webhook-id", SW_ID);
+    set_header(&f.hdr, "webhook-timestamp", SW_TS_TEXT);
+    set_header(&f.hdr, "webhook-signature", SW_SIG);
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+}
+
+static void test_sw_timestamp_tolerance(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    /* The boundary in both directions is accepted... */
+    sw_fixture(&f, SW_TS + TOLERANCE);
+    expect_result(&f, SIG_OK);
+    f.req.now = SW_TS - TOLERANCE;
+    expect_result(&f, SIG_OK);
+
+    /* ...one second beyond it is not. */
+    f.req.now = SW_TS + TOLERANCE + 1;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    expect_err(&f, "webhook-timestamp is 301s in the past (tolerance 300s)");
+    f.req.now = SW_TS + 600;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    expect_err(&f, "webhook-timestamp is 600s in the past (tolerance 300s)");
+    f.req.now = SW_TS - TOLERANCE - 1;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    expect_err(&f, "webhook-timestamp is 301s in the future (tolerance 300s)");
+
+    /* The MAC is checked first: a forged stale request is a bad signature. */
+    f.req.now = SW_TS + 600;
+    set_header(&f.hdr, "webhook-signature", SW_SIG_WRONG);
+    expect_result(&f, SIG_MISMATCH);
+
+    set_header(&f.hdr, "webhook-signature", SW_SIG);
+
+    /* Absurd clocks are refused, not overflowed. */
+    f.req.now = INT64_MIN;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    expect_err(&f, "webhook-timestamp is out of range of the current time");
+    f.req.now = INT64_MIN + SW_TS;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    f.req.now = INT64_MAX;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+
+    /* A negative tolerance rejects even a current, correct request. */
+    f.req.now = SW_TS;
+    f.params.tolerance_s = -1;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    fixture_free(&f);
+}
+
+static void test_sw_key_rotation(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    fixture_init(&f, SIG_STANDARD_WEBHOOKS, SW_BODY, SW_TS);
+    fixture_add_key(&f, "whsec_dGhpcyBpcyB0aGUgbmV3IHNlY3JldCBrZXkh");
+    set_header(&f.hdr, "webhook-id", SW_ID);
+    set_header(&f.hdr, "webhook-timestamp", SW_TS_TEXT);
+    set_header(&f.hdr, "webhook-signature", SW_SIG);
+    expect_result(&f, SIG_MISMATCH);
+    fixture_add_key(&f, SW_SECRET); /* the second key matches */
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+}
+
+static void test_sw_missing_headers(void **state)
+{
+    static const char *const names[] = {"webhook-id", "webhook-timestamp", "webhook-signature"};
+
+    (void)state;
+    for (size_t i = 0; i < 3; i++) {
+        struct fixture f;
+        char want[64];
+
+        sw_fixture(&f, SW_TS);
+        del_header(&f.hdr, names[i]);
+        expect_result(&f, SIG_MISSING_HEADER);
+        snprintf(want, sizeof want, "missing %s header", names[i]);
+        expect_err(&f, want);
+        fixture_free(&f);
+    }
+}
+
+static void test_sw_malformed_headers(void **state)
+{
+    static const char *const bad_ts[] = {"hello", "", "-1614265330", "1614265330.5",
+                                         "1e9", "0x60372d72", "16142653301614265330"};
+    static const char *const bad_sig[] = {
+        "",                          /* empty */
+        "   ",                       /* blank */
+        SW_SIG_B64,                  /* no version */
+        "v1a," SW_SIG_B64,           /* only another version */
+        "v2," SW_SIG_B64,            /* only another version */
+        "v1,",                       /* empty MAC */
+        "v1,not base64!",            /* not base64 */
+        "v1,Zm9vYmFy",               /* base64, but 6 bytes, not 32 */
+        "v1," SW_SIG_B64 "AAAA",     /* padding in the middle */
+        "v1,g0hM9SsE-OTPJTGt_tmIKtSyZlE3uFJELVlNIOLJ1OE=", /* URL-safe alphabet */
+    };
+    struct fixture f;
+
+    (void)state;
+    sw_fixture(&f, SW_TS);
+    for (size_t i = 0; i < sizeof bad_ts / sizeof bad_ts[0]; i++) {
+        set_header(&f.hdr, "webhook-timestamp", bad_ts[i]);
+        expect_result(&f, SIG_MALFORMED_HEADER);
+    }
+    set_header(&f.hdr, "webhook-timestamp", "hello");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    expect_err(&f, "webhook-timestamp is not a decimal unix time (5 characters)");
+    set_header(&f.hdr, "webhook-timestamp", SW_TS_TEXT);
+
+    for (size_t i = 0; i < sizeof bad_sig / sizeof bad_sig[0]; i++) {
+        set_header(&f.hdr, "webhook-signature", bad_sig[i]);
+        expect_result(&f, SIG_MALFORMED_HEADER);
+    }
+    set_header(&f.hdr, "webhook-signature", "v1a,abc");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    expect_err(&f, "webhook-signature has no v1,<base64 of 32 bytes> entry");
+
+    /* A malformed entry next to the valid one does not spoil it. */
+    set_header(&f.hdr, "webhook-signature", "v1,@@@ garbage " SW_SIG);
+    expect_result(&f, SIG_OK);
+
+    set_header(&f.hdr, "webhook-id", "  ");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    expect_err(&f, "webhook-id header is empty");
+    fixture_free(&f);
+}
+
+static void test_sw_sign_verify_round_trip(void **state)
+{
+    static const unsigned char body[] = "{\"type\":\"order.paid\",\"id\":\"ord_1\"}\n\0binary";
+    struct sig_key key;
+    struct fixture f;
+    char err[128], sig[SIG_STANDARD_SIGNATURE_SIZE];
+
+    (void)state;
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS,
+                                    "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", &key, err,
+                                    sizeof err),
+                     0);
+    assert_int_equal(sig_sign_standard(&key, "0a9f0c1e-4b1e-4f5e-9d7e-1d2c3b4a5f60", 1700000000,
+                                       body, sizeof body, sig, sizeof sig),
+                     0);
+    assert_int_equal(strlen(sig), 3 + 44);
+    assert_memory_equal(sig, "v1,", 3);
+
+    fixture_init(&f, SIG_STANDARD_WEBHOOKS, "", 1700000042);
+    f.req.body = body; /* includes a NUL byte: verification is not string-based */
+    f.req.body_len = sizeof body;
+    fixture_add_key(&f, "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD");
+    set_header(&f.hdr, "webhook-id", "0a9f0c1e-4b1e-4f5e-9d7e-1d2c3b4a5f60");
+    set_header(&f.hdr, "webhook-timestamp", "1700000000");
+    set_header(&f.hdr, "webhook-signature", sig);
+    expect_result(&f, SIG_OK);
+    f.req.body_len--; /* the last byte dropped */
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+
+    /* Bad arguments and short buffers. */
+    memset(sig, 'x', sizeof sig);
+    assert_int_equal(
+        sig_sign_standard(&key, "id", 1, body, 1, sig, SIG_STANDARD_SIGNATURE_SIZE - 1), -1);
+    assert_string_equal(sig, "");
+    assert_int_equal(sig_sign_standard(&key, "", 1, body, 1, sig, sizeof sig), -1);
+    assert_int_equal(sig_sign_standard(&key, "id", -1, body, 1, sig, sizeof sig), -1);
+    assert_int_equal(sig_sign_standard(NULL, "id", 1, body, 1, sig, sizeof sig), -1);
+    assert_int_equal(sig_sign_standard(&key, "id", 1, body, 1, sig, sizeof sig), 0);
+    sig_key_clear(&key);
+}
+
+/* ---- Stripe ---- */
+
+static void stripe_fixture(struct fixture *f, int64_t now)
+{
+    fixture_init(f, SIG_STRIPE, STRIPE_BODY, now);
+    fixture_add_key(f, STRIPE_SECRET);
+    set_header(&f->hdr, "Stripe-Signature", STRIPE_HEADER);
+}
+
+static void test_stripe_vector(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    stripe_fixture(&f, STRIPE_TS);
+    /* Stripe signs with the whole secret string, whsec_ included. */
+    assert_int_equal(f.keys[0].len, strlen(STRIPE_SECRET));
+    assert_memory_equal(f.keys[0].bytes, STRIPE_SECRET, strlen(STRIPE_SECRET));
+    expect_result(&f, SIG_OK);
+
+    /* v0 (test-mode) elements are ignored, several v1 are allowed, hex case
+     * does not matter, and whitespace around elements is tolerated. */
+    set_header(&f.hdr, "stripe-signature",
+               "t=1614265330, v0=" STRIPE_HEX ", v1=" GH_HEX ", v1=" STRIPE_HEX);
+    expect_result(&f, SIG_OK);
+    set_header(&f.hdr, "stripe-signature",
+               "v1=AF4EAD0627A34A8CCA29808E8DE9ADA8E41A92E6237C63CEF6EACF51D36CCA34,t=1614265330");
+    expect_result(&f, SIG_OK);
+    /* The right MAC under another scheme name does not count. */
+    set_header(&f.hdr, "stripe-signature", "t=1614265330,v0=" STRIPE_HEX ",v1=" GH_HEX);
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+}
+
+static void test_stripe_tampering(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    stripe_fixture(&f, STRIPE_TS);
+    fixture_set_body(&f, "{\n  \"id\": \"evt_test_webhooK\",\n  \"object\": \"event\"\n}");
+    expect_result(&f, SIG_MISMATCH);
+    expect_err(&f, "no signature in Stripe-Signature matches the request (1 candidate, 1 key)");
+    fixture_set_body(&f, "{\"id\": \"evt_other\", \"object\": \"event\"}"); /* replay */
+    expect_result(&f, SIG_MISMATCH);
+    fixture_set_body(&f, STRIPE_BODY);
+
+    /* t is part of the signed content. */
+    set_header(&f.hdr, "Stripe-Signature", "t=1614265331,v1=" STRIPE_HEX);
+    expect_result(&f, SIG_MISMATCH);
+    /* One hex digit of the MAC changed. */
+    set_header(&f.hdr, "Stripe-Signature",
+               "t=1614265330,v1=af4ead0627a34a8cca29808e8de9ada8e41a92e6237c63cef6eacf51d36cca35");
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+
+    fixture_init(&f, SIG_STRIPE, STRIPE_BODY, STRIPE_TS);
+    fixture_add_key(&f, "whsec_test_secreT");
+    set_header(&f.hdr, "Stripe-Signature", STRIPE_HEADER);
+    expect_result(&f, SIG_MISMATCH);
+    fixture_add_key(&f, STRIPE_SECRET); /* rotation: the second key matches */
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+}
+
+static void test_stripe_timestamp_tolerance(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    stripe_fixture(&f, STRIPE_TS + TOLERANCE);
+    expect_result(&f, SIG_OK);
+    f.req.now = STRIPE_TS + 600;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    expect_err(&f, "Stripe-Signature t= is 600s in the past (tolerance 300s)");
+    f.req.now = STRIPE_TS - 3600;
+    expect_result(&f, SIG_TIMESTAMP_OUT_OF_TOLERANCE);
+    expect_err(&f, "Stripe-Signature t= is 3600s in the future (tolerance 300s)");
+    fixture_free(&f);
+}
+
+static void test_stripe_malformed_headers(void **state)
+{
+    static const struct {
+        const char *header;
+        const char *err;
+    } cases[] = {
+        {"v1=" STRIPE_HEX, "Stripe-Signature has no t= element"},
+        {"t=1614265330", "Stripe-Signature has no v1= element"},
+        {"t=1614265330,v0=" STRIPE_HEX, "Stripe-Signature has no v1= element"},
+        {"t=abc,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
+        {"t=,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
+        {"t=1614265330,t=1614265330,v1=" STRIPE_HEX,
+         "Stripe-Signature has 2 t= elements, expected one"},
+        {"t=1614265330,v1=zz", "Stripe-Signature has 1 v1= element but none is 64 hex digits"},
+        {"t=1614265330,v1=" STRIPE_HEX "00,v1=",
+         "Stripe-Signature has 2 v1= elements but none is 64 hex digits"},
+        {"t=1614265330 v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
+        {"garbage", "Stripe-Signature has no t= element"},
+        {"", "Stripe-Signature header is empty"},
+    };
+    struct fixture f;
+
+    (void)state;
+    stripe_fixture(&f, STRIPE_TS);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        set_header(&f.hdr, "Stripe-Signature", cases[i].header);
+        expect_result(&f, SIG_MALFORMED_HEADER);
+        expect_err(&f, cases[i].err);
+    }
+    del_header(&f.hdr, "Stripe-Signature");
+    expect_result(&f, SIG_MISSING_HEADER);
+    expect_err(&f, "missing Stripe-Signature header");
+    /* Other schemes' headers are not consulted. */
+    set_header(&f.hdr, "X-Hub-Signature-256", GH_SIG);
+    expect_result(&f, SIG_MISSING_HEADER);
+    fixture_free(&f);
+}
+
+/* ---- GitHub ---- */
+
+static void github_fixture(struct fixture *f)
+{
+    /* GitHub signs no timestamp: any clock must do. */
+    fixture_init(f, SIG_GITHUB, GH_BODY, 0);
+    fixture_add_key(f, GH_SECRET);
+    set_header(&f->hdr, "X-Hub-Signature-256", GH_SIG);
+}
+
+static void test_github_vector(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    github_fixture(&f);
+    expect_result(&f, SIG_OK);
+    f.req.now = INT64_MAX;
+    f.params.tolerance_s = -1; /* and no tolerance applies */
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+}
+
+static void test_github_tampering(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    github_fixture(&f);
+    fixture_set_body(&f, "Hello, World?");
+    expect_result(&f, SIG_MISMATCH);
+    fixture_set_body(&f, "{\"action\":\"deleted\"}");
+    expect_result(&f, SIG_MISMATCH);
+    fixture_set_body(&f, GH_BODY);
+    set_header(&f.hdr, "X-Hub-Signature-256",
+               "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e18");
+    expect_result(&f, SIG_MISMATCH);
+    expect_err(&f, "no signature in X-Hub-Signature-256 matches the request (1 candidate, 1 key)");
+    fixture_free(&f);
+
+    fixture_init(&f, SIG_GITHUB, GH_BODY, 0);
+    fixture_add_key(&f, "It's a Secret to Everybody!");
+    set_header(&f.hdr, "X-Hub-Signature-256", GH_SIG);
+    expect_result(&f, SIG_MISMATCH);
+    fixture_add_key(&f, GH_SECRET);
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+}
+
+static void test_github_malformed_headers(void **state)
+{
+    static const char *const bad[] = {
+        GH_HEX,                          /* no prefix */
+        "sha1=" GH_HEX,                  /* wrong algorithm */
+        "sha256=",                       /* empty MAC */
+        "sha256=757107ea0eb2509f",       /* short */
+        "sha256=" GH_HEX "00",           /* long */
+        "sha256=" GH_B64,                /* base64 is not GitHub's format */
+        "sha256=" GH_HEX " sha256=" GH_HEX,
+    };
+    struct fixture f;
+
+    (void)state;
+    github_fixture(&f);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        set_header(&f.hdr, "X-Hub-Signature-256", bad[i]);
+        expect_result(&f, SIG_MALFORMED_HEADER);
+    }
+    set_header(&f.hdr, "X-Hub-Signature-256", "sha1=abc");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    expect_err(&f, "X-Hub-Signature-256 is not sha256=<64 hex digits> (8 characters)");
+    del_header(&f.hdr, "X-Hub-Signature-256");
+    set_header(&f.hdr, "X-Hub-Signature", "sha1=" GH_HEX); /* the legacy SHA-1 header */
+    expect_result(&f, SIG_MISSING_HEADER);
+    expect_err(&f, "missing X-Hub-Signature-256 header");
+    fixture_free(&f);
+}
+
+/* ---- generic hmac-sha256 ---- */
+
+static void generic_fixture(struct fixture *f, const char *value)
+{
+    fixture_init(f, SIG_HMAC_SHA256, GH_BODY, 0);
+    fixture_add_key(f, GH_SECRET);
+    f->params.header_name = "X-Signature";
+    set_header(&f->hdr, "x-signature", value);
+}
+
+static void test_generic_formats(void **state)
+{
+    static const char *const good[] = {
+        GH_HEX, "757107EA0EB2509FC211221CCE984B8A37570B6D7586C22C46F4379C8B043E17",
+        GH_SIG, "SHA256=" GH_HEX, GH_B64, "sha256=" GH_B64, "  " GH_HEX "\t",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        struct fixture f;
+
+        generic_fixture(&f, good[i]);
+        expect_result(&f, SIG_OK);
+        fixture_free(&f);
+    }
+}
+
+static void test_generic_tampering_and_errors(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    generic_fixture(&f, GH_HEX);
+    fixture_set_body(&f, "Hello, World.");
+    expect_result(&f, SIG_MISMATCH);
+    expect_err(&f, "no signature in X-Signature matches the request (1 candidate, 1 key)");
+    fixture_set_body(&f, GH_BODY);
+    set_header(&f.hdr, "X-Signature", "eXEH6g6yUJ/CESIczphLijdXC211hsIsRvQ3nIsEPhc=");
+    expect_result(&f, SIG_MISMATCH);
+
+    set_header(&f.hdr, "X-Signature", "sha256=nope");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    expect_err(&f, "X-Signature is neither 64 hex digits nor base64 of 32 bytes, with optional "
+                   "sha256= (11 characters)");
+    set_header(&f.hdr, "X-Signature", "dXEH6g6yUJ_CESIczphLijdXC211hsIsRvQ3nIsEPhc=");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+
+    del_header(&f.hdr, "X-Signature");
+    expect_result(&f, SIG_MISSING_HEADER);
+    expect_err(&f, "missing X-Signature header");
+
+    set_header(&f.hdr, "X-Signature", GH_HEX);
+    f.params.header_name = NULL;
+    expect_result(&f, SIG_MISSING_HEADER);
+    expect_err(&f, "hmac-sha256 needs the name of the signature header in the config");
+    fixture_free(&f);
+}
+
+/* ---- configuration, keys, names ---- */
+
+static void test_no_keys_fails_closed(void **state)
+{
+    struct fixture f;
+
+    (void)state;
+    github_fixture(&f);
+    f.params.nkeys = 0;
+    expect_result(&f, SIG_MISMATCH);
+    expect_err(&f, "no signing secret is configured, so nothing can be verified");
+    f.params.nkeys = 1;
+    expect_result(&f, SIG_OK);
+    fixture_free(&f);
+}
+
+static void test_key_decode(void **state)
+{
+    struct sig_key key;
+    char err[128];
+
+    (void)state;
+    /* Unpadded base64 is restored the way the reference SDK does. */
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_Zm9vYg", &key, err, sizeof err),
+                     0);
+    assert_int_equal(key.len, 4);
+    assert_memory_equal(key.bytes, "foob", 4);
+    sig_key_clear(&key);
+    assert_null(key.bytes);
+    assert_int_equal(key.len, 0);
+    sig_key_clear(&key); /* twice is harmless */
+    sig_key_clear(NULL);
+
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_Zm9vYmE=", &key, err, sizeof err),
+                     0);
+    assert_int_equal(key.len, 5);
+    sig_key_clear(&key);
+
+    static const char *const bad[] = {"whsec_!!!!hunter2", "whsec_", "", "whsec_Zm9vY",
+                                      "whsec_Zm9v Zm9v", "whsec_===="};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        key.bytes = (unsigned char *)"stale";
+        key.len = 5;
+        if (sig_key_decode(SIG_STANDARD_WEBHOOKS, bad[i], &key, err, sizeof err) != -1)
+            fail_msg("accepted standard-webhooks secret \"%s\"", bad[i]);
+        assert_null(key.bytes);
+        assert_int_equal(key.len, 0);
+        assert_true(strlen(err) > 0);
+        assert_null(strstr(err, "hunter2"));
+    }
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, NULL, &key, err, sizeof err), -1);
+    assert_int_equal(sig_key_decode(SIG_GITHUB, "", &key, err, sizeof err), -1);
+    assert_string_equal(err, "github signing secret is empty");
+
+    /* The other schemes keep the bytes, base64-looking or not. */
+    assert_int_equal(sig_key_decode(SIG_HMAC_SHA256, "Zm9v", &key, err, sizeof err), 0);
+    assert_int_equal(key.len, 4);
+    assert_memory_equal(key.bytes, "Zm9v", 4);
+    sig_key_clear(&key);
+}
+
+static void test_names(void **state)
+{
+    static const char *const names[] = {"standard-webhooks", "stripe", "github", "hmac-sha256"};
+    enum sig_scheme s = SIG_GITHUB;
+
+    (void)state;
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(sig_scheme_parse(names[i], &s), 0);
+        assert_int_equal(s, (enum sig_scheme)i);
+        assert_string_equal(sig_scheme_name(s), names[i]);
+    }
+    assert_int_equal(sig_scheme_parse("Stripe", &s), 0);
+    assert_int_equal(s, SIG_STRIPE);
+    s = SIG_GITHUB;
+    assert_int_equal(sig_scheme_parse("svix", &s), -1);
+    assert_int_equal(sig_scheme_parse("", &s), -1);
+    assert_int_equal(sig_scheme_parse("stripe ", &s), -1);
+    assert_int_equal(sig_scheme_parse(NULL, &s), -1);
+    assert_int_equal(s, SIG_GITHUB);
+    assert_string_equal(sig_scheme_name((enum sig_scheme)42), "invalid");
+
+    assert_string_equal(sig_result_name(SIG_OK), "ok");
+    assert_string_equal(sig_result_name(SIG_MISSING_HEADER), "missing_header");
+    assert_string_equal(sig_result_name(SIG_MALFORMED_HEADER), "malformed_header");
+    assert_string_equal(sig_result_name(SIG_MISMATCH), "bad_signature");
+    assert_string_equal(sig_result_name(SIG_TIMESTAMP_OUT_OF_TOLERANCE),
+                        "timestamp_out_of_tolerance");
+    assert_string_equal(sig_result_name((enum sig_result)42), "invalid");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sw_sign_vector),
+        cmocka_unit_test(test_sw_verify_vector),
+        cmocka_unit_test(test_sw_multiple_signatures),
+        cmocka_unit_test(test_sw_tampering),
+        cmocka_unit_test(test_sw_timestamp_tolerance),
+        cmocka_unit_test(test_sw_key_rotation),
+        cmocka_unit_test(test_sw_missing_headers),
+        cmocka_unit_test(test_sw_malformed_headers),
+        cmocka_unit_test(test_sw_sign_verify_round_trip),
+        cmocka_unit_test(test_stripe_vector),
+        cmocka_unit_test(test_stripe_tampering),
+        cmocka_unit_test(test_stripe_timestamp_tolerance),
+        cmocka_unit_test(test_stripe_malformed_headers),
+        cmocka_unit_test(test_github_vector),
+        cmocka_unit_test(test_github_tampering),
+        cmocka_unit_test(test_github_malformed_headers),
+        cmocka_unit_test(test_generic_formats),
+        cmocka_unit_test(test_generic_tampering_and_errors),
+        cmocka_unit_test(test_no_keys_fails_closed),
+        cmocka_unit_test(test_key_decode),
+        cmocka_unit_test(test_names),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
