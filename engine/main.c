@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_endpoint.h"
 #include "config.h"
 #include "db.h"
 #include "migrate.h"
@@ -20,6 +21,10 @@ static const char usage_text[] =
     "  run                      run a worker (roles from the config)\n"
     "  migrate                  apply pending database migrations\n"
     "  config check [FILE]      validate a config and print it, secrets redacted\n"
+    "  endpoint add --url URL [--events 'order.*'] [--secret whsec_...] [--name N]\n"
+    "           [--timeout 10s] [--max-inflight 16]\n"
+    "  endpoint list | show NAME [--show-secret] | disable NAME | enable NAME\n"
+    "  endpoint rotate-secret NAME [--secret whsec_...] [--grace 24h]\n"
     "  version                  print the version\n"
     "\n"
     "  -c FILE                  config file (default: $HOOKD_CONFIG, else hookd.conf)\n";
@@ -94,6 +99,17 @@ static int cmd_config(const char *path, int argc, char **argv)
     return 0;
 }
 
+/* Subcommands that only need the config and Postgres. */
+static int with_config(const char *path, int (*fn)(const struct hookd_config *, int, char **), int argc, char **argv)
+{
+    struct hookd_config *cfg = load_or_complain(path);
+    if (!cfg)
+        return 2;
+    int rc = fn(cfg, argc, argv);
+    config_unref(cfg);
+    return rc;
+}
+
 static int cmd_run(const char *path, int argc, char **argv)
 {
     if (argc > 0)
@@ -147,6 +163,8 @@ int main(int argc, char **argv)
         return cmd_migrate(path, sub_argc, sub_argv);
     if (strcmp(cmd, "config") == 0)
         return cmd_config(path, sub_argc, sub_argv);
+    if (strcmp(cmd, "endpoint") == 0)
+        return with_config(path, cli_endpoint, sub_argc, sub_argv);
     if (strcmp(cmd, "version") == 0)
         return puts("hookd " HOOKD_VERSION) < 0;
     return usage_error("unknown command '%s'", cmd);

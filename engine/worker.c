@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "delivery.h"
 #include "embedded.h"
 #include "heartbeat.h"
 #include "http_server.h"
@@ -23,6 +24,7 @@
 #include "metrics.h"
 #include "migrate.h"
 #include "reconcile.h"
+#include "relay.h"
 #include "sched.h"
 #include "xmalloc.h"
 
@@ -140,16 +142,23 @@ static void on_redis_ready(void *arg)
         reconcile_now(w->reconcile);
     if (w->inbox_sched)
         sched_wake(w->inbox_sched);
+    if (w->delivery_sched)
+        sched_wake(w->delivery_sched);
 }
 
+/* `<prefix>:wake:inbox` / `<prefix>:wake:delivery`: new work is due now. */
 static void on_wake(const char *channel, const char *msg, size_t len, void *arg)
 {
-    (void)channel;
     (void)msg;
     (void)len;
     struct worker *w = arg;
-    if (w->inbox_sched && !w->draining)
+    size_t n = strlen(channel);
+    if (w->draining)
+        return;
+    if (w->inbox_sched && n >= 5 && strcmp(channel + n - 5, "inbox") == 0)
         sched_wake(w->inbox_sched);
+    else if (w->delivery_sched && n >= 8 && strcmp(channel + n - 8, "delivery") == 0)
+        sched_wake(w->delivery_sched);
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -198,8 +207,10 @@ static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct worker *w = arg;
-    size_t inflight = w->inbox_sched ? sched_inflight(w->inbox_sched) : 0;
-    size_t pending = db_pool_pending(w->db) + (w->ingest ? ingest_pending(w->ingest) : 0);
+    size_t inflight = (w->inbox_sched ? sched_inflight(w->inbox_sched) : 0) +
+                      (w->delivery_sched ? sched_inflight(w->delivery_sched) : 0);
+    size_t pending = db_pool_pending(w->db) + (w->ingest ? ingest_pending(w->ingest) : 0) +
+                     (w->delivery ? delivery_pending(w->delivery) : 0);
     bool late = worker_now_ms() > w->drain_deadline_ms;
     if ((inflight == 0 && pending == 0) || late) {
         if (late)
@@ -224,6 +235,10 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
         http_server_stop_accepting(w->http);
     if (w->inbox_sched)
         sched_stop(w->inbox_sched);
+    if (w->delivery_sched)
+        sched_stop(w->delivery_sched);
+    if (w->relay)
+        relay_stop(w->relay);
     if (w->ingest)
         ingest_flush(w->ingest);
     struct timeval tv = {0, 20 * 1000};
@@ -259,6 +274,7 @@ static int start(struct worker *w, char *err, size_t errlen)
     redis_conn_on_ready(w->redis, on_redis_ready, w);
     char channel[160];
     redis_conn_subscribe(w->redis_sub, worker_key(w, "wake:inbox", channel, sizeof channel), on_wake, w);
+    redis_conn_subscribe(w->redis_sub, worker_key(w, "wake:delivery", channel, sizeof channel), on_wake, w);
 
     w->http = http_server_new(w->base, cfg->listen, err, errlen);
     if (!w->http)
@@ -271,6 +287,15 @@ static int start(struct worker *w, char *err, size_t errlen)
     if (cfg->roles & ROLE_INBOX) {
         w->inbox = inbox_new(w);
         w->inbox_sched = sched_new(w, "inbox", inbox_process, w->inbox);
+    }
+    if (cfg->roles & ROLE_RELAY) {
+        w->delivery = delivery_new(w, err, errlen);
+        if (!w->delivery)
+            return -1;
+        w->delivery_sched = sched_new(w, "delivery", delivery_process, w->delivery);
+        w->relay = relay_new(w);
+        if (!w->relay)
+            return snprintf(err, errlen, "cannot start the outbox relay"), -1;
     }
     w->reconcile = reconcile_new(w);
     w->heartbeat = heartbeat_new(w);
@@ -295,10 +320,16 @@ static void stop(struct worker *w)
         reconcile_stop(w->reconcile);
     if (w->inbox_sched)
         sched_stop(w->inbox_sched);
+    if (w->delivery_sched)
+        sched_stop(w->delivery_sched);
+    relay_stop(w->relay);
     /* Runs the completions of jobs still in flight while their owners live. */
     db_pool_free(w->db);
     w->db = NULL;
     ingest_free(w->ingest);
+    delivery_free(w->delivery);
+    sched_free(w->delivery_sched);
+    relay_free(w->relay);
     sched_free(w->inbox_sched);
     inbox_free(w->inbox);
     reconcile_free(w->reconcile);

@@ -22,6 +22,8 @@ struct sched;
 struct ingest;
 struct inbox;
 struct reconcile;
+struct relay;
+struct delivery;
 
 /* The Lua scripts of lua/, loaded into every command connection. */
 struct worker_scripts {
@@ -44,6 +46,9 @@ struct worker {
     struct reconcile *reconcile;
     struct ingest *ingest;
     struct inbox *inbox;
+    struct sched *delivery_sched;
+    struct relay *relay;
+    struct delivery *delivery;
     struct stats stats;
     bool migrations_current;
     bool draining;

@@ -115,7 +115,8 @@ static void beat(struct heartbeat *hb)
     NUM("config_generation", "%llu", (unsigned long long)w->cfg->generation);
     FIELD("ready", worker_ready(w) ? "1" : "0");
     FIELD("draining", w->draining ? "1" : "0");
-    NUM("inflight", "%zu", w->inbox_sched ? sched_inflight(w->inbox_sched) : (size_t)0);
+    NUM("inflight", "%zu",
+        (w->inbox_sched ? sched_inflight(w->inbox_sched) : 0) + (w->delivery_sched ? sched_inflight(w->delivery_sched) : 0));
     NUM("db_pending", "%zu", db_pool_pending(w->db));
     for (int i = 0; i < STAT__COUNT && k < 32; i++)
         NUM(stats_name(i), "%llu", (unsigned long long)w->stats.total[i]);

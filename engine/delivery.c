@@ -1,0 +1,586 @@
+/* Sending and recording deliveries; see delivery.h.
+ *
+ * No Postgres transaction is held open across an HTTP request: a delivery is
+ * read, sent, and its outcome written conditionally (only while it is still
+ * PENDING/RETRYING). The Redis lease keeps two workers from sending the same
+ * delivery at once; if a worker dies between sending and recording, the
+ * lease expires and the delivery is sent again with the same webhook-id
+ * (at-least-once; receivers deduplicate on it). */
+#include "delivery.h"
+
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <openssl/rand.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alert.h"
+#include "db.h"
+#include "http_client.h"
+#include "log.h"
+#include "sched.h"
+#include "signature.h"
+#include "version.h"
+#include "worker.h"
+#include "xmalloc.h"
+
+#define EXCERPT_MAX 512
+#define RETRY_AFTER_MAX_MS (60LL * 60 * 1000)
+
+enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED };
+
+/* One claimed delivery, from load to recorded outcome. */
+struct item {
+    struct delivery *d;
+    char id[40], event_id[40], endpoint_name[112];
+    char *url, *payload, *secret, *prev_secret;
+    int timeout_ms, max_inflight;
+    /* outcome */
+    enum result_kind kind;
+    int status;
+    char *error, *excerpt;
+    int64_t duration_us;
+    int64_t retry_after_ms; /* -1: none */
+    /* recorded */
+    int attempts;
+    bool dead, recorded;
+    int64_t next_due_ms;
+};
+
+struct load_job {
+    struct delivery *d;
+    struct item **items;
+    size_t n;
+    bool ok;
+};
+
+struct record_job {
+    struct delivery *d;
+    struct hookd_config *cfg;
+    struct item **items;
+    size_t n, cap;
+    bool committed;
+    char worker_id[96];
+};
+
+struct delivery {
+    struct worker *w;
+    struct sched *sched;
+    struct evdns_base *dns;
+    struct http_client *http;
+    struct record_job *open; /* outcomes gathering for the next record job */
+    struct event *flush_ev;
+    int recording;
+    size_t pending;
+    bool stopping;
+};
+
+static uint64_t rnd64(void)
+{
+    uint64_t r = 0;
+    if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
+        r = (uint64_t)time(NULL);
+    return r;
+}
+
+static void item_free(struct item *it)
+{
+    free(it->url);
+    free(it->payload);
+    if (it->secret)
+        memset(it->secret, 0, strlen(it->secret));
+    if (it->prev_secret)
+        memset(it->prev_secret, 0, strlen(it->prev_secret));
+    free(it->secret);
+    free(it->prev_secret);
+    free(it->error);
+    free(it->excerpt);
+    free(it);
+}
+
+/* ---- recording outcomes (DB thread) --------------------------------------- */
+
+static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *p, char *err, size_t errlen)
+{
+    return db_exec(conn, sql, n, p, err, errlen);
+}
+
+static int finish_event_if_done(PGconn *conn, const char *event_id, char *err, size_t errlen)
+{
+    const char *p[] = {event_id};
+    PGresult *r = q(conn,
+                    "UPDATE outbox_events SET processed_at = now() WHERE id = $1 AND processed_at IS NULL"
+                    " AND NOT EXISTS (SELECT 1 FROM outbox_deliveries WHERE event_id = $1"
+                    " AND status IN ('PENDING', 'RETRYING'))",
+                    1, p, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
+
+static int insert_attempt(PGconn *conn, const struct record_job *job, const struct item *it, const char *outcome,
+                          char *err, size_t errlen)
+{
+    char dur[32], status[16];
+    snprintf(dur, sizeof dur, "%.3f", (double)it->duration_us / 1000.0);
+    snprintf(status, sizeof status, "%d", it->status);
+    const char *p[] = {it->id, outcome, dur, it->status ? status : NULL, it->error, it->excerpt, job->worker_id};
+    PGresult *r = q(conn,
+                    "INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error,"
+                    " response_excerpt, worker_id) VALUES ('delivery', $1, $2, $3, $4, $5, $6, $7)",
+                    7, p, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
+
+static int record_dead(PGconn *conn, struct item *it, const char *reason, char *err, size_t errlen)
+{
+    char attempts[16], status[16];
+    snprintf(attempts, sizeof attempts, "%d", it->attempts);
+    snprintf(status, sizeof status, "%d", it->status);
+    const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error};
+    PGresult *r = q(conn,
+                    "UPDATE outbox_deliveries SET status = 'DEAD', attempts = $2, last_status_code = $3,"
+                    " last_error = $4 WHERE id = $1",
+                    4, p, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    const char *p2[] = {it->id, reason, attempts, it->error};
+    r = q(conn,
+          "INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)"
+          " VALUES ('delivery', $1, $2, $3, $4)"
+          " ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING",
+          4, p2, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    it->dead = true;
+    return finish_event_if_done(conn, it->event_id, err, errlen);
+}
+
+/* Writes one outcome. Returns 0, or -1 with err (the savepoint rolls back). */
+static int record_one(PGconn *conn, const struct record_job *job, struct item *it, char *err, size_t errlen)
+{
+    const char *pid[] = {it->id};
+    PGresult *r = q(conn,
+                    "SELECT attempts FROM outbox_deliveries WHERE id = $1 AND status IN ('PENDING', 'RETRYING')"
+                    " FOR UPDATE",
+                    1, pid, err, errlen);
+    if (!r)
+        return -1;
+    if (PQntuples(r) == 0) { /* finished elsewhere meanwhile */
+        PQclear(r);
+        it->kind = R_SKIP_ACK;
+        return 0;
+    }
+    it->attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
+    PQclear(r);
+    bool ok = it->kind == R_SUCCEEDED;
+    if (insert_attempt(conn, job, it, ok ? "succeeded" : it->kind == R_GONE ? "gone" : "failed", err, errlen) != 0)
+        return -1;
+    char attempts[16], status[16];
+    snprintf(attempts, sizeof attempts, "%d", it->attempts);
+    snprintf(status, sizeof status, "%d", it->status);
+    if (ok) {
+        const char *p[] = {it->id, attempts, status};
+        r = q(conn,
+              "UPDATE outbox_deliveries SET status = 'SUCCEEDED', attempts = $2, last_status_code = $3,"
+              " last_error = NULL, delivered_at = now() WHERE id = $1",
+              3, p, err, errlen);
+        if (!r)
+            return -1;
+        PQclear(r);
+        return finish_event_if_done(conn, it->event_id, err, errlen);
+    }
+    if (it->kind == R_GONE || it->kind == R_ENDPOINT_DISABLED) {
+        if (it->kind == R_GONE) {
+            const char *p[] = {it->endpoint_name};
+            r = q(conn,
+                  "UPDATE webhook_endpoints SET enabled = false, updated_at = now(),"
+                  " disabled_reason = 'the endpoint answered 410 Gone' WHERE name = $1",
+                  1, p, err, errlen);
+            if (!r)
+                return -1;
+            PQclear(r);
+        }
+        return record_dead(conn, it, it->kind == R_GONE ? "endpoint gone (410)" : "endpoint disabled", err, errlen);
+    }
+    const struct backoff_policy *policy = config_retry_for_endpoint(job->cfg, it->endpoint_name);
+    int64_t wait = backoff_retry_delay(policy, it->attempts, rnd64());
+    if (wait < 0)
+        return record_dead(conn, it, "retries exhausted", err, errlen);
+    if (it->retry_after_ms > wait)
+        wait = it->retry_after_ms < RETRY_AFTER_MAX_MS ? it->retry_after_ms : RETRY_AFTER_MAX_MS;
+    char ms[24];
+    snprintf(ms, sizeof ms, "%lld", (long long)wait);
+    const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error, ms};
+    r = q(conn,
+          "UPDATE outbox_deliveries SET status = 'RETRYING', attempts = $2, last_status_code = $3,"
+          " last_error = $4, next_attempt_at = now() + $5::bigint * interval '1 millisecond' WHERE id = $1"
+          " RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint",
+          5, p, err, errlen);
+    if (!r)
+        return -1;
+    it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return 0;
+}
+
+static void work_record(PGconn *conn, void *arg)
+{
+    struct record_job *job = arg;
+    char err[256];
+    if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
+        return;
+    for (size_t i = 0; i < job->n; i++) {
+        struct item *it = job->items[i];
+        if (it->kind == R_SKIP_ACK || it->kind == R_SKIP_LATER)
+            continue;
+        PQclear(PQexec(conn, "SAVEPOINT rec"));
+        if (record_one(conn, job, it, err, sizeof err) == 0) {
+            it->recorded = true;
+            PQclear(PQexec(conn, "RELEASE SAVEPOINT rec"));
+        } else {
+            log_warn("delivery.record_failed", "id=%s error=\"%s\"", it->id, err);
+            PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT rec"));
+        }
+        if (db_conn_lost(conn))
+            return;
+    }
+    job->committed = db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0;
+}
+
+static void start_record(struct delivery *d);
+
+static void report(struct delivery *d, struct item *it)
+{
+    struct worker *w = d->w;
+    if (it->kind == R_SUCCEEDED) {
+        stats_add(&w->stats, STAT_DELIVERED, 1);
+        log_debug("delivery.succeeded", "id=%s event=%s endpoint=%s status=%d attempt=%d", it->id, it->event_id,
+                  it->endpoint_name, it->status, it->attempts);
+        return;
+    }
+    stats_add(&w->stats, STAT_DELIVERY_FAILED, 1);
+    if (it->dead) {
+        stats_add(&w->stats, STAT_DEAD, 1);
+        alert_dead_letter(w, "delivery", it->id, it->endpoint_name, "", it->event_id, it->attempts,
+                          it->error ? it->error : "");
+    } else {
+        log_warn("delivery.retry", "id=%s endpoint=%s status=%d attempt=%d due_in_ms=%lld error=\"%s\"", it->id,
+                 it->endpoint_name, it->status, it->attempts, (long long)(it->next_due_ms - worker_now_ms()),
+                 it->error ? it->error : "");
+    }
+}
+
+static void done_record(void *arg)
+{
+    struct record_job *job = arg;
+    struct delivery *d = job->d;
+    for (size_t i = 0; i < job->n; i++) {
+        struct item *it = job->items[i];
+        int64_t next = -1;
+        if (it->kind == R_SKIP_LATER || !job->committed || (!it->recorded && it->kind != R_SKIP_ACK))
+            next = worker_now_ms() + 1000; /* not recorded: try again; Postgres decides */
+        else if (it->kind == R_FAILED && !it->dead)
+            next = it->next_due_ms;
+        if (job->committed && it->recorded)
+            report(d, it);
+        sched_done(d->sched, it->id, next);
+        item_free(it);
+    }
+    d->pending -= job->n;
+    config_unref(job->cfg);
+    free(job->items);
+    free(job);
+    d->recording--;
+    start_record(d);
+}
+
+static void start_record(struct delivery *d)
+{
+    if (d->stopping || !d->open || d->open->n == 0 || d->recording >= 2)
+        return;
+    struct record_job *job = d->open;
+    d->open = NULL;
+    d->recording++;
+    db_pool_submit(d->w->db, work_record, done_record, job);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    start_record(arg);
+}
+
+/* Queues an item's outcome for the next record job (group commit). */
+static void finish(struct delivery *d, struct item *it)
+{
+    if (!d->open) {
+        d->open = xcalloc(1, sizeof *d->open);
+        d->open->d = d;
+        d->open->cfg = config_ref(d->w->cfg);
+        snprintf(d->open->worker_id, sizeof d->open->worker_id, "%s", d->w->id);
+    }
+    struct record_job *job = d->open;
+    if (job->n == job->cap) {
+        job->cap = job->cap ? job->cap * 2 : 32;
+        job->items = xrealloc(job->items, job->cap * sizeof *job->items);
+    }
+    job->items[job->n++] = it;
+    event_active(d->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* ---- sending ----------------------------------------------------------------- */
+
+static int64_t parse_retry_after(const char *v)
+{
+    if (!v)
+        return -1;
+    char *end;
+    long long s = strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && s >= 0)
+        return s * 1000;
+    struct tm tm = {0};
+    const char *rest = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    if (!rest || *rest)
+        return -1;
+    int64_t at = (int64_t)timegm(&tm) * 1000 - worker_now_ms();
+    return at > 0 ? at : 0;
+}
+
+static char *excerpt(const char *body, size_t len)
+{
+    if (len > EXCERPT_MAX)
+        len = EXCERPT_MAX;
+    char *out = xmalloc(len + 1);
+    for (size_t i = 0; i < len; i++) /* Postgres text cannot hold NUL; keep it printable */
+        out[i] = body[i] == '\0' ? '?' : body[i];
+    out[len] = '\0';
+    return out;
+}
+
+static void on_response(const struct http_client_result *res, void *arg)
+{
+    struct item *it = arg;
+    it->status = res->status;
+    it->duration_us = res->duration_us;
+    it->excerpt = res->body_len ? excerpt(res->body, res->body_len) : NULL;
+    it->retry_after_ms = parse_retry_after(res->retry_after);
+    if (res->error) {
+        it->kind = R_FAILED;
+        it->error = xstrdup(res->error);
+    } else if (res->status >= 200 && res->status < 300) {
+        it->kind = R_SUCCEEDED;
+    } else if (res->status == 410) {
+        it->kind = R_GONE;
+        it->error = xstrdup("HTTP 410 Gone");
+    } else {
+        it->kind = R_FAILED;
+        bool client = res->status >= 400 && res->status < 500 && res->status != 408 && res->status != 429;
+        it->error = xasprintf("HTTP %d%s", res->status, client ? " (client error)" : "");
+    }
+    finish(it->d, it);
+}
+
+/* Standard Webhooks headers; both signatures while a rotation's grace runs. */
+static int sign(const struct item *it, int64_t ts, char *sig, size_t siglen)
+{
+    const char *secrets[] = {it->secret, it->prev_secret};
+    size_t used = 0;
+    sig[0] = '\0';
+    for (int i = 0; i < 2; i++) {
+        if (!secrets[i])
+            continue;
+        struct sig_key key;
+        char err[128], one[SIG_STANDARD_SIGNATURE_SIZE];
+        if (sig_key_decode(SIG_STANDARD_WEBHOOKS, secrets[i], &key, err, sizeof err) != 0)
+            return -1;
+        int rc = sig_sign_standard(&key, it->event_id, ts, (const unsigned char *)it->payload, strlen(it->payload),
+                                   one, sizeof one);
+        sig_key_clear(&key);
+        if (rc != 0)
+            return -1;
+        used += (size_t)snprintf(sig + used, siglen - used, "%s%s", used ? " " : "", one);
+    }
+    return 0;
+}
+
+static void send_item(struct delivery *d, struct item *it)
+{
+    char ts[24], sig[2 * SIG_STANDARD_SIGNATURE_SIZE + 2], err[256];
+    int64_t now = worker_now_ms() / 1000;
+    snprintf(ts, sizeof ts, "%lld", (long long)now);
+    if (sign(it, now, sig, sizeof sig) != 0) {
+        it->kind = R_FAILED;
+        it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
+        finish(d, it);
+        return;
+    }
+    const struct http_header hdrs[] = {
+        {"Content-Type", "application/json"},
+        {"User-Agent", "hookd/" HOOKD_VERSION},
+        {"webhook-id", it->event_id},
+        {"webhook-timestamp", ts},
+        {"webhook-signature", sig},
+    };
+    if (http_client_post(d->http, it->endpoint_name, it->url, hdrs, sizeof hdrs / sizeof hdrs[0], it->payload,
+                         strlen(it->payload), it->timeout_ms, it->max_inflight, on_response, it, err,
+                         sizeof err) != 0) {
+        it->kind = R_FAILED;
+        it->error = xstrdup(err);
+        finish(d, it);
+    }
+}
+
+/* ---- loading claimed deliveries ---------------------------------------------- */
+
+static void work_load(PGconn *conn, void *arg)
+{
+    struct load_job *job = arg;
+    char err[256];
+    size_t cap = 40 * job->n + 8;
+    char *ids = xmalloc(cap);
+    size_t len = (size_t)snprintf(ids, cap, "{");
+    for (size_t i = 0; i < job->n; i++)
+        len += (size_t)snprintf(ids + len, cap - len, "%s%s", i ? "," : "", job->items[i]->id);
+    snprintf(ids + len, cap - len, "}");
+    const char *p[] = {ids};
+    PGresult *r = db_exec(conn,
+                          "SELECT d.id::text, d.status, ev.id::text, ev.payload::text, ep.name, ep.url, ep.secret,"
+                          " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,"
+                          " ep.enabled, ep.timeout_ms, ep.max_inflight"
+                          " FROM outbox_deliveries d JOIN outbox_events ev ON ev.id = d.event_id"
+                          " JOIN webhook_endpoints ep ON ep.id = d.endpoint_id"
+                          " WHERE d.id = ANY($1::uuid[])",
+                          1, p, err, sizeof err);
+    free(ids);
+    if (!r)
+        return;
+    job->ok = true;
+    for (size_t i = 0; i < job->n; i++)
+        job->items[i]->kind = R_SKIP_ACK; /* not found: gone */
+    for (int row = 0; row < PQntuples(r); row++) {
+        struct item *it = NULL;
+        for (size_t i = 0; i < job->n && !it; i++)
+            if (strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0)
+                it = job->items[i];
+        if (!it)
+            continue;
+        const char *status = PQgetvalue(r, row, 1);
+        if (strcmp(status, "PENDING") != 0 && strcmp(status, "RETRYING") != 0)
+            continue; /* already finished: ack */
+        it->kind = PQgetvalue(r, row, 8)[0] == 't' ? R_FAILED : R_ENDPOINT_DISABLED;
+        snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
+        it->payload = xstrdup(PQgetvalue(r, row, 3));
+        snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", PQgetvalue(r, row, 4));
+        it->url = xstrdup(PQgetvalue(r, row, 5));
+        it->secret = xstrdup(PQgetvalue(r, row, 6));
+        it->prev_secret = PQgetisnull(r, row, 7) ? NULL : xstrdup(PQgetvalue(r, row, 7));
+        it->timeout_ms = atoi(PQgetvalue(r, row, 9));
+        it->max_inflight = atoi(PQgetvalue(r, row, 10));
+    }
+    PQclear(r);
+}
+
+static void done_load(void *arg)
+{
+    struct load_job *job = arg;
+    struct delivery *d = job->d;
+    for (size_t i = 0; i < job->n; i++) {
+        struct item *it = job->items[i];
+        if (!job->ok) {
+            it->kind = R_SKIP_LATER;
+            finish(d, it);
+        } else if (it->kind == R_SKIP_ACK) {
+            finish(d, it);
+        } else if (it->kind == R_ENDPOINT_DISABLED) {
+            it->error = xstrdup("the endpoint is disabled");
+            finish(d, it);
+        } else {
+            send_item(d, it);
+        }
+    }
+    free(job->items);
+    free(job);
+}
+
+void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
+{
+    (void)due_ms;
+    struct delivery *d = arg;
+    d->sched = s;
+    struct load_job *job = xcalloc(1, sizeof *job);
+    job->d = d;
+    job->n = n;
+    job->items = xcalloc(n, sizeof *job->items);
+    for (size_t i = 0; i < n; i++) {
+        struct item *it = xcalloc(1, sizeof *it);
+        it->d = d;
+        it->retry_after_ms = -1;
+        snprintf(it->id, sizeof it->id, "%s", ids[i]);
+        job->items[i] = it;
+    }
+    d->pending += n;
+    db_pool_submit(d->w->db, work_load, done_load, job);
+}
+
+size_t delivery_pending(const struct delivery *d)
+{
+    return d->pending;
+}
+
+struct delivery *delivery_new(struct worker *w, char *err, size_t errlen)
+{
+    struct delivery *d = xcalloc(1, sizeof *d);
+    d->w = w;
+    d->dns = evdns_base_new(w->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (!d->dns)
+        d->dns = evdns_base_new(w->base, 0); /* no resolv.conf: IP literals and /etc/hosts only */
+    const struct http_client_config hc = {
+        .ca_file = w->cfg->ca_file,
+        .allow_private_networks = w->cfg->allow_private_networks,
+        .max_response_bytes = EXCERPT_MAX,
+        .max_inflight_total = (int)w->cfg->max_inflight,
+        .user_agent = "hookd/" HOOKD_VERSION,
+    };
+    d->http = d->dns ? http_client_new(w->base, d->dns, &hc, err, errlen) : NULL;
+    if (!d->http) {
+        if (!d->dns)
+            snprintf(err, errlen, "cannot start the DNS resolver");
+        if (d->dns)
+            evdns_base_free(d->dns, 0);
+        free(d);
+        return NULL;
+    }
+    d->flush_ev = event_new(w->base, -1, 0, on_flush, d);
+    return d;
+}
+
+void delivery_free(struct delivery *d)
+{
+    if (!d)
+        return;
+    d->stopping = true;
+    http_client_free(d->http); /* cancelled requests land in d->open */
+    if (d->open) {
+        for (size_t i = 0; i < d->open->n; i++)
+            item_free(d->open->items[i]);
+        config_unref(d->open->cfg);
+        free(d->open->items);
+        free(d->open);
+        d->open = NULL;
+    }
+    event_base_loop(d->w->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
+    evdns_base_free(d->dns, 0);
+    event_free(d->flush_ev);
+    free(d);
+}
