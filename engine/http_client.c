@@ -15,8 +15,9 @@
  * reason and the socket error it restores in errno, whether the connection
  * had been established (evhttp's close callback fires only for connected
  * connections), and the first certificate error, which our OpenSSL verify
- * callback records because libevent calls SSL_clear() on reset and erases
- * OpenSSL's own copy before we could read it. */
+ * callback records as it happens: evhttp resets the connection (and with it
+ * the SSL object, which some libevent versions SSL_clear()) before it tells
+ * us anything. */
 #include "http_client.h"
 
 #include "netguard.h"
@@ -30,7 +31,6 @@
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <event2/util.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
@@ -48,10 +48,11 @@
 #define DEFAULT_MAX_RESPONSE 4096
 #define DEFAULT_MAX_INFLIGHT 256
 #define DEFAULT_TIMEOUT_MS 30000
-#define IDLE_TIMEOUT_S 30        /* keep-alive connections unused this long are closed */
-#define MAX_ADDRS 8              /* resolved addresses tried, in resolver order */
-#define MAX_HEADER_BYTES 65536   /* response status line + headers */
-#define DISCARD_LIMIT 65536      /* body bytes read past the cap before the connection is cut */
+#define IDLE_TIMEOUT_S 30      /* keep-alive connections unused this long are closed */
+#define MAX_ADDRS 8            /* resolved addresses tried, in resolver order */
+#define MAX_HEADER_BYTES 65536 /* response status line + headers */
+#define DISCARD_LIMIT 65536    /* body bytes read past the cap before the connection is cut */
+#define BODY_LIMIT_EXTRA 262144 /* evhttp's own body limit: cap + this (see conn_new) */
 #define RETRY_AFTER_MAX 128
 #define ERROR_MAX 256
 #define INITIAL_BUCKETS 64
@@ -198,7 +199,8 @@ static int64_t now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -211,7 +213,8 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static void set_error(struct hc_request *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct hc_request *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void set_error(struct hc_request *r, const char *fmt, ...)
 {
@@ -330,9 +333,10 @@ static void key_update_ready(struct http_client *c, struct hc_key *k)
 
 /* ---- TLS ------------------------------------------------------------------ */
 
-/* Remembers the first verification error on the connection: libevent resets
- * a failed connection with SSL_clear() before reporting, which erases
- * SSL_get_verify_result(). */
+/* Remembers the first verification error on the connection. Reading
+ * SSL_get_verify_result() afterwards would depend on what evhttp's reset did
+ * to the SSL object first (libevent versions whose be_openssl_set_fd() calls
+ * SSL_clear() erase it). */
 static int on_tls_verify(int preverify_ok, X509_STORE_CTX *store)
 {
     SSL *ssl;
@@ -361,7 +365,8 @@ static SSL_CTX *tls_ctx_new(const char *ca_file, char *err, size_t errlen)
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS); /* idle keep-alive connections hold no buffers */
+    /* idle keep-alive connections hold no buffers */
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, on_tls_verify);
     if (ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1
                 : SSL_CTX_set_default_verify_paths(ctx) != 1) {
@@ -453,9 +458,14 @@ static void on_idle_timer(evutil_socket_t fd, short what, void *arg)
     key_maybe_free(c, k);
 }
 
-static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k,
-                                const struct hc_request *r, const struct sockaddr *sa, char *err,
-                                size_t errlen)
+static size_t body_limit(size_t cap)
+{
+    size_t max = (size_t)EV_SSIZE_MAX - BODY_LIMIT_EXTRA;
+    return (cap < max ? cap : max) + BODY_LIMIT_EXTRA;
+}
+
+static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const struct hc_request *r,
+                                const struct sockaddr *sa, char *err, size_t errlen)
 {
     struct hc_conn *conn = xcalloc(1, sizeof(*conn));
 
@@ -475,10 +485,10 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k,
         if (!conn->ssl)
             goto fail;
         /* On failure libevent frees the SSL itself (BEV_OPT_CLOSE_ON_FREE). */
-        conn->bev = bufferevent_openssl_socket_new(c->base, -1, conn->ssl,
-                                                   BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-        if (conn->bev)
-            bufferevent_openssl_set_allow_dirty_shutdown(conn->bev, 1); /* many servers skip close_notify */
+        conn->bev = bufferevent_openssl_socket_new(
+            c->base, -1, conn->ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+        if (conn->bev) /* many servers skip close_notify */
+            bufferevent_openssl_set_allow_dirty_shutdown(conn->bev, 1);
     } else {
         conn->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
     }
@@ -499,6 +509,10 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k,
     evhttp_connection_set_family(conn->evcon, sa->sa_family);
     evhttp_connection_set_retries(conn->evcon, 0); /* a POST is retried by the relay, not here */
     evhttp_connection_set_max_headers_size(conn->evcon, MAX_HEADER_BYTES);
+    /* evhttp hands us a chunked body one complete chunk at a time, so one
+     * huge chunk would sit in memory until the deadline; with this limit
+     * evhttp refuses it (and a Content-Length above it) up front instead. */
+    evhttp_connection_set_max_body_size(conn->evcon, (ev_ssize_t)body_limit(c->max_response));
     evhttp_connection_set_closecb(conn->evcon, on_conn_close, conn);
     return conn;
 
@@ -511,7 +525,8 @@ static struct hc_conn *conn_take_idle(struct hc_key *k, const struct netguard_ur
 {
     struct hc_conn *conn;
 
-    TAILQ_FOREACH(conn, &k->idle, idle_link) {
+    TAILQ_FOREACH(conn, &k->idle, idle_link)
+    {
         if (conn->port == u->port && conn->tls == u->tls && strcmp(conn->host, u->host) == 0 &&
             conn_is_open(conn)) {
             TAILQ_REMOVE(&k->idle, conn, idle_link);
@@ -671,11 +686,14 @@ static void request_finish(struct hc_request *r)
     queue_done(r);
 }
 
-static void request_fail(struct hc_request *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void request_fail(struct hc_request *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void request_fail(struct hc_request *r, const char *fmt, ...)
 {
     va_list ap;
+    if (r->phase == REQ_DONE)
+        return; /* the first outcome stands */
     va_start(ap, fmt);
     vsnprintf(r->error, sizeof(r->error), fmt, ap);
     va_end(ap);
@@ -745,7 +763,7 @@ static void on_http_chunk(struct evhttp_request *ereq, void *arg)
     if (r->phase != REQ_SENDING)
         return;
     body_take(r, evhttp_request_get_input_buffer(ereq));
-    if (r->resp_seen > r->client->max_response + DISCARD_LIMIT) {
+    if (r->resp_seen - r->resp_len > DISCARD_LIMIT) { /* bytes thrown away past the cap */
         /* The caller has all it will see; reading on would only hold the
          * slot. A half-read response makes the connection unusable. */
         r->keep_conn = 0;
@@ -820,16 +838,25 @@ static int describe_connect_failure(struct hc_request *r, struct hc_conn *conn)
     return 0;
 }
 
-/* evhttp gave up on the request. connect_refused: evhttp's connect-error
+/* evhttp gave up on the request. connect_refused: evhttp's connect-cleanup
  * path, which reports through the done callback alone (no error callback,
- * errno already overwritten) and is only taken for ECONNREFUSED. */
+ * errno already overwritten). It is taken for ECONNREFUSED, and for evhttp's
+ * own connect timeout, which request_send sets past our deadline. */
 static void request_failed_on_conn(struct hc_request *r, int connect_refused)
 {
     struct hc_conn *conn = r->conn;
     int tls_failure = 0;
 
-    r->status = 0;
     r->keep_conn = 0;
+    if (r->http_error == EVREQ_HTTP_DATA_TOO_LONG && r->got_headers && !connect_refused) {
+        /* A body over evhttp's limit (or chunking it cannot parse): the
+         * status line is the answer that matters, so report it with the
+         * body read so far; the connection is not reused. */
+        r->error[0] = '\0';
+        request_finish(r);
+        return;
+    }
+    r->status = 0;
     if (connect_refused) {
         set_error(r, "connection refused");
     } else if (r->http_error == EVREQ_HTTP_TIMEOUT) {
@@ -838,8 +865,6 @@ static void request_failed_on_conn(struct hc_request *r, int connect_refused)
         return;
     } else if (r->http_error == EVREQ_HTTP_INVALID_HEADER) {
         set_error(r, "invalid HTTP response (malformed or oversized status line or headers)");
-    } else if (r->http_error == EVREQ_HTTP_DATA_TOO_LONG) {
-        set_error(r, "invalid HTTP response body (malformed chunked encoding)");
     } else if (!conn->established) {
         tls_failure = describe_connect_failure(r, conn);
     } else if (r->sock_errno == ECONNRESET) {
@@ -1210,8 +1235,10 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     c->base = base;
     c->evdns = evdns;
     c->allow_private = config->allow_private_networks != 0;
-    c->max_response = config->max_response_bytes ? config->max_response_bytes : DEFAULT_MAX_RESPONSE;
-    c->max_total = config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
+    c->max_response =
+        config->max_response_bytes ? config->max_response_bytes : DEFAULT_MAX_RESPONSE;
+    c->max_total =
+        config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
     c->user_agent = xstrdup(ua);
     c->nbuckets = INITIAL_BUCKETS;
     c->buckets = xcalloc(c->nbuckets, sizeof(*c->buckets));
@@ -1238,7 +1265,8 @@ static void cancel_all(struct http_client *c)
 {
     struct hc_request *r;
 
-    TAILQ_FOREACH(r, &c->active, active_link) {
+    TAILQ_FOREACH(r, &c->active, active_link)
+    {
         if (r->phase != REQ_DONE)
             request_fail(r, "cancelled");
     }

@@ -60,7 +60,8 @@ struct http_client_result {
                                 "tls: certificate verify failed: hostname mismatch",
                                 "refused private address 10.0.0.1 (allow_private_networks is off)",
                                 "dns: ...", "cancelled", ... */
-    const char *body;        /* first bytes of the response body (never NULL; may contain NUL) */
+    const char *body;        /* first bytes of the response body; never NULL, NUL-terminated,
+                                may itself contain NUL bytes */
     size_t body_len;         /* at most max_response_bytes */
     const char *retry_after; /* the response's Retry-After header, or NULL */
     int64_t duration_us;     /* from leaving the queue to the outcome (0 if never started) */
@@ -86,9 +87,8 @@ typedef void (*http_client_cb)(const struct http_client_result *result, void *ar
  * http_client_post. */
 int http_client_post(struct http_client *client, const char *key, const char *url,
                      const struct http_header *hdrs, size_t nhdrs, const char *body,
-                     size_t body_len, int timeout_ms, int max_inflight_for_key,
-                     http_client_cb cb, void *arg, char *err, size_t errlen)
-    __attribute__((warn_unused_result));
+                     size_t body_len, int timeout_ms, int max_inflight_for_key, http_client_cb cb,
+                     void *arg, char *err, size_t errlen) __attribute__((warn_unused_result));
 
 /* Requests accepted and not yet reported to their callback (queued, in
  * flight, or finished and about to be reported). Lets a draining worker

@@ -296,7 +296,7 @@ static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, s
     bool transient = false;
     PGresult *r = q(conn,
                     "SELECT partner_name, event_type, coalesce(entity_type, ''), entity_id, status, attempts,"
-                    " deferrals, (extract(epoch FROM now() - received_at) * 1000)::bigint, payload::text"
+                    " deferrals, (extract(epoch FROM now() - coalesce(replayed_at, received_at)) * 1000)::bigint, payload::text"
                     " FROM webhook_inbox WHERE id = $1 FOR UPDATE SKIP LOCKED",
                     1, p, &transient, err, errlen);
     if (!r)

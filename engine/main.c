@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_dlq.h"
 #include "cli_endpoint.h"
+#include "cli_status.h"
 #include "config.h"
 #include "db.h"
 #include "migrate.h"
@@ -25,6 +27,12 @@ static const char usage_text[] =
     "           [--timeout 10s] [--max-inflight 16]\n"
     "  endpoint list | show NAME [--show-secret] | disable NAME | enable NAME\n"
     "  endpoint rotate-secret NAME [--secret whsec_...] [--grace 24h]\n"
+    "  dlq list [--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h]\n"
+    "           [--limit N] [--json]\n"
+    "  dlq show ID [--json]       payload, headers and the full attempt history\n"
+    "  dlq replay ID... | --all [filters] [--dry-run]\n"
+    "  dlq purge --older-than 30d [--dry-run]\n"
+    "  status [--json] [--watch]  the cluster from Redis: workers, queues, counters, DLQ\n"
     "  version                  print the version\n"
     "\n"
     "  -c FILE                  config file (default: $HOOKD_CONFIG, else hookd.conf)\n";
@@ -163,6 +171,10 @@ int main(int argc, char **argv)
         return cmd_migrate(path, sub_argc, sub_argv);
     if (strcmp(cmd, "config") == 0)
         return cmd_config(path, sub_argc, sub_argv);
+    if (strcmp(cmd, "dlq") == 0)
+        return with_config(path, cli_dlq, sub_argc, sub_argv);
+    if (strcmp(cmd, "status") == 0)
+        return with_config(path, cli_status, sub_argc, sub_argv);
     if (strcmp(cmd, "endpoint") == 0)
         return with_config(path, cli_endpoint, sub_argc, sub_argv);
     if (strcmp(cmd, "version") == 0)

@@ -17,7 +17,8 @@
 
 #define HOST_MAX 253 /* longest DNS name in text form */
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -30,9 +31,18 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static int is_digit(char c) { return c >= '0' && c <= '9'; }
-static int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static char lower(char c) { return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c; }
+static int is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+static int is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static char lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
 
 /* Splits "scheme://" off the front; returns the authority start or NULL. */
 static const char *parse_scheme(const char *url, struct netguard_url *out, char *err, size_t errlen)
@@ -277,7 +287,8 @@ static int v6_is_private(const uint8_t *b)
         return v4_is_private(v4_at(b + 12)); /* ::ffff:a.b.c.d reaches a.b.c.d */
     if (memcmp(b, nat64_prefix, 12) == 0)
         return v4_is_private(v4_at(b + 12)); /* 64:ff9b::/96 NAT64 */
-    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0x00 && b[5] == 0x01)
+    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0x00 &&
+        b[5] == 0x01)
         return 1; /* 64:ff9b:1::/48 local-use NAT64 */
     if (b[0] == 0x01 && b[1] == 0x00 && all_zero(b + 2, 6))
         return 1; /* 100::/64 discard-only */

@@ -15,11 +15,11 @@
 #include <sys/socket.h>
 
 struct netguard_url {
-    char scheme[8];   /* "http" or "https" (lower case) */
-    char host[256];   /* lower case; IPv6 literals without the brackets */
-    int port;         /* explicit port, or 80 / 443 */
-    char path[2048];  /* path + query as sent on the request line; "/" if empty */
-    int tls;          /* 1 for https */
+    char scheme[8];  /* "http" or "https" (lower case) */
+    char host[256];  /* lower case; IPv6 literals without the brackets */
+    int port;        /* explicit port, or 80 / 443 */
+    char path[2048]; /* path + query as sent on the request line; "/" if empty */
+    int tls;         /* 1 for https */
 };
 
 /* Parses an absolute http(s) URL. Refuses (-1, reason in err) anything else:

@@ -61,8 +61,9 @@ void redis_script_init(struct redis_script *s, const char *name, const char *bod
         snprintf(s->sha + 2 * i, 3, "%02x", md[i]);
 }
 
-static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t errlen)
+int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen)
 {
+    memset(out, 0, sizeof *out);
     if (strncmp(url, "redis://", 8) != 0) {
         snprintf(err, errlen, "redis URL must start with redis://");
         return -1;
@@ -71,24 +72,20 @@ static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t e
     const char *at = strchr(p, '@');
     if (at) {
         const char *colon = memchr(p, ':', (size_t)(at - p));
-        if (colon) {
-            if (colon > p)
-                rc->user = xstrndup(p, (size_t)(colon - p));
-            rc->password = xstrndup(colon + 1, (size_t)(at - colon - 1));
-        } else {
-            rc->password = xstrndup(p, (size_t)(at - p));
-        }
+        const char *pw = colon ? colon + 1 : p;
+        if (colon)
+            snprintf(out->user, sizeof out->user, "%.*s", (int)(colon - p), p);
+        snprintf(out->password, sizeof out->password, "%.*s", (int)(at - pw), pw);
         p = at + 1;
     }
     size_t hlen = strcspn(p, ":/");
-    if (hlen == 0 || hlen >= sizeof rc->host) {
+    if (hlen == 0 || hlen >= sizeof out->host) {
         snprintf(err, errlen, "redis URL has no host");
         return -1;
     }
-    memcpy(rc->host, p, hlen);
-    rc->host[hlen] = '\0';
+    memcpy(out->host, p, hlen);
     p += hlen;
-    rc->port = 6379;
+    out->port = 6379;
     if (*p == ':') {
         char *end;
         long port = strtol(p + 1, &end, 10);
@@ -96,7 +93,7 @@ static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t e
             snprintf(err, errlen, "redis URL has a bad port");
             return -1;
         }
-        rc->port = (int)port;
+        out->port = (int)port;
         p = end;
     }
     if (*p == '/' && p[1]) {
@@ -106,11 +103,56 @@ static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t e
             snprintf(err, errlen, "redis URL has a bad database number");
             return -1;
         }
-        rc->db = (int)db;
+        out->db = (int)db;
     } else if (*p && strcmp(p, "/") != 0) {
         snprintf(err, errlen, "redis URL has unexpected text after the host");
         return -1;
     }
+    return 0;
+}
+
+redisContext *redis_connect_sync(const char *url, int timeout_ms, char *err, size_t errlen)
+{
+    struct redis_url u;
+    if (redis_url_parse(url, &u, err, errlen) != 0)
+        return NULL;
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    redisContext *c = redisConnectWithTimeout(u.host, u.port, tv);
+    if (!c || c->err) {
+        snprintf(err, errlen, "cannot connect to Redis at %s:%d: %s", u.host, u.port, c ? c->errstr : "out of memory");
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, tv);
+    redisReply *r = NULL;
+    if (u.password[0])
+        r = u.user[0] ? redisCommand(c, "AUTH %s %s", u.user, u.password) : redisCommand(c, "AUTH %s", u.password);
+    if (r && r->type == REDIS_REPLY_ERROR) {
+        snprintf(err, errlen, "Redis AUTH failed: %s", r->str);
+        freeReplyObject(r);
+        redisFree(c);
+        return NULL;
+    }
+    freeReplyObject(r);
+    if (u.db) {
+        r = redisCommand(c, "SELECT %d", u.db);
+        freeReplyObject(r);
+    }
+    memset(u.password, 0, sizeof u.password);
+    return c;
+}
+
+static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t errlen)
+{
+    struct redis_url u;
+    if (redis_url_parse(url, &u, err, errlen) != 0)
+        return -1;
+    snprintf(rc->host, sizeof rc->host, "%s", u.host);
+    rc->port = u.port;
+    rc->db = u.db;
+    rc->user = u.user[0] ? xstrdup(u.user) : NULL;
+    rc->password = u.password[0] ? xstrdup(u.password) : NULL;
+    memset(u.password, 0, sizeof u.password);
     return 0;
 }
 

@@ -30,6 +30,20 @@ struct redis_script {
 };
 void redis_script_init(struct redis_script *s, const char *name, const char *body, size_t len);
 
+/* A parsed redis:// URL. */
+struct redis_url {
+    char host[256];
+    int port;
+    int db;
+    char user[128];
+    char password[256];
+};
+/* redis://[[user]:password@]host[:port][/db]. -1 with err when malformed. */
+__attribute__((warn_unused_result)) int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen);
+/* A blocking connection for command-line tools (AUTH and SELECT done).
+ * Returns a redisContext (hiredis.h), NULL with err. Caller redisFree()s. */
+struct redisContext *redis_connect_sync(const char *url, int timeout_ms, char *err, size_t errlen);
+
 /* Parses url (redis://[[user]:password@]host[:port][/db]) and starts
  * connecting. NULL with err for a bad URL. */
 __attribute__((warn_unused_result)) struct redis_conn *redis_conn_new(struct event_base *base, const char *url,

@@ -15,6 +15,7 @@
 
 #include "db.h"
 #include "delivery.h"
+#include "dlq.h"
 #include "embedded.h"
 #include "heartbeat.h"
 #include "http_server.h"
@@ -81,6 +82,7 @@ static void load_scripts(struct worker *w)
 struct schema_check {
     struct worker *w;
     int state; /* 0 current, 1 pending, -1 error */
+    long dlq_size;
     char err[256];
 };
 
@@ -88,6 +90,7 @@ static void work_schema_check(PGconn *conn, void *arg)
 {
     struct schema_check *c = arg;
     c->state = conn ? migrate_check(conn, c->err, sizeof c->err) : -1;
+    c->dlq_size = c->state == 0 ? dlq_count(conn) : -1;
 }
 
 static void done_schema_check(void *arg)
@@ -103,6 +106,8 @@ static void done_schema_check(void *arg)
             log_warn("schema.check_failed", "error=\"%s\"", c->err);
     }
     c->w->migrations_current = current;
+    if (c->dlq_size >= 0)
+        c->w->dlq_size = c->dlq_size;
     free(c);
 }
 
@@ -359,6 +364,7 @@ int worker_run(const char *config_path)
     w->cfg = cfg;
     w->base = event_base_new();
     w->started_ms = worker_now_ms();
+    w->dlq_size = -1;
     make_id(w);
     log_set_worker(w->id);
     int status = 0;

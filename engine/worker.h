@@ -51,6 +51,7 @@ struct worker {
     struct delivery *delivery;
     struct stats stats;
     bool migrations_current;
+    long dlq_size; /* open dead letters, refreshed every second; -1 unknown */
     bool draining;
     int64_t drain_deadline_ms;
     struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev;

@@ -1,0 +1,197 @@
+/* `hookd status [--json] [--watch]`: the cluster as Redis sees it, without
+ * touching Postgres — live and stale workers from their heartbeats, due and
+ * inflight depth per queue, the oldest overdue item, the cluster counters
+ * with rates (two samples half a second apart), and the DLQ size the workers
+ * publish. */
+#include "cli_status.h"
+
+#include <hiredis.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "redis_conn.h"
+
+static int64_t now_ms(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+static json_t *hash_json(redisReply *r)
+{
+    json_t *o = json_object();
+    if (r && r->type == REDIS_REPLY_ARRAY)
+        for (size_t i = 0; i + 1 < r->elements; i += 2)
+            json_object_set_new(o, r->element[i]->str, json_string(r->element[i + 1]->str));
+    return o;
+}
+
+static json_t *workers(redisContext *c, const struct hookd_config *cfg, int64_t now)
+{
+    json_t *arr = json_array();
+    redisReply *ids = redisCommand(c, "ZRANGE %s:workers 0 -1 WITHSCORES", cfg->key_prefix);
+    int64_t stale_after = cfg->heartbeat_interval * 3 > 3000 ? cfg->heartbeat_interval * 3 : 3000;
+    for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i + 1 < ids->elements; i += 2) {
+        const char *id = ids->element[i]->str;
+        int64_t last = strtoll(ids->element[i + 1]->str, NULL, 10);
+        redisReply *h = redisCommand(c, "HGETALL %s:worker:%s", cfg->key_prefix, id);
+        json_t *w = hash_json(h);
+        freeReplyObject(h);
+        json_object_set_new(w, "id", json_string(id));
+        json_object_set_new(w, "last_beat_ms_ago", json_integer(now - last));
+        bool live = json_object_size(w) > 2 && now - last <= stale_after;
+        json_object_set_new(w, "state", json_string(live ? "live" : "stale"));
+        json_t *started = json_object_get(w, "started_at");
+        if (started)
+            json_object_set_new(w, "uptime_s", json_integer((now - strtoll(json_string_value(started), NULL, 10)) / 1000));
+        json_array_append_new(arr, w);
+    }
+    freeReplyObject(ids);
+    return arr;
+}
+
+static json_t *queue(redisContext *c, const struct hookd_config *cfg, const char *name, int64_t now)
+{
+    redisReply *due = redisCommand(c, "ZCARD %s:{%s}:due", cfg->key_prefix, name);
+    redisReply *inflight = redisCommand(c, "ZCARD %s:{%s}:inflight", cfg->key_prefix, name);
+    redisReply *first = redisCommand(c, "ZRANGE %s:{%s}:due 0 0 WITHSCORES", cfg->key_prefix, name);
+    int64_t overdue = 0;
+    if (first && first->type == REDIS_REPLY_ARRAY && first->elements == 2) {
+        int64_t score = strtoll(first->element[1]->str, NULL, 10);
+        overdue = now > score ? now - score : 0;
+    }
+    json_t *q = json_pack("{s:I, s:I, s:I}", "due", (json_int_t)(due ? due->integer : 0), "inflight",
+                          (json_int_t)(inflight ? inflight->integer : 0), "oldest_overdue_ms", (json_int_t)overdue);
+    freeReplyObject(due);
+    freeReplyObject(inflight);
+    freeReplyObject(first);
+    return q;
+}
+
+static json_t *stats(redisContext *c, const struct hookd_config *cfg)
+{
+    redisReply *r = redisCommand(c, "HGETALL %s:stats", cfg->key_prefix);
+    json_t *o = json_object();
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+        json_object_set_new(o, r->element[i]->str, json_integer(strtoll(r->element[i + 1]->str, NULL, 10)));
+    freeReplyObject(r);
+    return o;
+}
+
+static json_t *snapshot(redisContext *c, const struct hookd_config *cfg)
+{
+    json_t *before = stats(c, cfg);
+    usleep(500 * 1000);
+    int64_t now = now_ms();
+    json_t *after = stats(c, cfg);
+    json_t *rates = json_object();
+    const char *key;
+    json_t *v;
+    json_object_foreach(after, key, v)
+    {
+        json_int_t prev = json_integer_value(json_object_get(before, key));
+        json_object_set_new(rates, key, json_real((double)(json_integer_value(v) - prev) * 2.0));
+    }
+    json_decref(before);
+    redisReply *dlq = redisCommand(c, "GET %s:dlq_size", cfg->key_prefix);
+    json_t *dlq_size = dlq && dlq->type == REDIS_REPLY_STRING ? json_integer(strtoll(dlq->str, NULL, 10)) : json_null();
+    freeReplyObject(dlq);
+    return json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:I}", "workers", workers(c, cfg, now), "queues", "inbox",
+                     queue(c, cfg, "inbox", now), "delivery", queue(c, cfg, "delivery", now), "counters", after,
+                     "rates_per_s", rates, "dlq_size", dlq_size, "at_ms", (json_int_t)now);
+}
+
+static const char *str(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "-";
+}
+
+static void print_text(json_t *s)
+{
+    size_t i;
+    json_t *w;
+    json_t *ws = json_object_get(s, "workers");
+    printf("WORKERS (%zu)\n  %-34s %-6s %-16s %-8s %-20s %8s %10s %4s\n", json_array_size(ws), "ID", "STATE", "HOST",
+           "PID", "ROLES", "UPTIME", "LAST BEAT", "GEN");
+    json_array_foreach(ws, i, w)
+    {
+        printf("  %-34s %-6s %-16s %-8s %-20s %7llds %8lldms %4s\n", str(w, "id"), str(w, "state"), str(w, "host"),
+               str(w, "pid"), str(w, "roles"), (long long)json_integer_value(json_object_get(w, "uptime_s")),
+               (long long)json_integer_value(json_object_get(w, "last_beat_ms_ago")), str(w, "config_generation"));
+    }
+    printf("\nQUEUES\n  %-10s %10s %10s %16s\n", "QUEUE", "DUE", "INFLIGHT", "OLDEST OVERDUE");
+    const char *names[] = {"inbox", "delivery"};
+    for (int k = 0; k < 2; k++) {
+        json_t *q = json_object_get(json_object_get(s, "queues"), names[k]);
+        printf("  %-10s %10lld %10lld %14lldms\n", names[k], (long long)json_integer_value(json_object_get(q, "due")),
+               (long long)json_integer_value(json_object_get(q, "inflight")),
+               (long long)json_integer_value(json_object_get(q, "oldest_overdue_ms")));
+    }
+    printf("\nCOUNTERS %28s\n", "RATE/s");
+    const char *key;
+    json_t *v;
+    json_t *rates = json_object_get(s, "rates_per_s");
+    json_object_foreach(json_object_get(s, "counters"), key, v)
+    {
+        printf("  %-24s %12lld %10.1f\n", key, (long long)json_integer_value(v),
+               json_real_value(json_object_get(rates, key)));
+    }
+    json_t *dlq = json_object_get(s, "dlq_size");
+    if (json_is_integer(dlq))
+        printf("\nDLQ: %lld open dead letter%s\n", (long long)json_integer_value(dlq),
+               json_integer_value(dlq) == 1 ? "" : "s");
+    else
+        printf("\nDLQ: unknown (no worker has reported it yet)\n");
+}
+
+int cli_status(const struct hookd_config *cfg, int argc, char **argv)
+{
+    bool json = false, watch = false;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = true;
+        else if (strcmp(argv[i], "--watch") == 0)
+            watch = true;
+        else {
+            fprintf(stderr, "hookd status: unknown option '%s' (use --json, --watch)\n", argv[i]);
+            return 2;
+        }
+    }
+    char err[512];
+    redisContext *c = redis_connect_sync(cfg->redis.text, 2000, err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "hookd status: %s\n", err);
+        return 1;
+    }
+    do {
+        json_t *s = snapshot(c, cfg);
+        if (c->err) {
+            fprintf(stderr, "hookd status: Redis: %s\n", c->errstr);
+            json_decref(s);
+            redisFree(c);
+            return 1;
+        }
+        if (watch && !json)
+            printf("\033[H\033[2J");
+        if (json) {
+            json_dumpf(s, stdout, JSON_INDENT(2));
+            putchar('\n');
+        } else {
+            print_text(s);
+        }
+        fflush(stdout);
+        json_decref(s);
+        if (watch)
+            sleep(2);
+    } while (watch);
+    redisFree(c);
+    return 0;
+}
