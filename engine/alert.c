@@ -1,12 +1,141 @@
 /* Dead-letter alerts; see alert.h. Publishing is fire-and-forget: the DLQ
- * row in Postgres is the record, the alert is the page. */
+ * row in Postgres is the record, the alert is the page. The webhook alert
+ * keeps at most one request in flight; failures are retried after 1 s, 5 s,
+ * 30 s, … (capped at alert_interval), folding newer dead letters into the
+ * retried alert so an outage of the alert receiver never queues a storm. */
 #include "alert.h"
 
+#include <event2/dns.h>
+#include <event2/event.h>
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "http_client.h"
 #include "log.h"
+#include "version.h"
 #include "worker.h"
+#include "xmalloc.h"
+
+struct alerter {
+    struct worker *w;
+    struct evdns_base *dns;
+    struct http_client *http;
+    struct event *timer;
+    bool sending;      /* a POST is in flight */
+    bool waiting;      /* the timer runs: coalescing window or retry backoff */
+    long pending;      /* dead letters not yet in a delivered alert */
+    long in_flight;    /* of those, how many the POST in flight carries */
+    json_t *latest;    /* the newest dead letter */
+    int failures;      /* consecutive failed POSTs */
+};
+
+static void arm(struct alerter *a, int64_t ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    a->waiting = true;
+    evtimer_add(a->timer, &tv);
+}
+
+static void on_sent(const struct http_client_result *res, void *arg)
+{
+    struct alerter *a = arg;
+    a->sending = false;
+    if (res->error || res->status < 200 || res->status >= 300) {
+        /* The dead letters stay pending and go out with the retry. */
+        a->failures++;
+        static const int64_t waits[] = {1000, 5000, 30000};
+        int64_t wait = waits[a->failures - 1 < 2 ? a->failures - 1 : 2];
+        if (wait > a->w->cfg->alert_interval)
+            wait = a->w->cfg->alert_interval;
+        log_warn("alert.webhook_failed", "status=%d error=\"%s\" retry_in_ms=%lld", res->status,
+                 res->error ? res->error : "", (long long)wait);
+        a->in_flight = 0;
+        arm(a, wait);
+        return;
+    }
+    a->failures = 0;
+    a->pending -= a->in_flight;
+    a->in_flight = 0;
+    arm(a, a->w->cfg->alert_interval); /* coalescing window */
+}
+
+/* One POST carrying every pending dead letter (count + the latest). */
+static void send_alert(struct alerter *a)
+{
+    struct worker *w = a->w;
+    if (!a->pending || a->sending || a->waiting || !w->cfg->alert_webhook.text)
+        return;
+    char text[768];
+    json_t *latest = a->latest;
+    snprintf(text, sizeof text, "hookd: %ld event%s dead-lettered (latest: %s %s, %s: %s). Run `hookd dlq list`.",
+             a->pending, a->pending == 1 ? "" : "s", json_string_value(json_object_get(latest, "source")),
+             json_string_value(json_object_get(latest, "event_type")), json_string_value(json_object_get(latest, "id")),
+             json_string_value(json_object_get(latest, "reason")));
+    json_t *body = json_pack("{s:s, s:{s:s, s:I, s:O, s:s}}", "text", text, "hookd", "severity", "high", "count",
+                             (json_int_t)a->pending, "latest", latest, "version", HOOKD_VERSION);
+    char *payload = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    const struct http_header hdrs[] = {{"Content-Type", "application/json"}};
+    char err[256];
+    if (http_client_post(a->http, "alert", w->cfg->alert_webhook.text, hdrs, 1, payload, strlen(payload), 10000, 1,
+                         on_sent, a, err, sizeof err) == 0) {
+        a->sending = true;
+        a->in_flight = a->pending;
+    } else {
+        log_error("alert.webhook_refused", "error=\"%s\"", err);
+    }
+    free(payload);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct alerter *a = arg;
+    a->waiting = false;
+    send_alert(a);
+}
+
+struct alerter *alerter_new(struct worker *w, char *err, size_t errlen)
+{
+    struct alerter *a = xcalloc(1, sizeof *a);
+    a->w = w;
+    a->timer = evtimer_new(w->base, on_timer, a);
+    a->dns = evdns_base_new(w->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (!a->dns)
+        a->dns = evdns_base_new(w->base, 0);
+    const struct http_client_config hc = {.allow_private_networks = w->cfg->allow_private_networks,
+                                          .ca_file = w->cfg->ca_file,
+                                          .max_response_bytes = 256,
+                                          .max_inflight_total = 1,
+                                          .user_agent = "hookd/" HOOKD_VERSION};
+    a->http = a->dns ? http_client_new(w->base, a->dns, &hc, err, errlen) : NULL;
+    if (!a->http) {
+        if (!a->dns)
+            snprintf(err, errlen, "cannot start the DNS resolver");
+        alerter_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void alerter_free(struct alerter *a)
+{
+    if (!a)
+        return;
+    if (a->pending)
+        log_warn("alert.unsent", "count=%ld note=\"worker stopping; the DLQ rows remain\"", a->pending);
+    http_client_free(a->http);
+    event_base_loop(a->w->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
+    if (a->dns)
+        evdns_base_free(a->dns, 0);
+    event_free(a->timer);
+    json_decref(a->latest);
+    free(a);
+}
 
 void alert_dead_letter(struct worker *w, const char *source, const char *id, const char *partner,
                        const char *event_type, const char *entity, int attempts, const char *reason)
@@ -17,10 +146,18 @@ void alert_dead_letter(struct worker *w, const char *source, const char *id, con
                             "id", id, "partner", partner, "event_type", event_type, "entity", entity, "attempts",
                             attempts, "reason", reason, "dead_at_ms", (json_int_t)worker_now_ms(), "worker", w->id);
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-    json_decref(msg);
     char channel[160];
     worker_key(w, "alerts", channel, sizeof channel);
     if (!text || redis_conn_cmdf(w->redis, NULL, NULL, "PUBLISH %s %s", channel, text) != 0)
         stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
     free(text);
+    struct alerter *a = w->alerter;
+    if (!a || !w->cfg->alert_webhook.text) {
+        json_decref(msg);
+        return;
+    }
+    json_decref(a->latest);
+    a->latest = msg;
+    a->pending++;
+    send_alert(a);
 }

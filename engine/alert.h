@@ -1,10 +1,20 @@
-/* Dead-letter alerts: every dead-lettered item is published as one JSON
- * message on the `<prefix>:alerts` channel and logged at ERROR. Operators
- * subscribe to the channel (or watch hookd_dead_total in /metrics). */
+/* Dead-letter alerts. Every dead-lettered item is published as one JSON
+ * message on the `<prefix>:alerts` channel and logged at ERROR, at once.
+ * When [hookd] alert_webhook is set, a JSON alert (Slack-compatible `text`,
+ * plus a `hookd` object for PagerDuty-style routers) is POSTed too, with its
+ * own retry, and coalesced: the first dead letter after a quiet period is
+ * sent at once, later ones within alert_interval are counted and sent as one
+ * summary at the end of the interval. */
 #ifndef HOOKD_ALERT_H
 #define HOOKD_ALERT_H
 
+#include <stddef.h>
+
 struct worker;
+struct alerter;
+
+struct alerter *alerter_new(struct worker *w, char *err, size_t errlen);
+void alerter_free(struct alerter *a); /* accepts NULL; unsent alerts are dropped (logged) */
 
 /* source: "inbox" or "delivery"; all strings borrowed. */
 void alert_dead_letter(struct worker *w, const char *source, const char *id, const char *partner,

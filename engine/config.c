@@ -70,9 +70,12 @@ struct parse_state {
     void *section; /* the partner / machine / override being filled */
     int section_line;
     /* keys seen in the current section, to refuse duplicates */
-    char seen[64][64];
-    int nseen;
-    bool seen_hookd, seen_retry, seen_defer;
+    char **seen;
+    size_t nseen, cap_seen;
+    int err_line;
+    /* where things were, so whole-file checks can name a line */
+    int hookd_line, retry_line, defer_line; /* 0 = section absent */
+    int hookd_key_line[sizeof hookd_keys / sizeof hookd_keys[0]];
 };
 
 static void fail(struct parse_state *st, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -80,6 +83,7 @@ static void fail(struct parse_state *st, int line, const char *fmt, ...)
 {
     if (st->err[0])
         return; /* keep the first error */
+    st->err_line = line;
     int n = snprintf(st->err, sizeof st->err, "%s:%d: ", st->path, line);
     va_list ap;
     va_start(ap, fmt);
@@ -272,6 +276,8 @@ static int parse_field_source(const char *v, struct field_source *out, char *err
 static int open_section(struct parse_state *st, const char *name)
 {
     struct hookd_config *c = st->cfg;
+    for (size_t i = 0; i < st->nseen; i++)
+        free(st->seen[i]);
     st->nseen = 0;
     st->section = NULL;
     st->section_line = st->line;
@@ -282,17 +288,17 @@ static int open_section(struct parse_state *st, const char *name)
     while (*arg == ' ')
         arg++;
 
-    bool *once = NULL;
+    int *once = NULL;
     if (strcmp(name, "hookd") == 0)
-        st->kind = SEC_HOOKD, once = &st->seen_hookd;
+        st->kind = SEC_HOOKD, once = &st->hookd_line;
     else if (strcmp(name, "retry") == 0)
-        st->kind = SEC_RETRY, once = &st->seen_retry;
+        st->kind = SEC_RETRY, once = &st->retry_line;
     else if (strcmp(name, "defer") == 0)
-        st->kind = SEC_DEFER, once = &st->seen_defer;
+        st->kind = SEC_DEFER, once = &st->defer_line;
     if (once) {
         if (*once)
-            return fail(st, st->line, "duplicate section [%s]", name), -1;
-        *once = true;
+            return fail(st, st->line, "duplicate section [%s] (first at line %d)", name, *once), -1;
+        *once = st->line;
         return 0;
     }
     if (!*arg) {
@@ -400,11 +406,14 @@ static char *config_reader(char *str, int num, void *stream)
 
 static bool seen_key(struct parse_state *st, const char *name)
 {
-    for (int i = 0; i < st->nseen; i++)
+    for (size_t i = 0; i < st->nseen; i++)
         if (strcmp(st->seen[i], name) == 0)
             return true;
-    if (st->nseen < 64)
-        snprintf(st->seen[st->nseen++], sizeof st->seen[0], "%s", name);
+    if (st->nseen == st->cap_seen) {
+        st->cap_seen = st->cap_seen ? st->cap_seen * 2 : 32;
+        st->seen = xrealloc(st->seen, st->cap_seen * sizeof *st->seen);
+    }
+    st->seen[st->nseen++] = xstrdup(name);
     return false;
 }
 
@@ -426,8 +435,8 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
     if (strcmp(name, "max_attempts") == 0) {
         int64_t n;
         *set |= SET_MAX_ATTEMPTS;
-        if (parse_int(v, &n) != 0 || n < 1 || n > 100) {
-            snprintf(err, errlen, "bad max_attempts '%s': expected a whole number from 1 to 100", v);
+        if (parse_int(v, &n) != 0 || n < 2 || n > 100) {
+            snprintf(err, errlen, "bad max_attempts '%s': expected a whole number from 2 to 100", v);
             return -1;
         }
         p->max_attempts = (int)n;
@@ -596,10 +605,12 @@ static int on_key(void *user, const char *section, const char *name, const char 
     switch (st->kind) {
     case SEC_HOOKD: {
         const struct key_def *k = find_key(hookd_keys, sizeof hookd_keys / sizeof hookd_keys[0], name);
-        if (!k)
+        if (!k) {
             snprintf(err, sizeof err, "unknown key '%s' in [hookd]", name);
-        else
+        } else {
+            st->hookd_key_line[k - hookd_keys] = st->line;
             rc = apply_key(k, st->cfg, val, err, sizeof err);
+        }
         break;
     }
     case SEC_RETRY: {
@@ -742,25 +753,37 @@ static int validate_machine(struct parse_state *st, struct machine_config *m)
     return 0;
 }
 
+/* The line of a [hookd] key, else of the [hookd] header, else 1. */
+static int hookd_line(const struct parse_state *st, const char *key)
+{
+    const struct key_def *k = find_key(hookd_keys, sizeof hookd_keys / sizeof hookd_keys[0], key);
+    if (k && st->hookd_key_line[k - hookd_keys])
+        return st->hookd_key_line[k - hookd_keys];
+    return st->hookd_line ? st->hookd_line : 1;
+}
+
 static int validate(struct parse_state *st)
 {
     struct hookd_config *c = st->cfg;
     char err[256];
     enum log_level lvl;
     if (!c->database.text)
-        return fail(st, 1, "[hookd] database is required (a postgresql:// URL)"), -1;
+        return fail(st, hookd_line(st, "database"), "[hookd] database is required (a postgresql:// URL)"), -1;
     if (!c->redis.text)
-        return fail(st, 1, "[hookd] redis is required (a redis:// URL)"), -1;
+        return fail(st, hookd_line(st, "redis"), "[hookd] redis is required (a redis:// URL)"), -1;
     if (strncmp(c->redis.text, "redis://", 8) != 0)
-        return fail(st, 1, "[hookd] redis must be a redis:// URL"), -1;
+        return fail(st, hookd_line(st, "redis"), "[hookd] redis must be a redis:// URL"), -1;
     if (!strchr(c->listen, ':'))
-        return fail(st, 1, "[hookd] listen '%s' must be HOST:PORT", c->listen), -1;
+        return fail(st, hookd_line(st, "listen"), "[hookd] listen '%s' must be HOST:PORT", c->listen), -1;
     if (log_level_parse(c->log_level, &lvl) != 0)
-        return fail(st, 1, "[hookd] log_level '%s' is not one of debug, info, warn, error", c->log_level), -1;
-    if (validate_retry(st, &c->retry, "[retry]", 1) != 0)
+        return fail(st, hookd_line(st, "log_level"), "[hookd] log_level '%s' is not one of debug, info, warn, error",
+                    c->log_level), -1;
+    if (c->max_body < 1)
+        return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
+    if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
     if (defer_policy_validate(&c->defer, err, sizeof err) != 0)
-        return fail(st, 1, "[defer]: %s", err), -1;
+        return fail(st, st->defer_line ? st->defer_line : 1, "[defer]: %s", err), -1;
     for (size_t i = 0; i < c->noverrides; i++) {
         struct retry_override *o = &c->overrides[i];
         if (!(o->set & SET_SCHEDULE))
@@ -805,8 +828,13 @@ struct hookd_config *config_load(const char *path, char *err, size_t errlen)
     if (ferror(st.fp))
         fail(&st, st.line, "read error");
     fclose(st.fp);
-    if (rc > 0 && !st.err[0])
+    if (rc > 0 && (!st.err[0] || rc < st.err_line)) {
+        st.err[0] = '\0'; /* an earlier line had bad syntax: that is the first error */
         fail(&st, rc, "syntax error (expected [section], key = value, or a ; comment)");
+    }
+    for (size_t i = 0; i < st.nseen; i++)
+        free(st.seen[i]);
+    free(st.seen);
     if (!st.err[0])
         validate(&st);
     if (st.err[0]) {
@@ -970,20 +998,35 @@ static void print_secret(FILE *out, const char *key, const struct config_secret 
         fprintf(out, "%s = <redacted>\n", key);
 }
 
-/* URLs print with any password replaced, since the rest helps debugging. */
+/* Connection strings print with every password replaced, since the rest
+ * helps debugging: the `user:PASSWORD@` of a URL, and `password=VALUE` in a
+ * URL's query or a libpq key=value string. */
 static void print_url(FILE *out, const char *key, const struct config_secret *s)
 {
     if (s->env) {
         print_secret(out, key, s);
         return;
     }
-    const char *scheme_end = strstr(s->text, "://");
+    const char *t = s->text;
+    const char *scheme_end = strstr(t, "://");
     const char *at = scheme_end ? strchr(scheme_end + 3, '@') : NULL;
     const char *colon = at ? memchr(scheme_end + 3, ':', (size_t)(at - scheme_end - 3)) : NULL;
-    if (colon)
-        fprintf(out, "%s = %.*s:<redacted>%s\n", key, (int)(colon - s->text), s->text, at);
-    else
-        fprintf(out, "%s = %s\n", key, s->text);
+    fprintf(out, "%s = ", key);
+    while (*t) {
+        if (colon && t == colon) {
+            fputs(":<redacted>", out);
+            t = at;
+            continue;
+        }
+        if (strncasecmp(t, "password=", 9) == 0 && (t == s->text || strchr("?& \t", t[-1]))) {
+            fputs("password=<redacted>", out);
+            t += 9;
+            t += strcspn(t, "& \t");
+            continue;
+        }
+        fputc(*t++, out);
+    }
+    fputc('\n', out);
 }
 
 static void print_schedule(FILE *out, const int64_t *ms, int n)

@@ -373,6 +373,7 @@ static void on_response(const struct http_client_result *res, void *arg)
     struct item *it = arg;
     it->status = res->status;
     it->duration_us = res->duration_us;
+    histogram_observe(&it->d->w->stats.delivery_seconds, (double)res->duration_us / 1e6);
     it->excerpt = res->body_len ? excerpt(res->body, res->body_len) : NULL;
     it->retry_after_ms = parse_retry_after(res->retry_after);
     if (res->error) {

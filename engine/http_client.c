@@ -48,10 +48,10 @@
 #define DEFAULT_MAX_RESPONSE 4096
 #define DEFAULT_MAX_INFLIGHT 256
 #define DEFAULT_TIMEOUT_MS 30000
-#define IDLE_TIMEOUT_S 30      /* keep-alive connections unused this long are closed */
-#define MAX_ADDRS 8            /* resolved addresses tried, in resolver order */
-#define MAX_HEADER_BYTES 65536 /* response status line + headers */
-#define DISCARD_LIMIT 65536    /* body bytes read past the cap before the connection is cut */
+#define IDLE_TIMEOUT_S 30       /* keep-alive connections unused this long are closed */
+#define MAX_ADDRS 8             /* resolved addresses tried, in resolver order */
+#define MAX_HEADER_BYTES 65536  /* response status line + headers */
+#define DISCARD_LIMIT 65536     /* body bytes read past the cap before the connection is cut */
 #define BODY_LIMIT_EXTRA 262144 /* evhttp's own body limit: cap + this (see conn_new) */
 #define RETRY_AFTER_MAX 128
 #define ERROR_MAX 256
@@ -525,8 +525,7 @@ static struct hc_conn *conn_take_idle(struct hc_key *k, const struct netguard_ur
 {
     struct hc_conn *conn;
 
-    TAILQ_FOREACH(conn, &k->idle, idle_link)
-    {
+    TAILQ_FOREACH (conn, &k->idle, idle_link) {
         if (conn->port == u->port && conn->tls == u->tls && strcmp(conn->host, u->host) == 0 &&
             conn_is_open(conn)) {
             TAILQ_REMOVE(&k->idle, conn, idle_link);
@@ -1265,8 +1264,7 @@ static void cancel_all(struct http_client *c)
 {
     struct hc_request *r;
 
-    TAILQ_FOREACH(r, &c->active, active_link)
-    {
+    TAILQ_FOREACH (r, &c->active, active_link) {
         if (r->phase != REQ_DONE)
             request_fail(r, "cancelled");
     }

@@ -62,7 +62,8 @@ struct http_client_result {
                                 "dns: ...", "cancelled", ... */
     const char *body;        /* first bytes of the response body; never NULL, NUL-terminated,
                                 may itself contain NUL bytes */
-    size_t body_len;         /* at most max_response_bytes */
+    size_t body_len;         /* at most max_response_bytes; 0 when the body was refused
+                                unread (Content-Length or one chunk far over the cap) */
     const char *retry_after; /* the response's Retry-After header, or NULL */
     int64_t duration_us;     /* from leaving the queue to the outcome (0 if never started) */
 };

@@ -33,6 +33,7 @@
 /* One accepted request waiting for its commit. */
 struct pending {
     struct ingest *in;
+    int64_t arrived_us;
     struct evhttp_request *req; /* NULL once the client went away */
     char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
     /* filled by the batch job */
@@ -103,11 +104,19 @@ static void pending_free(struct pending *p)
     free(p);
 }
 
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static void answer(struct pending *p)
 {
     struct ingest *in = p->in;
     struct worker *w = in->w;
     forget_close_cb(p);
+    histogram_observe(&w->stats.ingest_seconds, (double)(mono_us() - p->arrived_us) / 1e6);
     switch (p->result) {
     case RES_ACCEPTED:
         stats_add(&w->stats, STAT_INGESTED, 1);
@@ -394,6 +403,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
 {
     struct ingest *in = arg;
     struct hookd_config *cfg = in->w->cfg;
+    int64_t arrived = mono_us();
     char *path = http_request_path(req);
     const char *name = path ? path + strlen("/v1/inbox/") : "";
     const struct partner_config *p = NULL;
@@ -439,7 +449,9 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     json_error_t jerr;
     body = json_loadb((const char *)raw, len, 0, &jerr);
     if (!body) {
-        reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not valid JSON: %s (line %d)", jerr.text, jerr.line);
+        /* jansson's text quotes the offending token: it stays out of the log. */
+        reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not valid JSON (line %d, column %d)", jerr.line,
+               jerr.column);
         goto done;
     }
     pend = xcalloc(1, sizeof *pend);
@@ -456,6 +468,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     const struct machine_config *m = config_machine_for(cfg, p->entity_type, pend->event_type);
     pend->in = in;
     pend->req = req;
+    pend->arrived_us = arrived;
     pend->partner = xstrdup(p->name);
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
     pend->payload = xstrndup((const char *)raw, len);

@@ -33,3 +33,16 @@ const char *stats_reject_name(enum reject_reason r)
 {
     return reject_names[r];
 }
+
+const double histogram_bounds[HIST_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                               0.1,   0.25,   0.5,   1.0,  2.5,   10.0};
+
+void histogram_observe(struct histogram *h, double seconds)
+{
+    int i = 0;
+    while (i < HIST_BUCKETS && seconds > histogram_bounds[i])
+        i++;
+    h->counts[i]++;
+    h->n++;
+    h->sum += seconds;
+}

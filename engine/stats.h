@@ -39,7 +39,19 @@ enum reject_reason {
     REJECT__COUNT
 };
 
+/* A Prometheus-style cumulative histogram of durations in seconds. */
+#define HIST_BUCKETS 12
+struct histogram {
+    uint64_t counts[HIST_BUCKETS + 1]; /* per bucket; the last is +Inf */
+    uint64_t n;
+    double sum;
+};
+extern const double histogram_bounds[HIST_BUCKETS]; /* upper bounds, seconds */
+void histogram_observe(struct histogram *h, double seconds);
+
 struct stats {
+    struct histogram ingest_seconds;   /* inbound request: arrival to answer */
+    struct histogram delivery_seconds; /* outbound POST: start to outcome */
     uint64_t total[STAT__COUNT];
     uint64_t unflushed[STAT__COUNT];
     uint64_t rejected[REJECT__COUNT];

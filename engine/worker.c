@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "alert.h"
 #include "db.h"
 #include "delivery.h"
 #include "dlq.h"
@@ -287,6 +288,9 @@ static int start(struct worker *w, char *err, size_t errlen)
     http_server_route(w->http, "/healthz", handle_healthz, w);
     http_server_route(w->http, "/readyz", handle_readyz, w);
     http_server_route(w->http, "/metrics", metrics_handle, w);
+    w->alerter = alerter_new(w, err, errlen);
+    if (!w->alerter)
+        return -1;
     if (cfg->roles & ROLE_INGEST)
         w->ingest = ingest_new(w);
     if (cfg->roles & ROLE_INBOX) {
@@ -337,6 +341,7 @@ static void stop(struct worker *w)
     relay_free(w->relay);
     sched_free(w->inbox_sched);
     inbox_free(w->inbox);
+    alerter_free(w->alerter);
     reconcile_free(w->reconcile);
     heartbeat_free(w->heartbeat);
     http_server_free(w->http);

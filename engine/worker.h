@@ -24,6 +24,7 @@ struct inbox;
 struct reconcile;
 struct relay;
 struct delivery;
+struct alerter;
 
 /* The Lua scripts of lua/, loaded into every command connection. */
 struct worker_scripts {
@@ -49,9 +50,11 @@ struct worker {
     struct sched *delivery_sched;
     struct relay *relay;
     struct delivery *delivery;
+    struct alerter *alerter;
     struct stats stats;
     bool migrations_current;
     long dlq_size; /* open dead letters, refreshed every second; -1 unknown */
+    long long depth[4]; /* inbox due, inbox inflight, delivery due, delivery inflight (per heartbeat) */
     bool draining;
     int64_t drain_deadline_ms;
     struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev;

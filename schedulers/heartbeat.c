@@ -89,6 +89,33 @@ static void roles_text(unsigned roles, char *buf, size_t len)
              (roles & ROLE_INBOX) && (roles & ROLE_RELAY) ? "," : "", roles & ROLE_RELAY ? "relay" : "");
 }
 
+struct depth_req {
+    struct worker *w;
+    int slot;
+};
+
+static void on_depth(struct redisReply *reply, void *arg)
+{
+    struct depth_req *d = arg;
+    if (reply && reply->type == REDIS_REPLY_INTEGER)
+        d->w->depth[d->slot] = reply->integer;
+    free(d);
+}
+
+/* Queue depths for /metrics, read with the beat. */
+static void refresh_depths(struct worker *w)
+{
+    static const char *const keys[] = {"{inbox}:due", "{inbox}:inflight", "{delivery}:due", "{delivery}:inflight"};
+    for (int i = 0; i < 4; i++) {
+        char key[256];
+        struct depth_req *d = xcalloc(1, sizeof *d);
+        d->w = w;
+        d->slot = i;
+        if (redis_conn_cmdf(w->redis, on_depth, d, "ZCARD %s", worker_key(w, keys[i], key, sizeof key)) != 0)
+            free(d);
+    }
+}
+
 static void beat(struct heartbeat *hb)
 {
     struct worker *w = hb->w;
@@ -130,6 +157,13 @@ static void beat(struct heartbeat *hb)
     if (redis_conn_cmdf(w->redis, NULL, NULL, "PEXPIRE %s %lld", key, ttl) != 0 ||
         redis_conn_cmdf(w->redis, NULL, NULL, "ZADD %s %lld %s", set, (long long)now, w->id) != 0)
         return;
+    if (w->dlq_size >= 0) {
+        char dlq[256];
+        worker_key(w, "dlq_size", dlq, sizeof dlq);
+        if (redis_conn_cmdf(w->redis, NULL, NULL, "SET %s %ld", dlq, w->dlq_size) != 0)
+            return;
+    }
+    refresh_depths(w);
     flush_stats(w);
 }
 

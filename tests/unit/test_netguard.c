@@ -123,9 +123,8 @@ static void test_parse_limits(void **state)
     (void)state;
 
     /* the error never echoes a secret from the URL */
-    assert_int_equal(netguard_parse_url("https://user:s3cret@example.com/?token=abc", &u, err,
-                                        sizeof(err)),
-                     -1);
+    assert_int_equal(
+        netguard_parse_url("https://user:s3cret@example.com/?token=abc", &u, err, sizeof(err)), -1);
     assert_null(strstr(err, "s3cret"));
     assert_null(strstr(err, "abc"));
 
@@ -158,11 +157,12 @@ static void test_parse_limits(void **state)
     strcat(url, "bb/");
     assert_int_equal(netguard_parse_url(url, &u, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "longer than 253"));
-    assert_int_equal(netguard_parse_url("https://"
-                                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                                        ".example/",
-                                        &u, err, sizeof(err)),
-                     -1);
+    assert_int_equal(
+        netguard_parse_url("https://"
+                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                           ".example/",
+                           &u, err, sizeof(err)),
+        -1);
     assert_non_null(strstr(err, "63"));
 }
 
@@ -241,8 +241,8 @@ static void test_addresses(void **state)
         /* IPv6 */
         {"::", 1},
         {"::1", 1},
-        {"::127.0.0.1", 1},       /* IPv4-compatible (deprecated) */
-        {"::ffff:127.0.0.1", 1},  /* IPv4-mapped loopback */
+        {"::127.0.0.1", 1},      /* IPv4-compatible (deprecated) */
+        {"::ffff:127.0.0.1", 1}, /* IPv4-mapped loopback */
         {"::ffff:10.1.2.3", 1},
         {"::ffff:169.254.169.254", 1},
         {"::ffff:8.8.8.8", 0},
@@ -251,7 +251,7 @@ static void test_addresses(void **state)
         {"64:ff9b:1::1", 1},
         {"100::1", 1},
         {"100:0:0:1::1", 0},
-        {"2001::1", 1},  /* Teredo */
+        {"2001::1", 1}, /* Teredo */
         {"2001:1ff:ffff::1", 1},
         {"2001:200::1", 0},
         {"2001:db8::1", 1},
