@@ -22,6 +22,18 @@ static void gauge(struct evbuffer *b, const char *name, const char *help, double
     evbuffer_add_printf(b, "# HELP hookd_%s %s\n# TYPE hookd_%s gauge\nhookd_%s %g\n", name, help, name, name, v);
 }
 
+static void histogram(struct evbuffer *b, const char *name, const char *help, const struct histogram *h)
+{
+    evbuffer_add_printf(b, "# HELP hookd_%s %s\n# TYPE hookd_%s histogram\n", name, help, name);
+    uint64_t cum = 0;
+    for (int i = 0; i < HIST_BUCKETS; i++) {
+        cum += h->counts[i];
+        evbuffer_add_printf(b, "hookd_%s_bucket{le=\"%g\"} %llu\n", name, histogram_bounds[i], (unsigned long long)cum);
+    }
+    evbuffer_add_printf(b, "hookd_%s_bucket{le=\"+Inf\"} %llu\nhookd_%s_sum %.6f\nhookd_%s_count %llu\n", name,
+                        (unsigned long long)h->n, name, h->sum, name, (unsigned long long)h->n);
+}
+
 void metrics_handle(struct evhttp_request *req, void *arg)
 {
     struct worker *w = arg;
@@ -40,6 +52,17 @@ void metrics_handle(struct evhttp_request *req, void *arg)
     for (int r = 0; r < REJECT__COUNT; r++)
         evbuffer_add_printf(b, "hookd_rejected_total{reason=\"%s\"} %llu\n", stats_reject_name(r),
                             (unsigned long long)s->rejected[r]);
+    histogram(b, "ingest_seconds", "Inbound webhook requests, arrival to answer.", &s->ingest_seconds);
+    histogram(b, "delivery_seconds", "Outbound delivery requests, start to outcome.", &s->delivery_seconds);
+    evbuffer_add_printf(b, "# HELP hookd_queue_depth Items in the Redis schedule (as of the last heartbeat).\n"
+                           "# TYPE hookd_queue_depth gauge\n"
+                           "hookd_queue_depth{queue=\"inbox\",set=\"due\"} %lld\n"
+                           "hookd_queue_depth{queue=\"inbox\",set=\"inflight\"} %lld\n"
+                           "hookd_queue_depth{queue=\"delivery\",set=\"due\"} %lld\n"
+                           "hookd_queue_depth{queue=\"delivery\",set=\"inflight\"} %lld\n",
+                        w->depth[0], w->depth[1], w->depth[2], w->depth[3]);
+    if (w->dlq_size >= 0)
+        gauge(b, "dlq_size", "Open dead letters (not replayed).", (double)w->dlq_size);
     gauge(b, "ready", "1 when Postgres and Redis are reachable and the schema is current.", worker_ready(w));
     gauge(b, "db_pending_jobs", "Database jobs queued or running.", (double)db_pool_pending(w->db));
     if (w->inbox_sched) {
