@@ -47,6 +47,8 @@ void metrics_handle(struct evhttp_request *req, void *arg)
             continue;
         counter(b, stats_name(i), "Events counted by this worker since it started.", (unsigned long long)s->total[i]);
     }
+    counter(b, "dead_letters", "Items this worker moved to the dead-letter queue.",
+            (unsigned long long)s->total[STAT_DEAD]);
     evbuffer_add_printf(b, "# HELP hookd_rejected_total Inbound requests refused, by reason.\n"
                            "# TYPE hookd_rejected_total counter\n");
     for (int r = 0; r < REJECT__COUNT; r++)

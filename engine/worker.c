@@ -13,6 +13,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "alert.h"
 #include "db.h"
 #include "delivery.h"
@@ -288,6 +289,7 @@ static int start(struct worker *w, char *err, size_t errlen)
     http_server_route(w->http, "/healthz", handle_healthz, w);
     http_server_route(w->http, "/readyz", handle_readyz, w);
     http_server_route(w->http, "/metrics", metrics_handle, w);
+    admin_register(w);
     w->alerter = alerter_new(w, err, errlen);
     if (!w->alerter)
         return -1;
@@ -370,6 +372,7 @@ int worker_run(const char *config_path)
     w->base = event_base_new();
     w->started_ms = worker_now_ms();
     w->dlq_size = -1;
+    w->live_workers = json_array();
     make_id(w);
     log_set_worker(w->id);
     int status = 0;
@@ -384,6 +387,7 @@ int worker_run(const char *config_path)
     }
     stop(w);
     event_base_free(w->base);
+    json_decref(w->live_workers);
     config_unref(w->cfg);
     free(w);
     return status;

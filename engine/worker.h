@@ -7,6 +7,7 @@
 #ifndef HOOKD_WORKER_H
 #define HOOKD_WORKER_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -55,6 +56,7 @@ struct worker {
     bool migrations_current;
     long dlq_size; /* open dead letters, refreshed every second; -1 unknown */
     long long depth[4]; /* inbox due, inbox inflight, delivery due, delivery inflight (per heartbeat) */
+    json_t *live_workers; /* ids that beat recently, refreshed with the heartbeat (admin view) */
     bool draining;
     int64_t drain_deadline_ms;
     struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev;

@@ -102,6 +102,16 @@ static void on_depth(struct redisReply *reply, void *arg)
     free(d);
 }
 
+static void on_live(struct redisReply *reply, void *arg)
+{
+    struct worker *w = arg;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+        return;
+    json_array_clear(w->live_workers);
+    for (size_t i = 0; i < reply->elements; i++)
+        json_array_append_new(w->live_workers, json_string(reply->element[i]->str));
+}
+
 /* Queue depths for /metrics, read with the beat. */
 static void refresh_depths(struct worker *w)
 {
@@ -164,6 +174,8 @@ static void beat(struct heartbeat *hb)
             return;
     }
     refresh_depths(w);
+    if (redis_conn_cmdf(w->redis, on_live, w, "ZRANGEBYSCORE %s %lld +inf", set, (long long)(now - ttl)) != 0)
+        return;
     flush_stats(w);
 }
 

@@ -1,0 +1,16 @@
+/* The admin view at /admin: server-rendered HTML (no build step) for the
+ * people who handle the DLQ — open dead letters with filters, one entry with
+ * its payload, headers and attempt history, a replay button (POST with a
+ * CSRF token, confirmed in the browser), queue depths and live workers.
+ * Disabled (404) unless [hookd] admin_token is set; then every request needs
+ * the token as a bearer token, as the basic-auth password, or the session
+ * cookie that /admin/login sets after the token was typed in. */
+#ifndef HOOKD_ADMIN_H
+#define HOOKD_ADMIN_H
+
+struct worker;
+
+/* Registers the /admin routes on the worker's HTTP server. */
+void admin_register(struct worker *w);
+
+#endif
