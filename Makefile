@@ -22,7 +22,7 @@ LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua))
-TOOLS    := $(BUILD)/tools/loadgen $(BUILD)/tools/sink
+TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
@@ -85,7 +85,7 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/bench.py
 
-demo: deps $(BUILD)/hookd $(TOOLS)
+demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/demo.py
 

@@ -268,8 +268,8 @@ static int emit_followups(PGconn *conn, const struct machine_config *m, const st
                            payload};
         PGresult *r = q(conn,
                         "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-                        " VALUES ($1, $2, $3, jsonb_build_object('type', $3::text, 'entity_type', $1::text,"
-                        " 'entity_id', $2::text, 'from', NULLIF($4, ''), 'to', $5::text, 'cause', $6::text,"
+                        " VALUES ($1::text, $2::text, $3::text, jsonb_build_object('type', $3::text, 'entity_type', $1::text,"
+                        " 'entity_id', $2::text, 'from', NULLIF($4::text, ''), 'to', $5::text, 'cause', $6::text,"
                         " 'inbox_id', $7::text, 'data', $8::jsonb))",
                         8, p, NULL, err, errlen);
         if (!r)
