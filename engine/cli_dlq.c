@@ -51,7 +51,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     char err[256];
     int c;
     memset(o, 0, sizeof *o);
-    optind = 1;
+    optind = 0; /* 0: glibc re-initialises, dropping main()'s "+" (stop at first non-option) mode */
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 's':

@@ -105,7 +105,7 @@ static int cmd_add(PGconn *conn, const struct hookd_config *cfg, int argc, char 
     int64_t timeout_ms = 10000, max_inflight = 16;
     char err[256];
     int c;
-    optind = 1;
+    optind = 0; /* 0: glibc re-initialises, dropping main()'s "+" (stop at first non-option) mode */
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'u': url = optarg; break;
@@ -224,7 +224,7 @@ static int cmd_rotate(PGconn *conn, int argc, char **argv)
     int64_t grace = 24LL * 3600 * 1000;
     char err[256], generated[80], g[24];
     int c;
-    optind = 1;
+    optind = 0; /* 0: glibc re-initialises, dropping main()'s "+" (stop at first non-option) mode */
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 's')
             secret = optarg;

@@ -400,6 +400,7 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
             set_error(it, "precondition never met: '%s' still cannot apply to %s%s%s after %lld s", it->event_type,
                       state ? "state '" : "a missing entity", state ? state : "", state ? "'" : "",
                       (long long)(row->age_ms / 1000));
+            it->attempts = row->attempts + 1; /* this evaluation was the last attempt */
             rc = dead_letter(conn, it, "precondition never met", err, errlen);
             break;
         }
@@ -425,6 +426,7 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
             rc = mark_processed(conn, it, "ignored", err, errlen);
             it->outcome = OUT_IGNORED;
         } else {
+            it->attempts = row->attempts + 1;
             rc = dead_letter(conn, it, "conflict", err, errlen);
         }
         break;

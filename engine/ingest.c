@@ -409,6 +409,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     const struct partner_config *p = NULL;
     json_t *body = NULL;
     struct pending *pend = NULL;
+    bool enqueued = false;
 
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
         reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
@@ -474,7 +475,11 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     pend->payload = xstrndup((const char *)raw, len);
     pend->headers = kept_headers(headers, p);
     enqueue(in, pend);
+    pend = NULL;
+    enqueued = true;
 done:
+    if (!enqueued) /* answered already: refused */
+        histogram_observe(&in->w->stats.ingest_seconds, (double)(mono_us() - arrived) / 1e6);
     json_decref(body);
     free(path);
 }

@@ -3,6 +3,8 @@ Postgres and Redis outages, config reload, and Lua scripts after a flush."""
 import signal
 import time
 
+import pytest
+
 from harness import run_hookd, wait_for, order_event, post_standard
 
 
@@ -123,3 +125,21 @@ def test_evalsha_survives_script_flush(env):
     wait_for(lambda: env.db.value("SELECT status FROM webhook_inbox WHERE partner_event_id = 'm1'") == "PROCESSED",
              what="event processed after SCRIPT FLUSH")
     assert "redis.script_reload" in w.output()
+
+
+@pytest.mark.valgrind
+def test_long_running_paths_exit_clean(env):
+    """Ingest, evaluation, deferral, retries, dead letters, reload and a
+    graceful stop in one worker: under `make valgrind` this is the leak check
+    of the long-running paths (valgrind's exit code 99 fails the test)."""
+    w = env.worker(lease="2s")
+    for n in range(30):
+        for t in ("order.shipped", "order.paid", "order.started"):
+            assert post_standard(w, "shop", f"{t}-{n}", order_event(t, f"o{n}"))[0] == 200
+    assert post_standard(w, "shop", "poison", order_event("order.bogus", "o1"))[0] == 200
+    wait_for(lambda: env.db.value("SELECT count(*) FROM webhook_inbox WHERE status IN ('PROCESSED', 'QUARANTINED')")
+             == 91, timeout=90, what="all events terminal")
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: "config.reloaded" in w.output(), what="reload")
+    assert w.stop(timeout=60) == 0
+    assert env.db.value("SELECT count(*) FROM hookd_entities WHERE state = 'shipped' AND version = 3") == 30
