@@ -27,7 +27,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench demo run format clean services-stop
+.PHONY: all deps test unit integration asan valgrind bench demo run format clean services-stop fuzz chaos soak
 
 all: deps $(BUILD)/hookd
 
@@ -88,6 +88,11 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/demo.py
+
+# libFuzzer targets (clang), each for FUZZ_SECONDS; crashes fail the target.
+FUZZ_SECONDS ?= 60
+fuzz: deps $(BUILD)/hookd
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # A worker on throw-away services, in the foreground until Ctrl-C.
 run: deps $(BUILD)/hookd
