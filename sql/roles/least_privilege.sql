@@ -1,0 +1,43 @@
+-- Least-privilege roles for hookd. Not a migration: run it once as a
+-- superuser (or the schema owner with CREATEROLE) after `hookd migrate`:
+--   psql "$DATABASE_URL" -f sql/roles/least_privilege.sql
+-- then give login roles membership, e.g.
+--   CREATE ROLE hookd_w LOGIN PASSWORD '...' IN ROLE hookd_worker;
+-- Workers need no DDL and no DELETE; the operator role adds what the
+-- `hookd endpoint` and `hookd dlq purge` commands need; applications only
+-- call hookd_emit(). Machines on your own tables also need
+--   GRANT SELECT, UPDATE ON your_table TO hookd_worker;   (INSERT if create = true)
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'hookd_worker') THEN
+        CREATE ROLE hookd_worker NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'hookd_operator') THEN
+        CREATE ROLE hookd_operator NOLOGIN IN ROLE hookd_worker;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'hookd_app') THEN
+        CREATE ROLE hookd_app NOLOGIN;
+    END IF;
+END
+$$;
+
+-- hookd run: ingest, evaluate, relay, deliver, record, dead-letter, replay.
+GRANT SELECT                 ON schema_migrations TO hookd_worker;
+GRANT SELECT, INSERT, UPDATE ON webhook_inbox     TO hookd_worker;
+GRANT SELECT, INSERT, UPDATE ON hookd_entities    TO hookd_worker;
+GRANT SELECT, INSERT, UPDATE ON outbox_events     TO hookd_worker;
+GRANT SELECT, INSERT, UPDATE ON outbox_deliveries TO hookd_worker;
+GRANT SELECT, UPDATE         ON webhook_endpoints TO hookd_worker;  -- 410 Gone disables an endpoint
+GRANT SELECT, INSERT         ON attempts          TO hookd_worker;
+GRANT USAGE                  ON SEQUENCE attempts_id_seq TO hookd_worker;
+GRANT SELECT, INSERT, UPDATE ON dead_letters      TO hookd_worker;
+
+-- hookd endpoint add/rotate-secret, hookd dlq purge.
+GRANT INSERT, DELETE ON webhook_endpoints TO hookd_operator;
+GRANT DELETE         ON dead_letters      TO hookd_operator;
+
+-- Applications: write to the outbox inside their own transactions (hookd_emit is
+-- SECURITY DEFINER), nothing else.
+REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb) TO hookd_app;

@@ -1,0 +1,83 @@
+"""Security: hookd runs with the least-privilege role that sql/roles ships,
+applications can only emit, and `config check` never prints a secret."""
+import subprocess
+from pathlib import Path
+
+import psycopg2
+import pytest
+
+from harness import Db, ROOT, order_event, post_standard, run_hookd, wait_for
+
+ROLES_SQL = ROOT / "sql" / "roles" / "least_privilege.sql"
+
+
+def apply_roles(env):
+    env.db.all(ROLES_SQL.read_text())
+    env.db.all("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'hookd_w') THEN"
+               " CREATE ROLE hookd_w LOGIN IN ROLE hookd_worker; END IF;"
+               " IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'app_user') THEN"
+               " CREATE ROLE app_user LOGIN IN ROLE hookd_app; END IF; END $$")
+
+
+def as_role(env, role: str) -> str:
+    return env.db_url.replace("postgres@", f"{role}@")
+
+
+def test_worker_runs_with_least_privilege(env):
+    apply_roles(env)
+    w = env.worker(database=as_role(env, "hookd_w"))
+    for t in ("order.shipped", "order.paid", "order.started"):
+        assert post_standard(w, "shop", t, order_event(t, "o1"))[0] == 200
+    assert post_standard(w, "shop", "poison", order_event("order.bogus", "o2"))[0] == 200
+    wait_for(lambda: env.db.value("SELECT state FROM hookd_entities WHERE entity_id = 'o1'") == "shipped",
+             what="events applied by the restricted role")
+    wait_for(lambda: env.db.value("SELECT count(*) FROM dead_letters") == 1, what="dead letter by the restricted role")
+    assert "permission denied" not in w.output()
+    # and the role cannot do what a worker never needs
+    conn = psycopg2.connect(as_role(env, "hookd_w"))
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            for sql in ("DELETE FROM webhook_inbox", "DROP TABLE attempts", "DELETE FROM dead_letters",
+                        "INSERT INTO webhook_endpoints (name, url, secret) VALUES ('x', 'http://x', 'whsec_eA==')"):
+                with pytest.raises(psycopg2.errors.InsufficientPrivilege):
+                    cur.execute(sql)
+    finally:
+        conn.close()
+
+
+def test_application_role_can_only_emit(env):
+    apply_roles(env)
+    conn = psycopg2.connect(as_role(env, "app_user"))
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT hookd_emit('order', '1', 'order.paid', '{}'::jsonb)")
+            assert cur.fetchone()[0]
+        conn.commit()
+        with conn.cursor() as cur:
+            with pytest.raises(psycopg2.errors.InsufficientPrivilege):
+                cur.execute("SELECT * FROM webhook_inbox")
+        conn.rollback()
+        with conn.cursor() as cur:
+            with pytest.raises(psycopg2.errors.InsufficientPrivilege):
+                cur.execute("SELECT secret FROM webhook_endpoints")
+    finally:
+        conn.close()
+    assert env.db.value("SELECT count(*) FROM outbox_events") == 1
+
+
+def test_config_check_redacts_secrets(env, tmp_path):
+    cfg = env.config(extra="[partner gh]\nscheme = github\nsecret = env:GH_SECRET\n"
+                           "[partner st]\nscheme = stripe\nsecret = whsec_literal_stripe_secret\n")
+    text = cfg.read_text().replace("[hookd]\n", "[hookd]\nadmin_token = admin-token-value\n", 1)
+    text = text.replace(env.db_url, env.db_url.replace("postgres@", "postgres:db-password-value@"))
+    cfg.write_text(text)
+    r = subprocess.run([str(Path(run_hookd.__globals__["HOOKD_BIN"])), "config", "check", str(cfg)],
+                       capture_output=True, text=True, env={"GH_SECRET": "github-secret-value", "PATH": "/usr/bin"})
+    assert r.returncode == 0, r.stderr
+    for secret in ("github-secret-value", "whsec_literal_stripe_secret", "admin-token-value", "db-password-value",
+                   "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"):
+        assert secret not in r.stdout
+    assert "secret = env:GH_SECRET" in r.stdout
+    assert "admin_token = <redacted>" in r.stdout
+    assert "postgres:<redacted>@" in r.stdout
