@@ -94,6 +94,14 @@ FUZZ_SECONDS ?= 60
 fuzz: deps $(BUILD)/hookd
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# The chaos suite: faults injected under load, then the ledger is checked.
+# (`make test` runs its short form.)
+CHAOS_FAULTS ?= 24
+CHAOS_SEED ?= 1
+chaos: deps $(BUILD)/hookd
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
+
 # A worker on throw-away services, in the foreground until Ctrl-C.
 run: deps $(BUILD)/hookd
 	@scripts/deps.sh test
