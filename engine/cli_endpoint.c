@@ -245,6 +245,8 @@ static int cmd_rotate(PGconn *conn, int argc, char **argv)
         secret = generated;
     }
     snprintf(g, sizeof g, "%lld", (long long)grace);
+    char grace_text[BACKOFF_DURATION_BUFLEN];
+    backoff_format_duration(grace, grace_text, sizeof grace_text);
     const char *p[] = {name, secret, g};
     int rc = exec_print(conn,
                         "UPDATE webhook_endpoints SET previous_secret = secret, secret = $2, updated_at = now(),"
@@ -252,7 +254,7 @@ static int cmd_rotate(PGconn *conn, int argc, char **argv)
                         " WHERE name = $1 RETURNING id",
                         3, p, 1, name);
     if (rc == 0)
-        printf("endpoint %s: new secret %s\n(the previous secret still signs for %s)\n", name, secret, g);
+        printf("endpoint %s: new secret %s\n(the previous secret still signs for %s)\n", name, secret, grace_text);
     return rc;
 }
 

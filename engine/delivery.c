@@ -168,8 +168,18 @@ static int record_dead(PGconn *conn, struct item *it, const char *reason, char *
 /* Writes one outcome. Returns 0, or -1 with err (the savepoint rolls back). */
 static int record_one(PGconn *conn, const struct record_job *job, struct item *it, char *err, size_t errlen)
 {
+    /* The event row is the lock that serialises the outcomes of one event's
+     * deliveries: without it, the last two recorded in overlapping
+     * transactions would each see the other still pending, and the event
+     * would never be marked processed. (Items are sorted by event id, so
+     * two record jobs take these locks in the same order.) */
+    const char *pev[] = {it->event_id};
+    PGresult *r = q(conn, "SELECT 1 FROM outbox_events WHERE id = $1 FOR UPDATE", 1, pev, err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
     const char *pid[] = {it->id};
-    PGresult *r = q(conn,
+    r = q(conn,
                     "SELECT attempts FROM outbox_deliveries WHERE id = $1 AND status IN ('PENDING', 'RETRYING')"
                     " FOR UPDATE",
                     1, pid, err, errlen);
@@ -233,10 +243,16 @@ static int record_one(PGconn *conn, const struct record_job *job, struct item *i
     return 0;
 }
 
+static int by_event(const void *a, const void *b)
+{
+    return strcmp((*(struct item *const *)a)->event_id, (*(struct item *const *)b)->event_id);
+}
+
 static void work_record(PGconn *conn, void *arg)
 {
     struct record_job *job = arg;
     char err[256];
+    qsort(job->items, job->n, sizeof *job->items, by_event);
     if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
         return;
     for (size_t i = 0; i < job->n; i++) {

@@ -32,7 +32,9 @@ struct sched {
     char due_key[160], inflight_key[160];
     sched_process_fn fn;
     void *arg;
-    struct event *timer, *reap_timer, *flush_ev;
+    struct event *timer, *reap_timer, *flush_ev, *renew_timer;
+    char **held; /* ids claimed and not yet done: their leases are renewed */
+    size_t nheld, capheld;
     bool claiming, woken, stopped, starved;
     int64_t armed_at_ms; /* wall-clock time the timer fires; INT64_MAX if idle */
     size_t inflight;
@@ -110,6 +112,13 @@ static void on_claimed(struct redisReply *reply, void *arg)
             record_lateness(s, now - due[i]);
         }
         s->inflight += n;
+        for (size_t i = 0; i < n; i++) {
+            if (s->nheld == s->capheld) {
+                s->capheld = s->capheld ? s->capheld * 2 : 64;
+                s->held = xrealloc(s->held, s->capheld * sizeof *s->held);
+            }
+            s->held[s->nheld++] = xstrdup(ids[i]);
+        }
         s->fn(s->arg, s, ids, due, n);
         free(ids);
         free(due);
@@ -256,10 +265,49 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
     flush_verdicts(arg);
 }
 
+static void forget_held(struct sched *s, const char *id)
+{
+    for (size_t i = s->nheld; i-- > 0;) {
+        if (strcmp(s->held[i], id) == 0) {
+            free(s->held[i]);
+            s->held[i] = s->held[--s->nheld];
+            return;
+        }
+    }
+}
+
+/* Work can outlast a lease (an endpoint with a long timeout, a queue in
+ * front of it, a slow database): every lease/3 the deadlines of the items
+ * this worker still holds are pushed out, so only a dead worker's items are
+ * ever reaped. XX: an item acked meanwhile is not re-added. */
+static void on_renew_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct sched *s = arg;
+    if (s->nheld == 0 || !redis_conn_ready(s->w->redis))
+        return;
+    char deadline[24];
+    snprintf(deadline, sizeof deadline, "%lld", (long long)(worker_now_ms() + s->w->cfg->lease));
+    size_t argc = 3 + 2 * s->nheld;
+    const char **argv = xcalloc(argc, sizeof *argv);
+    argv[0] = "ZADD";
+    argv[1] = s->inflight_key;
+    argv[2] = "XX";
+    for (size_t i = 0; i < s->nheld; i++) {
+        argv[3 + 2 * i] = deadline;
+        argv[4 + 2 * i] = s->held[i];
+    }
+    if (redis_conn_cmd(s->w->redis, NULL, NULL, (int)argc, argv, NULL) != 0)
+        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+    free(argv);
+}
+
 void sched_done(struct sched *s, const char *id, int64_t next_due_ms)
 {
     HOOKD_ASSERT(s->inflight > 0);
     s->inflight--;
+    forget_held(s, id);
     if (next_due_ms < 0) {
         verdicts_push(&s->acks, id, NULL);
     } else {
@@ -309,6 +357,10 @@ struct sched *sched_new(struct worker *w, const char *queue, sched_process_fn fn
     int64_t reap_ms = w->cfg->lease / 2 < 1000 ? w->cfg->lease / 2 : 1000;
     struct timeval tv = {reap_ms / 1000, (reap_ms % 1000) * 1000};
     event_add(s->reap_timer, &tv);
+    s->renew_timer = event_new(w->base, -1, EV_PERSIST, on_renew_timer, s);
+    int64_t renew_ms = w->cfg->lease / 3 > 0 ? w->cfg->lease / 3 : 1;
+    struct timeval rtv = {renew_ms / 1000, (renew_ms % 1000) * 1000};
+    event_add(s->renew_timer, &rtv);
     arm(s, 0);
     return s;
 }
@@ -320,7 +372,11 @@ void sched_free(struct sched *s)
     flush_verdicts(s);
     event_free(s->timer);
     event_free(s->reap_timer);
+    event_free(s->renew_timer);
     event_free(s->flush_ev);
+    for (size_t i = 0; i < s->nheld; i++)
+        free(s->held[i]);
+    free(s->held);
     verdicts_free(&s->acks);
     verdicts_free(&s->reschedules);
     free(s);
