@@ -96,8 +96,13 @@ static bool transient_sqlstate(const char *state)
     return state && (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0);
 }
 
-/* Runs one statement inside the evaluation. On failure sets *transient when
- * the error is a lock conflict, and err. */
+/* Set by q() when a statement failed on a lock conflict (lock timeout,
+ * deadlock, serialization): whichever statement of an evaluation hit it,
+ * the event is "busy", never charged an attempt. One per DB thread. */
+static _Thread_local bool lock_conflict;
+
+/* Runs one statement inside the evaluation. On failure sets *transient (and
+ * lock_conflict) when the error is a lock conflict, and err. */
 static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *params, bool *transient, char *err,
                    size_t errlen)
 {
@@ -106,8 +111,10 @@ static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *para
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
     const char *msg = PQresultErrorMessage(r);
+    bool conflict = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+    lock_conflict |= conflict;
     if (transient)
-        *transient = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+        *transient = conflict;
     snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
     PQclear(r);
     return NULL;
@@ -169,9 +176,12 @@ static int mark_processed(PGconn *conn, struct item *it, const char *outcome, ch
 static int wake_siblings(PGconn *conn, struct item *it, char *err, size_t errlen)
 {
     const char *p[] = {it->entity_type, it->entity_id, it->id};
+    /* SKIP LOCKED: a sibling another worker holds is being evaluated right
+     * now; waiting for it here is how two batches deadlock. */
     PGresult *r = q(conn,
-                    "UPDATE webhook_inbox SET next_attempt_at = now()"
-                    " WHERE status = 'DEFERRED' AND entity_type = $1 AND entity_id = $2 AND id <> $3"
+                    "UPDATE webhook_inbox SET next_attempt_at = now() WHERE id IN ("
+                    " SELECT id FROM webhook_inbox WHERE status = 'DEFERRED' AND entity_type = $1"
+                    " AND entity_id = $2 AND id <> $3 FOR UPDATE SKIP LOCKED)"
                     " RETURNING id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint",
                     3, p, NULL, err, errlen);
     if (!r)
@@ -352,15 +362,10 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
     if (entity_sql_build(conn, m, &es) != 0)
         return snprintf(err, errlen, "cannot quote the entity table's identifiers"), -1;
     int rc = -1;
+    /* Entities were created (committed) before the batch began: see
+     * create_entities(). */
     const char *key3[] = {m->name, it->entity_id, machine_initial(m->machine)};
-    PGresult *r = NULL;
-    if (m->create) {
-        r = q(conn, es.create, 3, key3, transient, err, errlen);
-        if (!r)
-            goto done;
-        PQclear(r);
-    }
-    r = q(conn, es.lock, 2, key3, transient, err, errlen);
+    PGresult *r = q(conn, es.lock, 2, key3, transient, err, errlen);
     if (!r)
         goto done;
     char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, 0)) : NULL;
@@ -368,6 +373,8 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
 
     const char *to = NULL;
     enum machine_verdict v = machine_classify(m->machine, it->event_type, state, &to);
+    if (!state && !m->create)
+        v = MACHINE_DEFER; /* the application has not created the entity yet */
     switch (v) {
     case MACHINE_APPLY: {
         const char *upd[] = {m->name, it->entity_id, to};
@@ -521,10 +528,17 @@ static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
         free(row.payload);
         return;
     }
+    lock_conflict = false;
     if (evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0) {
         PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
+        for (size_t i = 0; i < it->nwake; i++)
+            free(it->wake_ids[i]);
+        free(it->wake_ids);
+        free(it->wake_due);
+        it->wake_ids = NULL;
+        it->wake_due = NULL;
         it->nwake = 0;
-        if (transient) {
+        if (transient || lock_conflict) {
             busy(it, 100);
         } else if (record_failure(conn, job->cfg, it, err, err, sizeof err) != 0) {
             PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
@@ -539,11 +553,79 @@ static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
     free(row.payload);
 }
 
+/* Creates the batch's missing entities (machines with create = true) in
+ * their initial state, committed before the batch transaction starts. An
+ * insert of the same key by an open batch transaction would otherwise make
+ * other batches wait on it while holding their own row locks — the deadlock
+ * of two batches. Keys are sorted, so concurrent creators lock in one order. */
+static void create_entities(PGconn *conn, const struct job *job)
+{
+    char err[256];
+    size_t cap = 40 * job->n + 8;
+    char *ids = xmalloc(cap);
+    size_t len = (size_t)snprintf(ids, cap, "{");
+    for (size_t i = 0; i < job->n; i++)
+        len += (size_t)snprintf(ids + len, cap - len, "%s%s", i ? "," : "", job->items[i].id);
+    snprintf(ids + len, cap - len, "}");
+    const char *p[] = {ids};
+    PGresult *r = db_exec(conn,
+                          "SELECT DISTINCT coalesce(entity_type, ''), event_type, entity_id FROM webhook_inbox"
+                          " WHERE id = ANY($1::uuid[]) AND entity_id IS NOT NULL"
+                          " AND status IN ('PENDING', 'DEFERRED', 'RETRYING') ORDER BY 3, 1, 2",
+                          1, p, err, sizeof err);
+    free(ids);
+    if (!r)
+        return; /* the evaluation reports what is wrong */
+    json_t *builtin = json_object(); /* machine name -> [entity ids] */
+    for (int i = 0; i < PQntuples(r); i++) {
+        const struct machine_config *m = config_machine_for(job->cfg, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+        if (!m || !m->create)
+            continue;
+        const char *eid = PQgetvalue(r, i, 2);
+        if (m->builtin) {
+            json_t *list = json_object_get(builtin, m->name);
+            if (!list)
+                json_object_set_new(builtin, m->name, list = json_array());
+            json_array_append_new(list, json_string(eid));
+            continue;
+        }
+        struct entity_sql es;
+        if (entity_sql_build(conn, m, &es) == 0) {
+            const char *k[] = {m->name, eid, machine_initial(m->machine)};
+            PQclear(db_exec(conn, es.create, 3, k, err, sizeof err));
+        }
+        entity_sql_free(&es);
+    }
+    PQclear(r);
+    const char *name;
+    json_t *list;
+    json_object_foreach(builtin, name, list)
+    {
+        char *arr = json_dumps(list, JSON_COMPACT);
+        const struct machine_config *m = config_machine(job->cfg, name);
+        const char *k[] = {name, arr, machine_initial(m->machine)};
+        PQclear(db_exec(conn,
+                        "INSERT INTO hookd_entities (entity_type, entity_id, state)"
+                        " SELECT $1, x, $3 FROM jsonb_array_elements_text($2::jsonb) x ORDER BY x"
+                        " ON CONFLICT DO NOTHING",
+                        3, k, err, sizeof err));
+        free(arr);
+    }
+    json_decref(builtin);
+}
+
 static void work_batch(PGconn *conn, void *arg)
 {
     struct job *job = arg;
     char err[256];
-    if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
+    if (!conn)
+        return;
+    create_entities(conn, job);
+    if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
+        return;
+    /* Nothing in an evaluation should wait on a lock (rows: SKIP LOCKED,
+     * entities: NOWAIT); this bounds anything that still would. */
+    if (db_run(conn, "SET LOCAL lock_timeout = '2s'", 0, NULL, err, sizeof err) != 0)
         return;
     for (size_t i = 0; i < job->n; i++) {
         evaluate_one(conn, job, &job->items[i]);

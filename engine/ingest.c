@@ -290,7 +290,7 @@ static void start_batches(struct ingest *in)
     struct batch *b = in->open;
     in->open = NULL;
     in->running++;
-    db_pool_submit(in->w->db, work_batch, done_batch, b);
+    db_pool_submit(in->w->ingest_db, work_batch, done_batch, b);
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg)
@@ -318,7 +318,7 @@ static void enqueue(struct ingest *in, struct pending *p)
         if (in->running < in->w->cfg->ingest_concurrency)
             start_batches(in);
         else
-            in->open = NULL, in->running++, db_pool_submit(in->w->db, work_batch, done_batch, b);
+            in->open = NULL, in->running++, db_pool_submit(in->w->ingest_db, work_batch, done_batch, b);
         return;
     }
     /* End of this loop turn: requests read in the same turn share a commit. */

@@ -46,6 +46,9 @@ const char *worker_key(const struct worker *w, const char *suffix, char *buf, si
 
 bool worker_ready(const struct worker *w)
 {
+    /* The main pool is probed every second; the ingest pool only learns of
+     * an outage or a recovery when a request arrives, so it does not count:
+     * a stale "down" there must not keep load balancers away for good. */
     return !w->draining && db_pool_healthy(w->db) && redis_conn_ready(w->redis) && w->migrations_current;
 }
 
@@ -216,7 +219,8 @@ static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
     struct worker *w = arg;
     size_t inflight = (w->inbox_sched ? sched_inflight(w->inbox_sched) : 0) +
                       (w->delivery_sched ? sched_inflight(w->delivery_sched) : 0);
-    size_t pending = db_pool_pending(w->db) + (w->ingest ? ingest_pending(w->ingest) : 0) +
+    size_t pending = db_pool_pending(w->db) + (w->ingest_db ? db_pool_pending(w->ingest_db) : 0) +
+                     (w->ingest ? ingest_pending(w->ingest) : 0) +
                      (w->delivery ? delivery_pending(w->delivery) : 0);
     bool late = worker_now_ms() > w->drain_deadline_ms;
     if ((inflight == 0 && pending == 0) || late) {
@@ -293,8 +297,12 @@ static int start(struct worker *w, char *err, size_t errlen)
     w->alerter = alerter_new(w, err, errlen);
     if (!w->alerter)
         return -1;
-    if (cfg->roles & ROLE_INGEST)
+    if (cfg->roles & ROLE_INGEST) {
+        w->ingest_db = db_pool_new(w->base, cfg->database.text, (int)cfg->ingest_concurrency);
+        if (!w->ingest_db)
+            return snprintf(err, errlen, "cannot start the database threads"), -1;
         w->ingest = ingest_new(w);
+    }
     if (cfg->roles & ROLE_INBOX) {
         w->inbox = inbox_new(w);
         w->inbox_sched = sched_new(w, "inbox", inbox_process, w->inbox);
@@ -335,6 +343,8 @@ static void stop(struct worker *w)
         sched_stop(w->delivery_sched);
     relay_stop(w->relay);
     /* Runs the completions of jobs still in flight while their owners live. */
+    db_pool_free(w->ingest_db);
+    w->ingest_db = NULL;
     db_pool_free(w->db);
     w->db = NULL;
     ingest_free(w->ingest);

@@ -38,7 +38,8 @@ struct worker {
     char id[96];              /* host-pid-random: unique per process */
     char host[64];
     int64_t started_ms;       /* wall clock */
-    struct db_pool *db;
+    struct db_pool *db;        /* processing, relay, admin, readiness */
+    struct db_pool *ingest_db; /* inbound inserts only, so they never queue behind processing */
     struct redis_conn *redis;     /* commands and scripts */
     struct redis_conn *redis_sub; /* pub/sub wakeups */
     struct worker_scripts scripts;
