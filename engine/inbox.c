@@ -553,12 +553,15 @@ static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
     free(row.payload);
 }
 
-/* Creates the batch's missing entities (machines with create = true) in
- * their initial state, committed before the batch transaction starts. An
- * insert of the same key by an open batch transaction would otherwise make
- * other batches wait on it while holding their own row locks — the deadlock
- * of two batches. Keys are sorted, so concurrent creators lock in one order. */
-static void create_entities(PGconn *conn, const struct job *job)
+/* Puts the batch in receipt order (events of one entity that are due
+ * together are evaluated in the order they arrived, not in the random order
+ * of equal Redis scores) and creates the batch's missing entities (machines
+ * with create = true) in their initial state, committed before the batch
+ * transaction starts: an insert of the same key by an open batch transaction
+ * would make other batches wait on it while holding their own row locks —
+ * the deadlock of two batches. Keys are inserted sorted, so concurrent
+ * creators lock in one order. */
+static void prepare_batch(PGconn *conn, struct job *job)
 {
     char err[256];
     size_t cap = 40 * job->n + 8;
@@ -569,24 +572,37 @@ static void create_entities(PGconn *conn, const struct job *job)
     snprintf(ids + len, cap - len, "}");
     const char *p[] = {ids};
     PGresult *r = db_exec(conn,
-                          "SELECT DISTINCT coalesce(entity_type, ''), event_type, entity_id FROM webhook_inbox"
-                          " WHERE id = ANY($1::uuid[]) AND entity_id IS NOT NULL"
-                          " AND status IN ('PENDING', 'DEFERRED', 'RETRYING') ORDER BY 3, 1, 2",
+                          "SELECT id::text, coalesce(entity_type, ''), event_type, entity_id,"
+                          " status IN ('PENDING', 'DEFERRED', 'RETRYING')"
+                          " FROM webhook_inbox WHERE id = ANY($1::uuid[]) ORDER BY received_at, id",
                           1, p, err, sizeof err);
     free(ids);
     if (!r)
         return; /* the evaluation reports what is wrong */
-    json_t *builtin = json_object(); /* machine name -> [entity ids] */
+    size_t placed = 0;
+    for (int i = 0; i < PQntuples(r); i++) { /* stable reorder: rows found first, in receipt order */
+        for (size_t k = placed; k < job->n; k++) {
+            if (strcmp(job->items[k].id, PQgetvalue(r, i, 0)) == 0) {
+                struct item tmp = job->items[placed];
+                job->items[placed++] = job->items[k];
+                job->items[k] = tmp;
+                break;
+            }
+        }
+    }
+    json_t *builtin = json_object(); /* machine name -> {entity id: true} */
     for (int i = 0; i < PQntuples(r); i++) {
-        const struct machine_config *m = config_machine_for(job->cfg, PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+        if (PQgetisnull(r, i, 3) || PQgetvalue(r, i, 4)[0] != 't')
+            continue;
+        const struct machine_config *m = config_machine_for(job->cfg, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
         if (!m || !m->create)
             continue;
-        const char *eid = PQgetvalue(r, i, 2);
+        const char *eid = PQgetvalue(r, i, 3);
         if (m->builtin) {
-            json_t *list = json_object_get(builtin, m->name);
-            if (!list)
-                json_object_set_new(builtin, m->name, list = json_array());
-            json_array_append_new(list, json_string(eid));
+            json_t *set = json_object_get(builtin, m->name);
+            if (!set)
+                json_object_set_new(builtin, m->name, set = json_object());
+            json_object_set_new(set, eid, json_true());
             continue;
         }
         struct entity_sql es;
@@ -598,10 +614,15 @@ static void create_entities(PGconn *conn, const struct job *job)
     }
     PQclear(r);
     const char *name;
-    json_t *list;
-    json_object_foreach(builtin, name, list)
+    json_t *set;
+    json_object_foreach(builtin, name, set)
     {
+        json_t *list = json_array();
+        const char *eid;
+        json_t *v;
+        json_object_foreach(set, eid, v) json_array_append_new(list, json_string(eid));
         char *arr = json_dumps(list, JSON_COMPACT);
+        json_decref(list);
         const struct machine_config *m = config_machine(job->cfg, name);
         const char *k[] = {name, arr, machine_initial(m->machine)};
         PQclear(db_exec(conn,
@@ -620,7 +641,7 @@ static void work_batch(PGconn *conn, void *arg)
     char err[256];
     if (!conn)
         return;
-    create_entities(conn, job);
+    prepare_batch(conn, job);
     if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
         return;
     /* Nothing in an evaluation should wait on a lock (rows: SKIP LOCKED,
