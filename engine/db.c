@@ -286,3 +286,59 @@ void db_rollback(PGconn *conn)
     if (conn)
         PQclear(PQexec(conn, "ROLLBACK"));
 }
+
+/* Per DB thread: which static statements are prepared on which connection.
+ * A reconnect (new backend pid) starts the cache afresh. */
+#define PREPARED_MAX 64
+static _Thread_local struct {
+    PGconn *conn;
+    int backend_pid;
+    const char *sql[PREPARED_MAX];
+    int n;
+} prepared;
+
+PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params)
+{
+    if (prepared.conn != conn || prepared.backend_pid != PQbackendPID(conn)) {
+        prepared.conn = conn;
+        prepared.backend_pid = PQbackendPID(conn);
+        prepared.n = 0;
+    }
+    int slot = -1;
+    for (int i = 0; i < prepared.n && slot < 0; i++)
+        if (prepared.sql[i] == sql)
+            slot = i;
+    char name[16];
+    if (slot < 0) {
+        if (prepared.n == PREPARED_MAX)
+            return PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+        slot = prepared.n;
+        snprintf(name, sizeof name, "hookd_%d", slot);
+        PGresult *r = PQprepare(conn, name, sql, nparams, NULL);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK)
+            return r; /* the caller reads the error from it */
+        PQclear(r);
+        prepared.sql[prepared.n++] = sql;
+    }
+    snprintf(name, sizeof name, "hookd_%d", slot);
+    return PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
+}
+
+PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
+                           size_t errlen)
+{
+    if (!conn) {
+        snprintf(err, errlen, "database unavailable");
+        return NULL;
+    }
+    PGresult *r = db_prepared_raw(conn, sql, nparams, params);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return r;
+    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
+    if (!msg || !*msg)
+        msg = PQerrorMessage(conn);
+    snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+    PQclear(r);
+    return NULL;
+}

@@ -38,6 +38,15 @@ bool db_pool_healthy(const struct db_pool *pool);
 /* Runs sql with text parameters; on success returns the result (caller
  * PQclear()s) — for commands too. */
 PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen);
+/* Like db_exec, as a prepared statement: sql must have static storage (its
+ * address is the cache key); it is prepared on first use on each connection
+ * (per DB thread, re-prepared after a reconnect), so hot statements are
+ * parsed and planned once instead of on every call. */
+PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
+                           size_t errlen);
+/* The same, returning the raw result whatever its status (the caller checks
+ * PQresultStatus and reads SQLSTATE); conn must not be NULL. */
+PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);

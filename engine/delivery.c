@@ -103,9 +103,10 @@ static void item_free(struct item *it)
 
 /* ---- recording outcomes (DB thread) --------------------------------------- */
 
+/* Every statement here is a literal: prepared once per connection. */
 static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *p, char *err, size_t errlen)
 {
-    return db_exec(conn, sql, n, p, err, errlen);
+    return db_exec_prepared(conn, sql, n, p, err, errlen);
 }
 
 static int finish_event_if_done(PGconn *conn, const char *event_id, char *err, size_t errlen)
@@ -471,7 +472,7 @@ static void work_load(PGconn *conn, void *arg)
         len += (size_t)snprintf(ids + len, cap - len, "%s%s", i ? "," : "", job->items[i]->id);
     snprintf(ids + len, cap - len, "}");
     const char *p[] = {ids};
-    PGresult *r = db_exec(conn,
+    PGresult *r = db_exec_prepared(conn,
                           "SELECT d.id::text, d.status, ev.id::text, ev.payload::text, ep.name, ep.url, ep.secret,"
                           " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,"
                           " ep.enabled, ep.timeout_ms, ep.max_inflight"

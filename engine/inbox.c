@@ -103,10 +103,10 @@ static _Thread_local bool lock_conflict;
 
 /* Runs one statement inside the evaluation. On failure sets *transient (and
  * lock_conflict) when the error is a lock conflict, and err. */
-static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *params, bool *transient, char *err,
-                   size_t errlen)
+static PGresult *run(PGconn *conn, const char *sql, bool cacheable, int n, const char *const *params,
+                     bool *transient, char *err, size_t errlen)
 {
-    PGresult *r = PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
+    PGresult *r = cacheable ? db_prepared_raw(conn, sql, n, params) : PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
@@ -118,6 +118,13 @@ static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *para
     snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
     PQclear(r);
     return NULL;
+}
+
+/* q: SQL with static storage, run as a prepared statement (see db.h). */
+static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *params, bool *transient, char *err,
+                   size_t errlen)
+{
+    return run(conn, sql, true, n, params, transient, err, errlen);
 }
 
 static void record_attempt(PGconn *conn, const struct job *job, const struct item *it, int64_t started_us)
@@ -201,23 +208,31 @@ static int wake_siblings(PGconn *conn, struct item *it, char *err, size_t errlen
 
 /* ---- the entity ---------------------------------------------------------- */
 
+/* The built-in table's statements: static, so they are prepared once. */
+static const char builtin_create[] = "INSERT INTO hookd_entities (entity_type, entity_id, state) VALUES ($1, $2, $3)"
+                                     " ON CONFLICT DO NOTHING";
+static const char builtin_lock[] = "SELECT state FROM hookd_entities WHERE entity_type = $1 AND entity_id = $2"
+                                   " FOR UPDATE NOWAIT";
+static const char builtin_update[] = "UPDATE hookd_entities SET state = $3, version = version + 1, updated_at = now()"
+                                     " WHERE entity_type = $1 AND entity_id = $2";
+
+/* For user tables the statements are built per machine (identifiers quoted
+ * by libpq) and owned here; for hookd_entities they point at the constants. */
 struct entity_sql {
     char *create, *lock, *update;
+    bool owned;
 };
 
-/* SQL for the machine's entity table, identifiers quoted by libpq. */
 static int entity_sql_build(PGconn *conn, const struct machine_config *m, struct entity_sql *s)
 {
     memset(s, 0, sizeof s[0]);
     if (m->builtin) {
-        s->create = xstrdup("INSERT INTO hookd_entities (entity_type, entity_id, state) VALUES ($1, $2, $3)"
-                            " ON CONFLICT DO NOTHING");
-        s->lock = xstrdup("SELECT state FROM hookd_entities WHERE entity_type = $1 AND entity_id = $2"
-                          " FOR UPDATE NOWAIT");
-        s->update = xstrdup("UPDATE hookd_entities SET state = $3, version = version + 1, updated_at = now()"
-                            " WHERE entity_type = $1 AND entity_id = $2");
+        s->create = (char *)builtin_create;
+        s->lock = (char *)builtin_lock;
+        s->update = (char *)builtin_update;
         return 0;
     }
+    s->owned = true;
     char *table = NULL, *id = NULL, *state = NULL, *version = NULL;
     const char *dot = strchr(m->table, '.');
     if (dot) { /* schema.table: quote each part */
@@ -261,8 +276,17 @@ static int entity_sql_build(PGconn *conn, const struct machine_config *m, struct
     return rc;
 }
 
+/* Entity statements: prepared when they are the built-in constants. */
+static PGresult *qe(PGconn *conn, const struct entity_sql *es, const char *sql, int n, const char *const *params,
+                    bool *transient, char *err, size_t errlen)
+{
+    return run(conn, sql, !es->owned, n, params, transient, err, errlen);
+}
+
 static void entity_sql_free(struct entity_sql *s)
 {
+    if (!s->owned)
+        return;
     free(s->create);
     free(s->lock);
     free(s->update);
@@ -365,7 +389,7 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
     /* Entities were created (committed) before the batch began: see
      * create_entities(). */
     const char *key3[] = {m->name, it->entity_id, machine_initial(m->machine)};
-    PGresult *r = q(conn, es.lock, 2, key3, transient, err, errlen);
+    PGresult *r = qe(conn, &es, es.lock, 2, key3, transient, err, errlen);
     if (!r)
         goto done;
     char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, 0)) : NULL;
@@ -379,9 +403,9 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
     case MACHINE_APPLY: {
         const char *upd[] = {m->name, it->entity_id, to};
         if (!state) { /* create = false never gets here: a missing entity defers */
-            r = q(conn, es.create, 3, upd, transient, err, errlen);
+            r = qe(conn, &es, es.create, 3, upd, transient, err, errlen);
         } else {
-            r = q(conn, es.update, 3, upd, transient, err, errlen);
+            r = qe(conn, &es, es.update, 3, upd, transient, err, errlen);
         }
         if (!r)
             break;

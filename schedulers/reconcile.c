@@ -22,6 +22,10 @@ struct queue_def {
     const char *sql;
 };
 
+/* The ORDER BY names the table's columns explicitly: a bare `id` or
+ * `next_attempt_at` would sort by the text output columns of the same name,
+ * and Postgres could not use the partial "due" index (a sort of every
+ * non-terminal row per page instead of an index range scan). */
 static const struct queue_def queues[] = {
     {"inbox",
      "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint, next_attempt_at::text"
@@ -29,14 +33,14 @@ static const struct queue_def queues[] = {
      " WHERE status IN ('PENDING', 'DEFERRED', 'RETRYING')"
      "   AND next_attempt_at <= now() + $1::bigint * interval '1 millisecond'"
      "   AND (next_attempt_at, id) > ($2::timestamptz, $3::uuid)"
-     " ORDER BY next_attempt_at, id LIMIT 1000"},
+     " ORDER BY webhook_inbox.next_attempt_at, webhook_inbox.id LIMIT 1000"},
     {"delivery",
      "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint, next_attempt_at::text"
      " FROM outbox_deliveries"
      " WHERE status IN ('PENDING', 'RETRYING')"
      "   AND next_attempt_at <= now() + $1::bigint * interval '1 millisecond'"
      "   AND (next_attempt_at, id) > ($2::timestamptz, $3::uuid)"
-     " ORDER BY next_attempt_at, id LIMIT 1000"},
+     " ORDER BY outbox_deliveries.next_attempt_at, outbox_deliveries.id LIMIT 1000"},
 };
 #define NQUEUES (sizeof queues / sizeof queues[0])
 
