@@ -119,9 +119,15 @@ int config_parse_size(const char *text, int64_t *out, char *err, size_t errlen)
     errno = 0;
     char *end;
     long long v = strtoll(text, &end, 10);
-    char unit[16];
-    snprintf(unit, sizeof unit, "%s", end);
-    char *u = trim(unit);
+    while (isspace((unsigned char)*end))
+        end++;
+    size_t ulen = strlen(end);
+    while (ulen > 0 && isspace((unsigned char)end[ulen - 1]))
+        ulen--;
+    char unit[8] = "";
+    if (ulen < sizeof unit)
+        snprintf(unit, sizeof unit, "%.*s", (int)ulen, end);
+    const char *u = ulen < sizeof unit ? unit : "(too long)";
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(u, units[i].unit) == 0) {
             if (errno || v > INT64_MAX / units[i].mult) {
@@ -500,6 +506,17 @@ static int split_list(char *s, char **items, int max)
     return n;
 }
 
+/* Event types and state names: what a partner sends and a table stores. */
+static bool valid_name(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-.:", *s))
+            return false;
+    return true;
+}
+
 static int machine_transition_key(struct machine_config *m, const char *event, const char *v, char *err,
                                   size_t errlen)
 {
@@ -513,10 +530,18 @@ static int machine_transition_key(struct machine_config *m, const char *event, c
     char *items[MACHINE_MAX_STATES + 1];
     int n = split_list(from, items, MACHINE_MAX_STATES);
     int rc = -1;
+    /* Empty names are left to machine_add_transition, which says which one. */
+    char *target = trim(to);
+    bool names_ok = (!*event || valid_name(event)) && (!*target || valid_name(target));
+    for (int i = 0; i < n && i < MACHINE_MAX_STATES; i++)
+        names_ok = names_ok && (!*items[i] || valid_name(items[i]));
     if (n == 0 || n > MACHINE_MAX_STATES)
         snprintf(err, errlen, "bad transition '%s': expected FROM[, FROM...] -> TO", v);
+    else if (!names_ok)
+        snprintf(err, errlen, "bad transition '%s %s': event and state names use letters, digits, '_', '-', '.', ':'",
+                 event, v);
     else
-        rc = machine_add_transition(m->machine, event, (const char *const *)items, (size_t)n, trim(to), err, errlen);
+        rc = machine_add_transition(m->machine, event, (const char *const *)items, (size_t)n, target, err, errlen);
     free(from);
     free(to);
     return rc;

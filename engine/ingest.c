@@ -364,7 +364,9 @@ static char *kept_headers(struct evkeyvalq *headers, const struct partner_config
 {
     json_t *obj = json_object();
     for (struct evkeyval *kv = headers->tqh_first; kv; kv = kv->next.tqe_next) {
-        if (secret_header(kv->key, p) || strlen(kv->value) > 1024)
+        /* A name with blanks ("Authorization :") is malformed; it must not
+         * slip a credential past secret_header(). */
+        if (strpbrk(kv->key, " \t") || secret_header(kv->key, p) || strlen(kv->value) > 1024)
             continue;
         char name[128];
         size_t i = 0;
@@ -445,6 +447,12 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         int code;
         enum reject_reason reason = sig_reason(sres, &code);
         reject(in, req, p->name, code, reason, "%s", err);
+        goto done;
+    }
+    /* jansson skips a NUL right after a number or literal, but the payload
+     * is stored as text: refuse NUL bytes outright. */
+    if (memchr(raw, '\0', len)) {
+        reject(in, req, p->name, 400, REJECT_BAD_BODY, "body contains a NUL byte");
         goto done;
     }
     json_error_t jerr;

@@ -528,6 +528,34 @@ def test_unparseable_body_never_logged(env):
     assert_not_logged(w, [marker])
 
 
+def test_nul_byte_in_a_signed_body_is_refused(env):
+    # jansson skips a NUL after a number; the stored text would be cut short.
+    w = env.worker(extra=PARTNERS)
+    body = b'{"type": "order.started", "data": {"order_id": 42\x00, "x": 1}}'
+    assert_rejected(post(w, "shop", body, sign_headers("shop", "nul-1", body)), 400, "bad_body")
+    assert count(env) == 0
+
+
+def test_malformed_header_names_are_not_kept(env):
+    # "Authorization :" (a blank before the colon) must not smuggle a credential
+    # into the headers kept for the DLQ view.
+    w = env.worker(extra=PARTNERS)
+    import socket
+    body = order_event("order.started", "o-hdr")
+    headers = sign_headers("shop", "hdr-1", body)
+    req = (f"POST /v1/inbox/shop HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+           + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+           + "Authorization : Bearer sekrit-token\r\nConnection: close\r\n\r\n").encode() + body
+    with socket.create_connection(("127.0.0.1", w.port), timeout=10) as s:
+        s.sendall(req)
+        answer = b""
+        while chunk := s.recv(4096):
+            answer += chunk
+    assert b" 200 " in answer.split(b"\r\n", 1)[0]
+    kept = env.db.value("SELECT headers::text FROM webhook_inbox WHERE partner_event_id = 'hdr-1'")
+    assert kept and "sekrit-token" not in kept and "webhook-id" in kept
+
+
 # ---- failures around the commit ----------------------------------------------
 
 def test_postgres_down_answers_503_and_stores_nothing(env, services):

@@ -224,7 +224,7 @@ static void test_sizes(void **state)
     } good[] = {
         {"1MiB", 1048576}, {"512KiB", 524288}, {"4096", 4096},         {" 10 B ", 10},
         {"3GiB", 3LL << 30}, {"2KB", 2000},    {"5MB", 5000000},       {"0", 0},
-        {"64 KiB", 65536},
+        {"64 KiB", 65536},     {"1                 MiB", 1048576},
     };
     static const struct {
         const char *text, *part;
@@ -236,6 +236,8 @@ static void test_sizes(void **state)
         {"99999999999999999999", "too large"},
         {"9000000000GiB", "too large"},
         {"", "bad size"},
+        /* fuzz regression: text after 15 blanks was cut off and ignored */
+        {"1MiB            junk", "unknown unit"},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         int64_t v = -1;
