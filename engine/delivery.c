@@ -9,6 +9,7 @@
 #include "delivery.h"
 
 #include <event2/dns.h>
+#include <jansson.h>
 #include <event2/event.h>
 #include <openssl/rand.h>
 #include <stdbool.h>
@@ -249,6 +250,72 @@ static int by_event(const void *a, const void *b)
     return strcmp((*(struct item *const *)a)->event_id, (*(struct item *const *)b)->event_id);
 }
 
+/* The common case, successes, recorded set-wise in three statements for the
+ * whole job: lock their events (sorted, as record_one does), mark the
+ * deliveries and insert their attempts in one statement, then mark the
+ * events whose deliveries are all done. Returns 0, or -1 (the caller rolls
+ * back and records them one by one instead). */
+static int record_successes(PGconn *conn, struct record_job *job, char *err, size_t errlen)
+{
+    json_t *rows = json_array(), *events = json_array();
+    for (size_t i = 0; i < job->n; i++) {
+        const struct item *it = job->items[i];
+        if (it->kind != R_SUCCEEDED)
+            continue;
+        json_array_append_new(rows, json_pack("{s:s, s:i, s:f, s:s?}", "id", it->id, "code", it->status, "dur",
+                                              (double)it->duration_us / 1000.0, "excerpt", it->excerpt));
+        json_array_append_new(events, json_string(it->event_id));
+    }
+    int rc = 0;
+    if (json_array_size(rows) > 0) {
+        char *r_text = json_dumps(rows, JSON_COMPACT), *e_text = json_dumps(events, JSON_COMPACT);
+        const char *pl[] = {e_text};
+        const char *pr[] = {r_text, job->worker_id};
+        PGresult *r = q(conn,
+                        "SELECT 1 FROM outbox_events WHERE id IN"
+                        " (SELECT x::uuid FROM jsonb_array_elements_text($1::jsonb) x) ORDER BY id FOR UPDATE",
+                        1, pl, err, errlen);
+        if (r) {
+            PQclear(r);
+            r = q(conn,
+                  "WITH s AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, code int, dur float8,"
+                  "  excerpt text)),"
+                  " upd AS (UPDATE outbox_deliveries d SET status = 'SUCCEEDED', attempts = d.attempts + 1,"
+                  "  last_status_code = s.code, last_error = NULL, delivered_at = now() FROM s"
+                  "  WHERE d.id = s.id AND d.status IN ('PENDING', 'RETRYING') RETURNING d.id, d.attempts)"
+                  " INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, response_excerpt,"
+                  "  worker_id) SELECT 'delivery', s.id, 'succeeded', s.dur, s.code, s.excerpt, $2"
+                  " FROM s JOIN upd ON upd.id = s.id RETURNING source_id::text",
+                  2, pr, err, errlen);
+        }
+        if (r) {
+            for (int row = 0; row < PQntuples(r); row++)
+                for (size_t i = 0; i < job->n; i++)
+                    if (job->items[i]->kind == R_SUCCEEDED && strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0)
+                        job->items[i]->recorded = true;
+            for (size_t i = 0; i < job->n; i++) /* finished elsewhere meanwhile: just ack */
+                if (job->items[i]->kind == R_SUCCEEDED && !job->items[i]->recorded)
+                    job->items[i]->kind = R_SKIP_ACK;
+            PQclear(r);
+            r = q(conn,
+                  "UPDATE outbox_events e SET processed_at = now() WHERE e.id IN"
+                  " (SELECT x::uuid FROM jsonb_array_elements_text($1::jsonb) x) AND e.processed_at IS NULL"
+                  " AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = e.id"
+                  " AND d.status IN ('PENDING', 'RETRYING'))",
+                  1, pl, err, errlen);
+        }
+        if (r)
+            PQclear(r);
+        else
+            rc = -1;
+        free(r_text);
+        free(e_text);
+    }
+    json_decref(rows);
+    json_decref(events);
+    return rc;
+}
+
 static void work_record(PGconn *conn, void *arg)
 {
     struct record_job *job = arg;
@@ -256,9 +323,16 @@ static void work_record(PGconn *conn, void *arg)
     qsort(job->items, job->n, sizeof *job->items, by_event);
     if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
         return;
+    PQclear(PQexec(conn, "SAVEPOINT successes"));
+    if (record_successes(conn, job, err, sizeof err) != 0) {
+        log_warn("delivery.record_failed", "batch=%zu error=\"%s\" note=\"recording one by one\"", job->n, err);
+        PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT successes"));
+        for (size_t i = 0; i < job->n; i++)
+            job->items[i]->recorded = false;
+    }
     for (size_t i = 0; i < job->n; i++) {
         struct item *it = job->items[i];
-        if (it->kind == R_SKIP_ACK || it->kind == R_SKIP_LATER)
+        if (it->kind == R_SKIP_ACK || it->kind == R_SKIP_LATER || it->recorded)
             continue;
         PQclear(PQexec(conn, "SAVEPOINT rec"));
         if (record_one(conn, job, it, err, sizeof err) == 0) {
@@ -374,13 +448,19 @@ static int64_t parse_retry_after(const char *v)
     return at > 0 ? at : 0;
 }
 
+/* The first bytes of a response, as text Postgres and JSON accept: a
+ * receiver may answer with anything, but a NUL or a byte that is not valid
+ * UTF-8 would make the attempt row (and so the outcome) unrecordable. Bytes
+ * outside printable ASCII (bar newline and tab) become '?'. */
 static char *excerpt(const char *body, size_t len)
 {
     if (len > EXCERPT_MAX)
         len = EXCERPT_MAX;
     char *out = xmalloc(len + 1);
-    for (size_t i = 0; i < len; i++) /* Postgres text cannot hold NUL; keep it printable */
-        out[i] = body[i] == '\0' ? '?' : body[i];
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)body[i];
+        out[i] = (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' ? (char)c : '?';
+    }
     out[len] = '\0';
     return out;
 }
