@@ -528,6 +528,46 @@ static bool valid_uuid(const char *s)
     return s[sizeof shape - 1] == '\0';
 }
 
+/* The fast path: the batch without savepoints (two round trips fewer per
+ * event). Any failure — a bad event, a lock conflict, an SQL error — and the
+ * caller rolls the whole batch back and runs it again with a savepoint
+ * around each event. Returns 0 when every event was evaluated cleanly. */
+static int evaluate_fast(PGconn *conn, struct job *job, struct item *it)
+{
+    char err[512] = "";
+    int64_t started = mono_us();
+    struct row row = {0};
+    bool transient = false;
+    if (!valid_uuid(it->id)) {
+        it->outcome = OUT_GONE;
+        return 0;
+    }
+    int locked = lock_row(conn, it, &row, err, sizeof err);
+    int rc = 0;
+    if (locked < 0)
+        rc = -1;
+    else if (locked == 0 && it->outcome == OUT_BUSY)
+        busy(it, 500);
+    else if (locked > 0 && evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0)
+        rc = -1;
+    if (rc == 0 && locked > 0)
+        record_attempt(conn, job, it, started);
+    free(row.payload);
+    return rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS ? 0 : -1;
+}
+
+static void item_free(struct item *it);
+
+/* Back to the state a claimed item starts in (the id alone). */
+static void item_reset(struct item *it)
+{
+    char id[sizeof it->id];
+    memcpy(id, it->id, sizeof id);
+    item_free(it);
+    memset(it, 0, sizeof *it);
+    memcpy(it->id, id, sizeof id);
+}
+
 static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
 {
     char err[512] = "";
@@ -672,10 +712,23 @@ static void work_batch(PGconn *conn, void *arg)
      * entities: NOWAIT); this bounds anything that still would. */
     if (db_run(conn, "SET LOCAL lock_timeout = '2s'", 0, NULL, err, sizeof err) != 0)
         return;
-    for (size_t i = 0; i < job->n; i++) {
-        evaluate_one(conn, job, &job->items[i]);
+    bool fast = true;
+    for (size_t i = 0; i < job->n && fast; i++)
+        fast = evaluate_fast(conn, job, &job->items[i]) == 0;
+    if (!fast) { /* redo the batch, each event in its own savepoint */
         if (db_conn_lost(conn))
             return;
+        db_rollback(conn);
+        for (size_t i = 0; i < job->n; i++)
+            item_reset(&job->items[i]);
+        if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0 ||
+            db_run(conn, "SET LOCAL lock_timeout = '2s'", 0, NULL, err, sizeof err) != 0)
+            return;
+        for (size_t i = 0; i < job->n; i++) {
+            evaluate_one(conn, job, &job->items[i]);
+            if (db_conn_lost(conn))
+                return;
+        }
     }
     if (db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0)
         job->committed = true;
