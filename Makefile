@@ -102,6 +102,13 @@ chaos: deps $(BUILD)/hookd
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
 
+# Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres
+# connections and Redis memory; SOAK_ARGS=--valgrind for a leak-checked run.
+SOAK_MINUTES ?= 30
+soak: deps $(BUILD)/hookd
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) /usr/bin/python3 scripts/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+
 # A worker on throw-away services, in the foreground until Ctrl-C.
 run: deps $(BUILD)/hookd
 	@scripts/deps.sh test
