@@ -254,13 +254,10 @@ bool db_conn_lost(PGconn *conn)
     return !conn || PQstatus(conn) != CONNECTION_OK;
 }
 
-PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
+/* r if the statement succeeded; otherwise NULL with the first line of the
+ * error in err (r is freed). */
+static PGresult *checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
 {
-    if (!conn) {
-        snprintf(err, errlen, "database unavailable");
-        return NULL;
-    }
-    PGresult *r = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
@@ -270,6 +267,26 @@ PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const 
     snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
     PQclear(r);
     return NULL;
+}
+
+char *db_uuid_array(const char *const *ids, size_t n)
+{
+    size_t cap = 40 * n + 8;
+    char *out = xmalloc(cap);
+    size_t len = (size_t)snprintf(out, cap, "{");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? "," : "", ids[i]);
+    snprintf(out + len, cap - len, "}");
+    return out;
+}
+
+PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
+{
+    if (!conn) {
+        snprintf(err, errlen, "database unavailable");
+        return NULL;
+    }
+    return checked(conn, PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0), err, errlen);
 }
 
 int db_run(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
@@ -331,14 +348,5 @@ PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const cha
         snprintf(err, errlen, "database unavailable");
         return NULL;
     }
-    PGresult *r = db_prepared_raw(conn, sql, nparams, params);
-    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
-        return r;
-    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
-    if (!msg || !*msg)
-        msg = PQerrorMessage(conn);
-    snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
-    PQclear(r);
-    return NULL;
+    return checked(conn, db_prepared_raw(conn, sql, nparams, params), err, errlen);
 }

@@ -47,6 +47,9 @@ PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const cha
 /* The same, returning the raw result whatever its status (the caller checks
  * PQresultStatus and reads SQLSTATE); conn must not be NULL. */
 PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params);
+/* A Postgres array literal "{id,id,…}" of n UUID strings (caller frees),
+ * for `= ANY($1::uuid[])`. */
+char *db_uuid_array(const char *const *ids, size_t n);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);

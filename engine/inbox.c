@@ -628,12 +628,11 @@ static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
 static void prepare_batch(PGconn *conn, struct job *job)
 {
     char err[256];
-    size_t cap = 40 * job->n + 8;
-    char *ids = xmalloc(cap);
-    size_t len = (size_t)snprintf(ids, cap, "{");
+    const char **each = xcalloc(job->n, sizeof *each);
     for (size_t i = 0; i < job->n; i++)
-        len += (size_t)snprintf(ids + len, cap - len, "%s%s", i ? "," : "", job->items[i].id);
-    snprintf(ids + len, cap - len, "}");
+        each[i] = job->items[i].id;
+    char *ids = db_uuid_array(each, job->n);
+    free(each);
     const char *p[] = {ids};
     PGresult *r = db_exec(conn,
                           "SELECT id::text, coalesce(entity_type, ''), event_type, entity_id,"
