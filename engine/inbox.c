@@ -520,7 +520,7 @@ static void busy(struct item *it, int64_t base_ms)
 
 static bool valid_uuid(const char *s)
 {
-    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+    static const char shape[] = "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh"; /* h: a hex digit */
     for (size_t i = 0; i < sizeof shape - 1; i++) {
         if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]) || !s[i])
             return false;
