@@ -1,14 +1,21 @@
-/* Evaluation of inbox events; see inbox.h.
+/* Evaluation of inbox events; see inbox.h and inbox_eval.h.
  *
  * Everything that decides an event's fate happens on a DB thread inside the
  * batch transaction and is written to Postgres there; the loop only turns
  * the committed results into Redis verdicts, counters, log lines and
  * alerts. If the COMMIT itself fails, nothing of the batch happened: every
- * item is simply due again a second later. */
+ * item is simply due again a second later.
+ *
+ * A batch is first evaluated set-based (inbox_batch.c: a few statements for
+ * the whole batch), and what that leaves — events of machines with their own
+ * entity tables — event by event without savepoints. Any statement failure
+ * and the batch is rolled back and redone event by event, each in its own
+ * SAVEPOINT, so one bad event fails alone. */
 #include "inbox.h"
 
 #include <jansson.h>
 #include <openssl/rand.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,55 +23,27 @@
 #include <time.h>
 
 #include "alert.h"
+#include "backoff.h"
 #include "db.h"
+#include "inbox_eval.h"
 #include "log.h"
+#include "machine.h"
 #include "sched.h"
 #include "worker.h"
 #include "xmalloc.h"
 
-enum outcome {
-    OUT_APPLIED,
-    OUT_NOOP,
-    OUT_IGNORED,
-    OUT_DEFERRED,
-    OUT_RETRY,
-    OUT_DEAD,
-    OUT_BUSY,     /* row or entity locked by another worker: soon again, free */
-    OUT_TERMINAL, /* already processed or dead-lettered: ack */
-    OUT_GONE,     /* the row no longer exists: ack */
-};
-
-static const char *const outcome_names[] = {"applied", "noop", "ignored", "deferred", "retry",
-                                            "dead", "busy", "terminal", "gone"};
-
-struct item {
-    char id[40];
-    enum outcome outcome;
-    int64_t next_due_ms; /* OUT_DEFERRED / OUT_RETRY / OUT_BUSY */
-    int attempts;
-    char partner[64], event_type[112], entity_type[112];
-    char *entity_id;
-    char *error; /* why it failed, waits, or was dead-lettered */
-    char **wake_ids; /* deferred siblings made due now by an apply */
-    int64_t *wake_due;
-    size_t nwake;
-};
-
-struct job {
-    struct inbox *ib;
-    struct hookd_config *cfg; /* ref held for the job */
-    struct item *items;
-    size_t n;
-    bool committed;
-    char worker_id[96];
-};
+const char *const inbox_outcome_names[] = {"none", "applied", "noop", "ignored", "deferred", "retry",
+                                           "dead", "busy", "terminal", "gone"};
 
 struct inbox {
     struct worker *w;
     struct sched *sched;
+    struct item *waiting; /* claimed, not yet submitted (ids only) */
+    size_t nwaiting, capwaiting;
+    int running, max_running; /* batch jobs on DB threads */
 };
 
-static int64_t mono_us(void)
+int64_t inbox_mono_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -75,12 +54,11 @@ static uint64_t rnd64(void)
 {
     uint64_t r = 0;
     if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
-        r = (uint64_t)mono_us();
+        r = (uint64_t)inbox_mono_us();
     return r;
 }
 
-static void set_error(struct item *it, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_error(struct item *it, const char *fmt, ...)
+void inbox_set_error(struct item *it, const char *fmt, ...)
 {
     free(it->error);
     va_list ap;
@@ -88,6 +66,109 @@ static void set_error(struct item *it, const char *fmt, ...)
     if (vasprintf(&it->error, fmt, ap) < 0)
         it->error = NULL;
     va_end(ap);
+}
+
+bool inbox_valid_uuid(const char *s)
+{
+    static const char shape[] = "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh"; /* h: a hex digit */
+    for (size_t i = 0; i < sizeof shape - 1; i++) {
+        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]) || !s[i])
+            return false;
+    }
+    return s[sizeof shape - 1] == '\0';
+}
+
+/* ---- the decision (no I/O) ----------------------------------------------- */
+
+const struct machine_config *inbox_machine_for(const struct hookd_config *cfg, struct item *it, char *err,
+                                               size_t errlen)
+{
+    const struct machine_config *m = config_machine_for(cfg, it->entity_type, it->event_type);
+    if (!m)
+        return snprintf(err, errlen, "no machine handles event type '%s'", it->event_type), NULL;
+    if (!machine_has_event(m->machine, it->event_type))
+        return snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type),
+               NULL;
+    snprintf(it->entity_type, sizeof it->entity_type, "%s", m->name);
+    if (!it->entity_id)
+        return snprintf(err, errlen, "event has no entity id (check the partner's entity_id source)"), NULL;
+    return m;
+}
+
+void inbox_decide(const struct hookd_config *cfg, const struct machine_config *m, struct item *it,
+                  const struct row *row, const char *state, struct decision *d, char *err, size_t errlen)
+{
+    d->to = NULL;
+    d->wait_ms = 0;
+    enum machine_verdict v = machine_classify(m->machine, it->event_type, state, &d->to);
+    if (!state && !m->create)
+        v = MACHINE_DEFER; /* the application has not created the entity yet */
+    const char *what = state ? "state '" : "a missing entity";
+    const char *quote = state ? "'" : "";
+    switch (v) {
+    case MACHINE_APPLY:
+        d->outcome = OUT_APPLIED;
+        inbox_set_error(it, "%s -> %s", state ? state : "(new)", d->to);
+        return;
+    case MACHINE_NOOP:
+        d->outcome = OUT_NOOP;
+        inbox_set_error(it, "entity already in '%s' (at or past the event's target)", state);
+        return;
+    case MACHINE_DEFER:
+        d->wait_ms = backoff_defer_delay(&cfg->defer, row->deferrals + 1, row->age_ms);
+        if (d->wait_ms < 0) {
+            inbox_set_error(it, "precondition never met: '%s' still cannot apply to %s%s%s after %lld s",
+                            it->event_type, what, state ? state : "", quote, (long long)(row->age_ms / 1000));
+            it->attempts = row->attempts + 1; /* this evaluation was the last attempt */
+            it->dead_reason = "precondition never met";
+            d->outcome = OUT_DEAD;
+            return;
+        }
+        inbox_set_error(it, "waiting: '%s' does not apply to %s%s%s yet", it->event_type, what, state ? state : "",
+                        quote);
+        d->outcome = OUT_DEFERRED;
+        return;
+    case MACHINE_CONFLICT:
+        inbox_set_error(it, "conflict: '%s' can never apply to an entity in state '%s'", it->event_type, state);
+        if (m->on_conflict == CONFLICT_IGNORE) {
+            d->outcome = OUT_IGNORED;
+            return;
+        }
+        it->attempts = row->attempts + 1;
+        it->dead_reason = "conflict";
+        d->outcome = OUT_DEAD;
+        return;
+    case MACHINE_UNKNOWN_STATE:
+        snprintf(err, errlen, "entity is in state '%s', which machine '%s' does not know", state, m->name);
+        break;
+    case MACHINE_UNKNOWN_EVENT:
+        snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type);
+        break;
+    }
+    d->outcome = OUT_RETRY;
+}
+
+void inbox_fail_verdict(const struct hookd_config *cfg, struct item *it, int attempts, const char *why,
+                        int64_t *wait_ms)
+{
+    it->attempts = attempts;
+    inbox_set_error(it, "%s", why);
+    const struct backoff_policy *policy = config_retry_for_inbox(cfg, it->partner, it->event_type);
+    *wait_ms = backoff_retry_delay(policy, attempts, rnd64());
+    if (*wait_ms < 0) {
+        it->outcome = OUT_DEAD;
+        it->dead_reason = "retries exhausted";
+    } else {
+        it->outcome = OUT_RETRY;
+    }
+}
+
+/* ---- statements of the per-event path ------------------------------------ */
+
+void inbox_busy(struct item *it, int64_t base_ms)
+{
+    it->outcome = OUT_BUSY;
+    it->next_due_ms = worker_now_ms() + base_ms + (int64_t)(rnd64() % 50);
 }
 
 /* SQLSTATEs that mean "someone else holds it", not "this event is bad". */
@@ -130,9 +211,9 @@ static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *para
 static void record_attempt(PGconn *conn, const struct job *job, const struct item *it, int64_t started_us)
 {
     char dur[32];
-    snprintf(dur, sizeof dur, "%.3f", (double)(mono_us() - started_us) / 1000.0);
+    snprintf(dur, sizeof dur, "%.3f", (double)(inbox_mono_us() - started_us) / 1000.0);
     bool failed = it->outcome == OUT_RETRY || it->outcome == OUT_DEAD || it->outcome == OUT_DEFERRED;
-    const char *params[] = {it->id, outcome_names[it->outcome], dur, failed ? it->error : NULL, job->worker_id};
+    const char *params[] = {it->id, inbox_outcome_names[it->outcome], dur, failed ? it->error : NULL, job->worker_id};
     char err[256];
     PQclear(q(conn,
               "INSERT INTO attempts (source, source_id, outcome, duration_ms, error, worker_id)"
@@ -140,8 +221,8 @@ static void record_attempt(PGconn *conn, const struct job *job, const struct ite
               5, params, NULL, err, sizeof err));
 }
 
-/* QUARANTINED + a dead_letters row, in the event's savepoint. */
-static int dead_letter(PGconn *conn, struct item *it, const char *reason, char *err, size_t errlen)
+/* QUARANTINED + a dead_letters row (reason: it->dead_reason). */
+static int dead_letter(PGconn *conn, struct item *it, char *err, size_t errlen)
 {
     char attempts[16];
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
@@ -153,7 +234,7 @@ static int dead_letter(PGconn *conn, struct item *it, const char *reason, char *
     if (!r)
         return -1;
     PQclear(r);
-    const char *p2[] = {it->id, reason, attempts, it->error};
+    const char *p2[] = {it->id, it->dead_reason, attempts, it->error};
     r = q(conn,
           "INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)"
           " VALUES ('inbox', $1, $2, $3, $4)"
@@ -292,20 +373,19 @@ static void entity_sql_free(struct entity_sql *s)
     free(s->update);
 }
 
-static int emit_followups(PGconn *conn, const struct machine_config *m, const struct item *it, const char *from,
-                          const char *to, const char *payload, char *err, size_t errlen)
+int inbox_emit_followups(PGconn *conn, const struct machine_config *m, const struct item *it, const char *from,
+                         const char *to, char *err, size_t errlen)
 {
     for (size_t i = 0; i < m->nemits; i++) {
         if (strcmp(m->emits[i].event, it->event_type) != 0)
             continue;
-        const char *p[] = {m->name, it->entity_id, m->emits[i].emit_type, from ? from : "", to, it->event_type, it->id,
-                           payload};
+        const char *p[] = {m->name, it->entity_id, m->emits[i].emit_type, from ? from : "", to, it->event_type, it->id};
         PGresult *r = q(conn,
                         "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-                        " VALUES ($1::text, $2::text, $3::text, jsonb_build_object('type', $3::text, 'entity_type', $1::text,"
+                        " SELECT $1::text, $2::text, $3::text, jsonb_build_object('type', $3::text, 'entity_type', $1::text,"
                         " 'entity_id', $2::text, 'from', NULLIF($4::text, ''), 'to', $5::text, 'cause', $6::text,"
-                        " 'inbox_id', $7::text, 'data', $8::jsonb))",
-                        8, p, NULL, err, errlen);
+                        " 'inbox_id', $7::text, 'data', w.payload) FROM webhook_inbox w WHERE w.id = $7::uuid",
+                        7, p, NULL, err, errlen);
         if (!r)
             return -1;
         PQclear(r);
@@ -315,13 +395,6 @@ static int emit_followups(PGconn *conn, const struct machine_config *m, const st
 
 /* ---- one event ------------------------------------------------------------ */
 
-struct row {
-    char status[24];
-    int attempts, deferrals;
-    int64_t age_ms;
-    char *payload;
-};
-
 /* Locks and reads the row. 1 = locked, 0 = not evaluable (it->outcome set),
  * -1 = error. */
 static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, size_t errlen)
@@ -330,7 +403,7 @@ static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, s
     bool transient = false;
     PGresult *r = q(conn,
                     "SELECT partner_name, event_type, coalesce(entity_type, ''), entity_id, status, attempts,"
-                    " deferrals, (extract(epoch FROM now() - coalesce(replayed_at, received_at)) * 1000)::bigint, payload::text"
+                    " deferrals, (extract(epoch FROM now() - coalesce(replayed_at, received_at)) * 1000)::bigint"
                     " FROM webhook_inbox WHERE id = $1 FOR UPDATE SKIP LOCKED",
                     1, p, &transient, err, errlen);
     if (!r)
@@ -352,12 +425,12 @@ static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, s
     snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, 0, 0));
     snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, 0, 1));
     snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, 0, 2));
+    free(it->entity_id); /* read before by the set-based pass */
     it->entity_id = PQgetisnull(r, 0, 3) ? NULL : xstrdup(PQgetvalue(r, 0, 3));
     snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, 0, 4));
     row->attempts = atoi(PQgetvalue(r, 0, 5));
     row->deferrals = atoi(PQgetvalue(r, 0, 6));
     row->age_ms = strtoll(PQgetvalue(r, 0, 7), NULL, 10);
-    row->payload = xstrdup(PQgetvalue(r, 0, 8));
     PQclear(r);
     it->attempts = row->attempts;
     if (strcmp(row->status, "PROCESSED") == 0 || strcmp(row->status, "QUARANTINED") == 0) {
@@ -372,71 +445,47 @@ static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, s
 static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *it, struct row *row, bool *transient,
                     char *err, size_t errlen)
 {
-    const struct machine_config *m = config_machine_for(cfg, it->entity_type, it->event_type);
+    const struct machine_config *m = inbox_machine_for(cfg, it, err, errlen);
     if (!m)
-        return snprintf(err, errlen, "no machine handles event type '%s'", it->event_type), -1;
-    if (!machine_has_event(m->machine, it->event_type))
-        return snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type),
-               -1;
-    snprintf(it->entity_type, sizeof it->entity_type, "%s", m->name);
-    if (!it->entity_id)
-        return snprintf(err, errlen, "event has no entity id (check the partner's entity_id source)"), -1;
-
+        return -1;
     struct entity_sql es;
     if (entity_sql_build(conn, m, &es) != 0)
         return snprintf(err, errlen, "cannot quote the entity table's identifiers"), -1;
     int rc = -1;
     /* Entities were created (committed) before the batch began: see
-     * create_entities(). */
-    const char *key3[] = {m->name, it->entity_id, machine_initial(m->machine)};
-    PGresult *r = qe(conn, &es, es.lock, 2, key3, transient, err, errlen);
+     * prepare_batch(). */
+    const char *key[] = {m->name, it->entity_id};
+    PGresult *r = qe(conn, &es, es.lock, 2, key, transient, err, errlen);
     if (!r)
         goto done;
     char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, 0)) : NULL;
     PQclear(r);
 
-    const char *to = NULL;
-    enum machine_verdict v = machine_classify(m->machine, it->event_type, state, &to);
-    if (!state && !m->create)
-        v = MACHINE_DEFER; /* the application has not created the entity yet */
-    switch (v) {
-    case MACHINE_APPLY: {
-        const char *upd[] = {m->name, it->entity_id, to};
-        if (!state) { /* create = false never gets here: a missing entity defers */
-            r = qe(conn, &es, es.create, 3, upd, transient, err, errlen);
-        } else {
-            r = qe(conn, &es, es.update, 3, upd, transient, err, errlen);
-        }
+    struct decision d;
+    inbox_decide(cfg, m, it, row, state, &d, err, errlen);
+    switch (d.outcome) {
+    case OUT_APPLIED: {
+        /* a missing entity gets here only with create = true */
+        const char *upd[] = {m->name, it->entity_id, d.to};
+        r = qe(conn, &es, state ? es.update : es.create, 3, upd, transient, err, errlen);
         if (!r)
             break;
         PQclear(r);
-        if (emit_followups(conn, m, it, state, to, row->payload, err, errlen) != 0 ||
+        if (inbox_emit_followups(conn, m, it, state, d.to, err, errlen) != 0 ||
             mark_processed(conn, it, "applied", err, errlen) != 0 || wake_siblings(conn, it, err, errlen) != 0)
             break;
         it->outcome = OUT_APPLIED;
-        set_error(it, "%s -> %s", state ? state : "(new)", to);
         rc = 0;
         break;
     }
-    case MACHINE_NOOP:
-        rc = mark_processed(conn, it, "noop", err, errlen);
-        it->outcome = OUT_NOOP;
-        set_error(it, "entity already in '%s' (at or past the event's target)", state);
+    case OUT_NOOP:
+    case OUT_IGNORED:
+        it->outcome = d.outcome;
+        rc = mark_processed(conn, it, inbox_outcome_names[d.outcome], err, errlen);
         break;
-    case MACHINE_DEFER: {
-        int64_t wait = backoff_defer_delay(&cfg->defer, row->deferrals + 1, row->age_ms);
-        set_error(it, "waiting: '%s' does not apply to %s%s%s yet", it->event_type, state ? "state '" : "a missing entity",
-                  state ? state : "", state ? "'" : "");
-        if (wait < 0) {
-            set_error(it, "precondition never met: '%s' still cannot apply to %s%s%s after %lld s", it->event_type,
-                      state ? "state '" : "a missing entity", state ? state : "", state ? "'" : "",
-                      (long long)(row->age_ms / 1000));
-            it->attempts = row->attempts + 1; /* this evaluation was the last attempt */
-            rc = dead_letter(conn, it, "precondition never met", err, errlen);
-            break;
-        }
+    case OUT_DEFERRED: {
         char ms[24];
-        snprintf(ms, sizeof ms, "%lld", (long long)wait);
+        snprintf(ms, sizeof ms, "%lld", (long long)d.wait_ms);
         const char *p[] = {it->id, ms, it->error};
         r = q(conn,
               "UPDATE webhook_inbox SET status = 'DEFERRED', deferrals = deferrals + 1,"
@@ -451,21 +500,10 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
         rc = 0;
         break;
     }
-    case MACHINE_CONFLICT:
-        set_error(it, "conflict: '%s' can never apply to an entity in state '%s'", it->event_type, state);
-        if (m->on_conflict == CONFLICT_IGNORE) {
-            rc = mark_processed(conn, it, "ignored", err, errlen);
-            it->outcome = OUT_IGNORED;
-        } else {
-            it->attempts = row->attempts + 1;
-            rc = dead_letter(conn, it, "conflict", err, errlen);
-        }
+    case OUT_DEAD:
+        rc = dead_letter(conn, it, err, errlen);
         break;
-    case MACHINE_UNKNOWN_STATE:
-        snprintf(err, errlen, "entity is in state '%s', which machine '%s' does not know", state, m->name);
-        break;
-    case MACHINE_UNKNOWN_EVENT:
-        snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type);
+    default: /* OUT_RETRY: err says why */
         break;
     }
     free(state);
@@ -488,17 +526,16 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
         it->outcome = OUT_BUSY;
         return 0;
     }
-    it->attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
+    int attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
     PQclear(r);
-    set_error(it, "%s", why);
-    const struct backoff_policy *policy = config_retry_for_inbox(cfg, it->partner, it->event_type);
-    int64_t wait = backoff_retry_delay(policy, it->attempts, rnd64());
-    if (wait < 0)
-        return dead_letter(conn, it, "retries exhausted", err, errlen);
-    char ms[24], attempts[16];
+    int64_t wait = 0;
+    inbox_fail_verdict(cfg, it, attempts, why, &wait);
+    if (it->outcome == OUT_DEAD)
+        return dead_letter(conn, it, err, errlen);
+    char ms[24], n[16];
     snprintf(ms, sizeof ms, "%lld", (long long)wait);
-    snprintf(attempts, sizeof attempts, "%d", it->attempts);
-    const char *u[] = {it->id, ms, it->error, attempts};
+    snprintf(n, sizeof n, "%d", it->attempts);
+    const char *u[] = {it->id, ms, it->error, n};
     r = q(conn,
           "UPDATE webhook_inbox SET status = 'RETRYING', attempts = $4,"
           " next_attempt_at = now() + $2::bigint * interval '1 millisecond', last_error = $3 WHERE id = $1"
@@ -508,37 +545,20 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
         return -1;
     it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
-    it->outcome = OUT_RETRY;
     return 0;
 }
 
-static void busy(struct item *it, int64_t base_ms)
-{
-    it->outcome = OUT_BUSY;
-    it->next_due_ms = worker_now_ms() + base_ms + (int64_t)(rnd64() % 50);
-}
-
-static bool valid_uuid(const char *s)
-{
-    static const char shape[] = "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh"; /* h: a hex digit */
-    for (size_t i = 0; i < sizeof shape - 1; i++) {
-        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]) || !s[i])
-            return false;
-    }
-    return s[sizeof shape - 1] == '\0';
-}
-
-/* The fast path: the batch without savepoints (two round trips fewer per
- * event). Any failure — a bad event, a lock conflict, an SQL error — and the
- * caller rolls the whole batch back and runs it again with a savepoint
- * around each event. Returns 0 when every event was evaluated cleanly. */
+/* The per-event path without savepoints, for what the set-based pass left.
+ * Any failure — a bad event, a lock conflict, an SQL error — and the caller
+ * rolls the whole batch back and runs it again with a savepoint around each
+ * event. Returns 0 when the event was evaluated cleanly. */
 static int evaluate_fast(PGconn *conn, struct job *job, struct item *it)
 {
     char err[512] = "";
-    int64_t started = mono_us();
+    int64_t started = inbox_mono_us();
     struct row row = {0};
     bool transient = false;
-    if (!valid_uuid(it->id)) {
+    if (!inbox_valid_uuid(it->id)) {
         it->outcome = OUT_GONE;
         return 0;
     }
@@ -547,12 +567,11 @@ static int evaluate_fast(PGconn *conn, struct job *job, struct item *it)
     if (locked < 0)
         rc = -1;
     else if (locked == 0 && it->outcome == OUT_BUSY)
-        busy(it, 500);
+        inbox_busy(it, 500);
     else if (locked > 0 && evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0)
         rc = -1;
     if (rc == 0 && locked > 0)
         record_attempt(conn, job, it, started);
-    free(row.payload);
     return rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS ? 0 : -1;
 }
 
@@ -571,25 +590,24 @@ static void item_reset(struct item *it)
 static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
 {
     char err[512] = "";
-    int64_t started = mono_us();
+    int64_t started = inbox_mono_us();
     struct row row = {0};
     bool transient = false;
-    if (!valid_uuid(it->id)) { /* not ours: drop it from the schedule */
+    if (!inbox_valid_uuid(it->id)) { /* not ours: drop it from the schedule */
         it->outcome = OUT_GONE;
         return;
     }
     if (db_run(conn, "SAVEPOINT ev", 0, NULL, err, sizeof err) != 0) {
-        busy(it, 1000);
+        inbox_busy(it, 1000);
         return;
     }
     int locked = lock_row(conn, it, &row, err, sizeof err);
     if (locked <= 0) {
         if (locked < 0)
-            busy(it, 1000);
+            inbox_busy(it, 1000);
         else if (it->outcome == OUT_BUSY)
-            busy(it, 500);
+            inbox_busy(it, 500);
         PQclear(PQexec(conn, "RELEASE SAVEPOINT ev"));
-        free(row.payload);
         return;
     }
     lock_conflict = false;
@@ -603,18 +621,17 @@ static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
         it->wake_due = NULL;
         it->nwake = 0;
         if (transient || lock_conflict) {
-            busy(it, 100);
+            inbox_busy(it, 100);
         } else if (record_failure(conn, job->cfg, it, err, err, sizeof err) != 0) {
             PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
-            busy(it, 1000);
+            inbox_busy(it, 1000);
         } else if (it->outcome == OUT_BUSY) {
-            busy(it, 500);
+            inbox_busy(it, 500);
         }
     }
     if (it->outcome != OUT_BUSY)
         record_attempt(conn, job, it, started);
     PQclear(PQexec(conn, "RELEASE SAVEPOINT ev"));
-    free(row.payload);
 }
 
 /* Puts the batch in receipt order (events of one entity that are due
@@ -698,6 +715,21 @@ static void prepare_batch(PGconn *conn, struct job *job)
     json_decref(builtin);
 }
 
+
+/* BEGIN in the same round trip as the lock timeout: nothing in an
+ * evaluation should wait on a lock (rows: SKIP LOCKED, entities: NOWAIT or
+ * SKIP LOCKED); this bounds anything that still would. */
+static int begin(PGconn *conn)
+{
+    PGresult *r = PQexec(conn, "BEGIN; SET LOCAL lock_timeout = '2s'");
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : -1;
+    if (rc != 0)
+        log_warn("inbox.begin_failed", "error=\"%.*s\"", (int)strcspn(PQerrorMessage(conn), "\n"),
+                 PQerrorMessage(conn));
+    PQclear(r);
+    return rc;
+}
+
 static void work_batch(PGconn *conn, void *arg)
 {
     struct job *job = arg;
@@ -705,23 +737,20 @@ static void work_batch(PGconn *conn, void *arg)
     if (!conn)
         return;
     prepare_batch(conn, job);
-    if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
+    if (begin(conn) != 0)
         return;
-    /* Nothing in an evaluation should wait on a lock (rows: SKIP LOCKED,
-     * entities: NOWAIT); this bounds anything that still would. */
-    if (db_run(conn, "SET LOCAL lock_timeout = '2s'", 0, NULL, err, sizeof err) != 0)
-        return;
-    bool fast = true;
-    for (size_t i = 0; i < job->n && fast; i++)
-        fast = evaluate_fast(conn, job, &job->items[i]) == 0;
+    bool fast = inbox_batch_evaluate(conn, job) == 0;
+    for (size_t i = 0; i < job->n && fast; i++) {
+        if (job->items[i].outcome == OUT_NONE)
+            fast = evaluate_fast(conn, job, &job->items[i]) == 0;
+    }
     if (!fast) { /* redo the batch, each event in its own savepoint */
         if (db_conn_lost(conn))
             return;
         db_rollback(conn);
         for (size_t i = 0; i < job->n; i++)
             item_reset(&job->items[i]);
-        if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0 ||
-            db_run(conn, "SET LOCAL lock_timeout = '2s'", 0, NULL, err, sizeof err) != 0)
+        if (begin(conn) != 0)
             return;
         for (size_t i = 0; i < job->n; i++) {
             evaluate_one(conn, job, &job->items[i]);
@@ -779,6 +808,7 @@ static void report(struct inbox *ib, struct item *it)
         alert_dead_letter(w, "inbox", it->id, it->partner, it->event_type, entity, it->attempts,
                           it->error ? it->error : "");
         break;
+    case OUT_NONE:
     case OUT_BUSY:
     case OUT_TERMINAL:
     case OUT_GONE:
@@ -786,13 +816,15 @@ static void report(struct inbox *ib, struct item *it)
     }
 }
 
+static void submit(struct inbox *ib);
+
 static void done_batch(void *arg)
 {
     struct job *job = arg;
     struct inbox *ib = job->ib;
     for (size_t i = 0; i < job->n; i++) {
         struct item *it = &job->items[i];
-        if (!job->committed) {
+        if (!job->committed || it->outcome == OUT_NONE) { /* not evaluated: again in a second */
             sched_done(ib->sched, it->id, worker_now_ms() + 1000);
         } else {
             bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
@@ -808,6 +840,27 @@ static void done_batch(void *arg)
     config_unref(job->cfg);
     free(job->items);
     free(job);
+    ib->running--;
+    submit(ib);
+}
+
+/* Claimed items wait here while every DB thread the role may use is busy,
+ * and go as one job when one finishes: under load batches grow by
+ * themselves (one commit for more events), idle ones still go at once. */
+static void submit(struct inbox *ib)
+{
+    if (ib->nwaiting == 0 || ib->running >= ib->max_running)
+        return;
+    struct job *job = xcalloc(1, sizeof *job);
+    job->ib = ib;
+    job->cfg = config_ref(ib->w->cfg);
+    job->items = ib->waiting;
+    job->n = ib->nwaiting;
+    snprintf(job->worker_id, sizeof job->worker_id, "%s", ib->w->id);
+    ib->waiting = NULL;
+    ib->nwaiting = ib->capwaiting = 0;
+    ib->running++;
+    db_pool_submit(ib->w->db, work_batch, done_batch, job);
 }
 
 void inbox_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
@@ -815,25 +868,31 @@ void inbox_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms
     (void)due_ms;
     struct inbox *ib = arg;
     ib->sched = s;
-    struct job *job = xcalloc(1, sizeof *job);
-    job->ib = ib;
-    job->cfg = config_ref(ib->w->cfg);
-    job->items = xcalloc(n, sizeof *job->items);
-    job->n = n;
-    snprintf(job->worker_id, sizeof job->worker_id, "%s", ib->w->id);
-    for (size_t i = 0; i < n; i++)
-        snprintf(job->items[i].id, sizeof job->items[i].id, "%s", ids[i]);
-    db_pool_submit(ib->w->db, work_batch, done_batch, job);
+    if (ib->nwaiting + n > ib->capwaiting) {
+        ib->capwaiting = ib->nwaiting + n > 2 * ib->capwaiting ? ib->nwaiting + n : 2 * ib->capwaiting;
+        ib->waiting = xrealloc(ib->waiting, ib->capwaiting * sizeof *ib->waiting);
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct item *it = &ib->waiting[ib->nwaiting++];
+        memset(it, 0, sizeof *it);
+        snprintf(it->id, sizeof it->id, "%s", ids[i]);
+    }
+    submit(ib);
 }
 
 struct inbox *inbox_new(struct worker *w)
 {
     struct inbox *ib = xcalloc(1, sizeof *ib);
     ib->w = w;
+    /* One DB thread stays free for the other roles and the reconciler. */
+    ib->max_running = w->cfg->db_pool_size > 1 ? (int)w->cfg->db_pool_size - 1 : 1;
     return ib;
 }
 
 void inbox_free(struct inbox *ib)
 {
+    if (!ib)
+        return;
+    free(ib->waiting); /* still leased in Redis: the reaper hands them out again */
     free(ib);
 }

@@ -1,12 +1,15 @@
 /* The inbox role: evaluates claimed inbox events as proposed state
- * transitions of their entities (DESIGN.md §5). A claimed batch becomes one
- * Postgres transaction with a SAVEPOINT around each event, so one failing
- * event rolls back alone and one commit covers many. Per event: lock the
- * row (SKIP LOCKED; terminal rows are acked, so a duplicate from Redis is
- * harmless), lock the entity (NOWAIT; a busy entity is retried in
- * milliseconds without costing an attempt), classify, and then apply /
- * no-op / defer / dead-letter on conflict / retry on failure, recording the
- * attempt. After the commit: Redis verdicts, woken siblings, alerts. */
+ * transitions of their entities (DESIGN.md §5). Claimed items become one
+ * Postgres transaction per batch (batches grow while the DB threads are
+ * busy). A batch is decided set-based: lock its rows (SKIP LOCKED; terminal
+ * rows are acked, so a duplicate from Redis is harmless) and its entities
+ * (SKIP LOCKED; a busy entity is retried in milliseconds without costing an
+ * attempt), classify each event in receipt order in C, then write apply /
+ * no-op / defer / dead-letter on conflict / retry on failure, and the
+ * attempts, with a few statements for the whole batch (inbox_batch.c).
+ * Should any statement fail, the batch is redone event by event with a
+ * SAVEPOINT around each, so one bad event fails alone. After the commit:
+ * Redis verdicts, woken siblings, alerts. */
 #ifndef HOOKD_INBOX_H
 #define HOOKD_INBOX_H
 
