@@ -269,6 +269,29 @@ static PGresult *checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
     return NULL;
 }
 
+char *db_text_array(const char *const *v, size_t n)
+{
+    size_t cap = 3;
+    for (size_t i = 0; i < n; i++)
+        cap += 2 * strlen(v[i]) + 3;
+    char *out = xmalloc(cap), *o = out;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        *o++ = '"';
+        for (const char *c = v[i]; *c; c++) {
+            if (*c == '"' || *c == '\\')
+                *o++ = '\\';
+            *o++ = *c;
+        }
+        *o++ = '"';
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
 char *db_uuid_array(const char *const *ids, size_t n)
 {
     size_t cap = 40 * n + 8;

@@ -705,23 +705,35 @@ static void prepare_batch(PGconn *conn, struct job *job)
         json_decref(list);
         const struct machine_config *m = config_machine(job->cfg, name);
         const char *k[] = {name, arr, machine_initial(m->machine)};
-        PQclear(db_exec(conn,
+        r = db_exec(conn,
                         "INSERT INTO hookd_entities (entity_type, entity_id, state)"
-                        " SELECT $1, x, $3 FROM jsonb_array_elements_text($2::jsonb) x ORDER BY x"
-                        " ON CONFLICT DO NOTHING",
-                        3, k, err, sizeof err));
+                        " SELECT $1::text, x, $3::text FROM jsonb_array_elements_text($2::jsonb) x"
+                        /* most exist already: a plain probe is far cheaper than
+                         * a speculative insertion that conflicts */
+                        " WHERE NOT EXISTS (SELECT 1 FROM hookd_entities e WHERE e.entity_type = $1::text AND e.entity_id = x)"
+                        " ORDER BY x ON CONFLICT DO NOTHING",
+                        3, k, err, sizeof err);
+        if (!r)
+            log_warn("inbox.create_entities_failed", "machine=%s error=\"%s\"", name, err);
+        PQclear(r);
         free(arr);
     }
     json_decref(builtin);
 }
 
 
-/* BEGIN in the same round trip as the lock timeout: nothing in an
- * evaluation should wait on a lock (rows: SKIP LOCKED, entities: NOWAIT or
- * SKIP LOCKED); this bounds anything that still would. */
+/* BEGIN, in the same round trip:
+ * - a lock timeout: nothing in an evaluation should wait on a lock (rows:
+ *   SKIP LOCKED, entities: NOWAIT or SKIP LOCKED); this bounds anything that
+ *   still would;
+ * - custom plans for the prepared statements: the batch statements take
+ *   arrays of ids, and a generic plan cannot see how few they are — with
+ *   statistics from when the tables were small (a fresh install, a bulk
+ *   load) it scans every entity of a machine per batch (measured: 6 ms
+ *   instead of 0.1 ms at 25,000 entities). Planning costs ~0.3 ms a batch. */
 static int begin(PGconn *conn)
 {
-    PGresult *r = PQexec(conn, "BEGIN; SET LOCAL lock_timeout = '2s'");
+    PGresult *r = PQexec(conn, "BEGIN; SET LOCAL lock_timeout = '2s'; SET LOCAL plan_cache_mode = force_custom_plan");
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : -1;
     if (rc != 0)
         log_warn("inbox.begin_failed", "error=\"%.*s\"", (int)strcspn(PQerrorMessage(conn), "\n"),

@@ -175,73 +175,140 @@ static size_t entity_for(struct batch *b, const struct machine_config *m, const 
     return e;
 }
 
-/* [{"t": machine, "id": entity id}] of the entities in lock state `which`. */
-static json_t *entity_keys(const struct batch *b, enum lock_state which, bool applied_only)
+/* The entities of machine m in lock state `which` (with applied
+ * transitions only, if asked), sorted by id, as array literals: p[0] ids,
+ * p[1] states, p[2] transitions applied. Returns how many; the caller frees
+ * p[0..2].
+ *
+ * The statements join these arrays (unnest, LATERAL) to the tables by the
+ * whole key, so every entity is one index probe whatever the planner's
+ * statistics say: a bulk load leaves them stale, and with `= ANY(…)` the
+ * planner then scanned every entity of the machine per batch. */
+static size_t entity_params(const struct batch *b, const struct machine_config *m, enum lock_state which,
+                            bool applied_only, char *p[3])
 {
-    json_t *arr = json_array();
+    const char **ids = xcalloc(b->nents + 1, sizeof *ids), **states = xcalloc(b->nents + 1, sizeof *states);
+    char **counts = xcalloc(b->nents + 1, sizeof *counts);
+    size_t *order = xcalloc(b->nents + 1, sizeof *order), n = 0;
     for (size_t e = 0; e < b->nents; e++) {
-        if (b->ents[e].lock != which || (applied_only && !b->ents[e].applied))
-            continue;
-        json_array_append_new(arr, json_pack("{s:s, s:s}", "t", b->ents[e].m->name, "id", b->ents[e].id));
+        const struct entity *x = &b->ents[e];
+        if (x->m == m && x->lock == which && (!applied_only || x->applied))
+            order[n++] = e;
     }
-    return arr;
+    for (size_t i = 1; i < n; i++) { /* insertion sort by id: one lock order for everyone */
+        size_t v = order[i], j = i;
+        for (; j > 0 && strcmp(b->ents[order[j - 1]].id, b->ents[v].id) > 0; j--)
+            order[j] = order[j - 1];
+        order[j] = v;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct entity *x = &b->ents[order[i]];
+        ids[i] = x->id;
+        states[i] = x->state ? x->state : "";
+        counts[i] = xasprintf("%d", x->applied);
+    }
+    p[0] = db_text_array(ids, n);
+    p[1] = db_text_array(states, n);
+    p[2] = db_text_array((const char *const *)counts, n);
+    for (size_t i = 0; i < n; i++)
+        free(counts[i]);
+    free(counts);
+    free(order);
+    free(ids);
+    free(states);
+    return n;
+}
+
+static void params_free(char **p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(p[i]);
+}
+
+/* The distinct machines of the batch's entities; NULL-terminated, caller frees. */
+static const struct machine_config **batch_machines(const struct batch *b)
+{
+    const struct machine_config **ms = xcalloc(b->nents + 1, sizeof *ms);
+    size_t n = 0;
+    for (size_t e = 0; e < b->nents; e++) {
+        size_t k = 0;
+        while (k < n && ms[k] != b->ents[e].m)
+            k++;
+        if (k == n)
+            ms[n++] = b->ents[e].m;
+    }
+    return ms;
 }
 
 static const char lock_entities_sql[] =
-    "SELECT e.entity_type, e.entity_id, e.state FROM hookd_entities e"
-    " JOIN jsonb_to_recordset($1::jsonb) AS k(t text, id text) ON e.entity_type = k.t AND e.entity_id = k.id"
-    " ORDER BY e.entity_type, e.entity_id FOR UPDATE OF e SKIP LOCKED";
+    "SELECT k.id, x.state FROM unnest($2::text[]) AS k(id),"
+    " LATERAL (SELECT e.state FROM hookd_entities e WHERE e.entity_type = $1 AND e.entity_id = k.id"
+    " FOR UPDATE SKIP LOCKED) x";
 
 static const char entities_exist_sql[] =
-    "SELECT e.entity_type, e.entity_id FROM hookd_entities e"
-    " JOIN jsonb_to_recordset($1::jsonb) AS k(t text, id text) ON e.entity_type = k.t AND e.entity_id = k.id";
+    "SELECT k.id FROM unnest($2::text[]) AS k(id)"
+    " JOIN hookd_entities e ON e.entity_type = $1 AND e.entity_id = k.id";
+
+static struct entity *entity_named(struct batch *b, const struct machine_config *m, const char *id)
+{
+    char *key = xasprintf("%s\n%s", m->name, id);
+    json_t *v = json_object_get(b->by_key, key);
+    free(key);
+    return v ? &b->ents[json_integer_value(v)] : NULL;
+}
+
+static int lock_machine_entities(struct batch *b, const struct machine_config *m)
+{
+    char *p[3];
+    size_t n = entity_params(b, m, ENT_WANTED, false, p);
+    const char *q[] = {m->name, p[0]};
+    PGresult *r = n ? stmt(b, lock_entities_sql, 2, q) : NULL;
+    if (n && r && (size_t)PQntuples(r) < n) { /* missing, or held by another worker */
+        for (int k = 0; k < PQntuples(r); k++) {
+            struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
+            if (e) {
+                e->lock = ENT_LOCKED;
+                e->state = xstrdup(PQgetvalue(r, k, 1));
+            }
+        }
+        PQclear(r);
+        params_free(p, 3);
+        entity_params(b, m, ENT_WANTED, false, p);
+        q[1] = p[0];
+        r = stmt(b, entities_exist_sql, 2, q);
+        for (int k = 0; r && k < PQntuples(r); k++) {
+            struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
+            if (e)
+                e->lock = ENT_BUSY;
+        }
+        for (size_t e = 0; r && e < b->nents; e++) {
+            if (b->ents[e].m == m && b->ents[e].lock == ENT_WANTED)
+                b->ents[e].lock = m->create ? ENT_PER_EVENT : ENT_MISSING;
+        }
+    } else {
+        for (int k = 0; r && k < PQntuples(r); k++) {
+            struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
+            if (e) {
+                e->lock = ENT_LOCKED;
+                e->state = xstrdup(PQgetvalue(r, k, 1));
+            }
+        }
+    }
+    params_free(p, 3);
+    if (n && !r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
 
 static int lock_entities(struct batch *b)
 {
-    json_t *keys = entity_keys(b, ENT_WANTED, false);
-    if (json_array_size(keys) == 0) {
-        json_decref(keys);
-        return 0;
-    }
-    PGresult *r = NULL;
-    if (stmt_json(b, lock_entities_sql, keys, &r) != 0) {
-        json_decref(keys);
-        return -1;
-    }
-    size_t got = (size_t)PQntuples(r);
-    for (int k = 0; k < PQntuples(r); k++) {
-        char *key = xasprintf("%s\n%s", PQgetvalue(r, k, 0), PQgetvalue(r, k, 1));
-        json_t *v = json_object_get(b->by_key, key);
-        free(key);
-        if (!v)
-            continue;
-        struct entity *e = &b->ents[json_integer_value(v)];
-        e->lock = ENT_LOCKED;
-        e->state = xstrdup(PQgetvalue(r, k, 2));
-    }
-    PQclear(r);
-    if (got < json_array_size(keys)) { /* missing, or held by another worker */
-        json_decref(keys);
-        keys = entity_keys(b, ENT_WANTED, false);
-        if (stmt_json(b, entities_exist_sql, keys, &r) != 0) {
-            json_decref(keys);
-            return -1;
-        }
-        for (int k = 0; k < PQntuples(r); k++) {
-            char *key = xasprintf("%s\n%s", PQgetvalue(r, k, 0), PQgetvalue(r, k, 1));
-            json_t *v = json_object_get(b->by_key, key);
-            free(key);
-            if (v)
-                b->ents[json_integer_value(v)].lock = ENT_BUSY;
-        }
-        PQclear(r);
-        for (size_t e = 0; e < b->nents; e++) {
-            if (b->ents[e].lock == ENT_WANTED)
-                b->ents[e].lock = b->ents[e].m->create ? ENT_PER_EVENT : ENT_MISSING;
-        }
-    }
-    json_decref(keys);
-    return 0;
+    const struct machine_config **ms = batch_machines(b);
+    int rc = 0;
+    for (size_t i = 0; ms[i] && rc == 0; i++)
+        rc = lock_machine_entities(b, ms[i]);
+    free(ms);
+    return rc;
 }
 
 /* ---- deciding ------------------------------------------------------------- */
@@ -318,8 +385,8 @@ static bool evaluated(const struct item *it)
 
 static const char update_entities_sql[] =
     "UPDATE hookd_entities e SET state = k.state, version = e.version + k.n, updated_at = now()"
-    " FROM jsonb_to_recordset($1::jsonb) AS k(t text, id text, state text, n int)"
-    " WHERE e.entity_type = k.t AND e.entity_id = k.id";
+    " FROM unnest($2::text[], $3::text[], $4::int[]) AS k(id, state, n)"
+    " WHERE e.entity_type = $1 AND e.entity_id = k.id";
 
 static const char update_rows_sql[] =
     "UPDATE webhook_inbox w SET status = v.status, outcome = coalesce(v.outcome, w.outcome),"
@@ -347,22 +414,26 @@ static const char attempts_sql[] =
 /* SKIP LOCKED: a sibling another worker holds is being evaluated right now. */
 static const char wake_sql[] =
     "UPDATE webhook_inbox SET next_attempt_at = now() WHERE id IN ("
-    " SELECT w.id FROM webhook_inbox w"
-    " JOIN jsonb_to_recordset($1::jsonb) AS k(t text, id text) ON w.entity_type = k.t AND w.entity_id = k.id"
-    " WHERE w.status = 'DEFERRED' AND w.id <> ALL($2::uuid[]) FOR UPDATE OF w SKIP LOCKED)"
+    " SELECT x.id FROM unnest($2::text[]) AS k(id),"
+    " LATERAL (SELECT w.id FROM webhook_inbox w WHERE w.status = 'DEFERRED' AND w.entity_type = $1"
+    " AND w.entity_id = k.id AND w.id <> ALL($3::uuid[]) FOR UPDATE SKIP LOCKED) x)"
     " RETURNING id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint";
 
 static int write_entities(struct batch *b)
 {
-    json_t *arr = json_array();
-    for (size_t e = 0; e < b->nents; e++) {
-        const struct entity *x = &b->ents[e];
-        if (x->applied)
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:i}", "t", x->m->name, "id", x->id, "state",
-                                                 x->state, "n", x->applied));
+    const struct machine_config **ms = batch_machines(b);
+    int rc = 0;
+    for (size_t i = 0; ms[i] && rc == 0; i++) {
+        char *p[3];
+        if (entity_params(b, ms[i], ENT_LOCKED, true, p)) {
+            const char *q[] = {ms[i]->name, p[0], p[1], p[2]};
+            PGresult *r = stmt(b, update_entities_sql, 4, q);
+            rc = r ? 0 : -1;
+            PQclear(r);
+        }
+        params_free(p, 3);
     }
-    int rc = json_array_size(arr) ? stmt_json(b, update_entities_sql, arr, NULL) : 0;
-    json_decref(arr);
+    free(ms);
     if (rc != 0)
         return -1;
     for (size_t i = 0; i < b->job->n; i++) {
@@ -469,42 +540,51 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
 static int wake_siblings(struct batch *b)
 {
     struct job *job = b->job;
-    json_t *keys = entity_keys(b, ENT_LOCKED, true);
-    if (json_array_size(keys) == 0) {
-        json_decref(keys);
-        return 0;
-    }
+    struct item *first = NULL;
     const char **ids = xcalloc(job->n, sizeof *ids);
     size_t nids = 0;
-    struct item *first = NULL;
     for (size_t i = 0; i < job->n; i++) {
         if (inbox_valid_uuid(job->items[i].id))
             ids[nids++] = job->items[i].id;
         if (!first && job->items[i].outcome == OUT_APPLIED)
             first = &job->items[i];
     }
-    char *text = json_dumps(keys, JSON_COMPACT);
-    char *arr = db_uuid_array(ids, nids);
-    const char *p[] = {text, arr};
-    PGresult *r = stmt(b, wake_sql, 2, p);
-    free(ids);
-    free(text);
-    free(arr);
-    json_decref(keys);
-    if (!r)
-        return -1;
-    size_t n = (size_t)PQntuples(r);
-    if (n && first) {
-        first->wake_ids = xcalloc(n, sizeof *first->wake_ids);
-        first->wake_due = xcalloc(n, sizeof *first->wake_due);
-        first->nwake = n;
-        for (size_t k = 0; k < n; k++) {
-            first->wake_ids[k] = xstrdup(PQgetvalue(r, (int)k, 0));
-            first->wake_due[k] = strtoll(PQgetvalue(r, (int)k, 1), NULL, 10);
-        }
+    if (!first) {
+        free(ids);
+        return 0;
     }
-    PQclear(r);
-    return 0;
+    char *batch_ids = db_uuid_array(ids, nids);
+    free(ids);
+    const struct machine_config **ms = batch_machines(b);
+    int rc = 0;
+    for (size_t i = 0; ms[i] && rc == 0; i++) {
+        char *p[3];
+        if (entity_params(b, ms[i], ENT_LOCKED, true, p) == 0) {
+            params_free(p, 3);
+            continue;
+        }
+        const char *q[] = {ms[i]->name, p[0], batch_ids};
+        PGresult *r = stmt(b, wake_sql, 3, q);
+        params_free(p, 3);
+        if (!r) {
+            rc = -1;
+            break;
+        }
+        size_t n = (size_t)PQntuples(r);
+        if (n) {
+            first->wake_ids = xrealloc(first->wake_ids, (first->nwake + n) * sizeof *first->wake_ids);
+            first->wake_due = xrealloc(first->wake_due, (first->nwake + n) * sizeof *first->wake_due);
+            for (size_t k = 0; k < n; k++) {
+                first->wake_ids[first->nwake + k] = xstrdup(PQgetvalue(r, (int)k, 0));
+                first->wake_due[first->nwake + k] = strtoll(PQgetvalue(r, (int)k, 1), NULL, 10);
+            }
+            first->nwake += n;
+        }
+        PQclear(r);
+    }
+    free(ms);
+    free(batch_ids);
+    return rc;
 }
 
 int inbox_batch_evaluate(PGconn *conn, struct job *job)

@@ -29,7 +29,7 @@ struct verdicts {
 struct sched {
     struct worker *w;
     char queue[16];
-    char due_key[160], inflight_key[160];
+    char due_key[160], inflight_key[160], woken_key[160];
     sched_process_fn fn;
     void *arg;
     struct event *timer, *reap_timer, *flush_ev, *renew_timer;
@@ -232,25 +232,27 @@ static void flush_verdicts(struct sched *s)
 {
     struct worker *w = s->w;
     if (s->acks.n > 0) {
-        size_t argc = s->acks.n + 1;
+        size_t argc = s->acks.n + 2;
         const char **argv = xcalloc(argc, sizeof *argv);
         argv[0] = s->inflight_key;
+        argv[1] = s->woken_key;
         for (size_t i = 0; i < s->acks.n; i++)
-            argv[i + 1] = s->acks.ids[i];
-        if (redis_conn_eval(w->redis, &w->scripts.ack, NULL, NULL, 1, (int)argc, argv, NULL) != 0)
+            argv[i + 2] = s->acks.ids[i];
+        if (redis_conn_eval(w->redis, &w->scripts.ack, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
             stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
         free(argv);
     }
     if (s->reschedules.n > 0) {
-        size_t argc = 2 * s->reschedules.n + 2;
+        size_t argc = 2 * s->reschedules.n + 3;
         const char **argv = xcalloc(argc, sizeof *argv);
         argv[0] = s->inflight_key;
         argv[1] = s->due_key;
+        argv[2] = s->woken_key;
         for (size_t i = 0; i < s->reschedules.n; i++) {
-            argv[2 + 2 * i] = s->reschedules.ids[i];
-            argv[3 + 2 * i] = s->reschedules.scores[i];
+            argv[3 + 2 * i] = s->reschedules.ids[i];
+            argv[4 + 2 * i] = s->reschedules.scores[i];
         }
-        if (redis_conn_eval(w->redis, &w->scripts.reschedule, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
+        if (redis_conn_eval(w->redis, &w->scripts.reschedule, NULL, NULL, 3, (int)argc, argv, NULL) != 0)
             stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
         free(argv);
     }
@@ -348,6 +350,8 @@ struct sched *sched_new(struct worker *w, const char *queue, sched_process_fn fn
     worker_key(w, suffix, s->due_key, sizeof s->due_key);
     snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
     worker_key(w, suffix, s->inflight_key, sizeof s->inflight_key);
+    snprintf(suffix, sizeof suffix, "{%s}:woken", queue);
+    worker_key(w, suffix, s->woken_key, sizeof s->woken_key);
     s->fn = fn;
     s->arg = arg;
     s->armed_at_ms = INT64_MAX;
@@ -406,25 +410,28 @@ void sched_seed(struct worker *w, const char *queue, char **ids, const int64_t *
 {
     if (n == 0 || !redis_conn_ready(w->redis))
         return;
-    char due_key[160], inflight_key[160], channel[160], suffix[64];
+    char due_key[160], inflight_key[160], woken_key[160], channel[160], suffix[64];
     snprintf(suffix, sizeof suffix, "{%s}:due", queue);
     worker_key(w, suffix, due_key, sizeof due_key);
     snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
     worker_key(w, suffix, inflight_key, sizeof inflight_key);
+    snprintf(suffix, sizeof suffix, "{%s}:woken", queue);
+    worker_key(w, suffix, woken_key, sizeof woken_key);
     snprintf(suffix, sizeof suffix, "wake:%s", queue);
     worker_key(w, suffix, channel, sizeof channel);
-    size_t argc = 3 + 2 * n;
+    size_t argc = 4 + 2 * n;
     const char **argv = xcalloc(argc, sizeof *argv);
     char (*scores)[24] = xcalloc(n, sizeof *scores);
     argv[0] = due_key;
     argv[1] = inflight_key;
-    argv[2] = only_missing ? "only_missing" : "set";
+    argv[2] = woken_key;
+    argv[3] = only_missing ? "only_missing" : "set";
     for (size_t i = 0; i < n; i++) {
         snprintf(scores[i], sizeof scores[i], "%lld", (long long)due_ms[i]);
-        argv[3 + 2 * i] = ids[i];
-        argv[4 + 2 * i] = scores[i];
+        argv[4 + 2 * i] = ids[i];
+        argv[5 + 2 * i] = scores[i];
     }
-    if (redis_conn_eval(w->redis, &w->scripts.seed, NULL, NULL, 2, (int)argc, argv, NULL) != 0 ||
+    if (redis_conn_eval(w->redis, &w->scripts.seed, NULL, NULL, 3, (int)argc, argv, NULL) != 0 ||
         redis_conn_cmdf(w->redis, NULL, NULL, "PUBLISH %s 1", channel) != 0)
         stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
     free(argv);

@@ -61,6 +61,7 @@ INGEST_CONNECTIONS = 32
 INGEST_ENTITIES = max(1, int(10000 * SCALE))
 PROC_ENTITIES = max(1, int(25000 * SCALE))  # x 4 events = 100,000 rows
 PROC_EVENTS_PER_ENTITY = 4
+PROC_WORKERS = [int(x) for x in os.environ.get("BENCH_PROC_WORKERS", "1,2,4").split(",")]  # diagnosis: fewer runs
 LATENESS_ROWS = int(20000 * SCALE)
 LATENESS_SPREAD_S = 10.0
 DELIVERY_EVENTS = int(50000 * SCALE)
@@ -335,7 +336,7 @@ def bench_ingest(b: Bench) -> None:
     row("1 Ingest", "request latency p99", res["p99_ms"], "ms", None, "", "<= 25 ms", res["p99_ms"] <= 25)
     row("1 Ingest", "accepted rows present afterwards", stored, f"of {res['ok']}", None, "", "all",
         stored == res["ok"] and res["errors"] == 0)
-    EXTRA["chart"] = [("Ingest", rate, pg["tps"])]
+    EXTRA.setdefault("chart", []).append(("Ingest", rate, pg["tps"]))
 
 
 # ---- 2. processing ----------------------------------------------------------------
@@ -430,6 +431,8 @@ def bench_processing_run(b: Bench, nworkers: int) -> dict:
     span = db.value("SELECT extract(epoch FROM max(processed_at) - min(processed_at)) FROM webhook_inbox")
     work = db.one("SELECT sum(deferrals) AS deferrals, sum(attempts) AS failed_attempts FROM webhook_inbox")
     n_attempts = db.value("SELECT count(*) FROM attempts")
+    timeline = [r["n"] for r in db.all(
+        "SELECT date_trunc('second', processed_at) AS s, count(*) AS n FROM webhook_inbox GROUP BY 1 ORDER BY 1")]
     db.close()
     r = dict(workers=nworkers, total=total, done=done, seconds=elapsed, rate=done / elapsed,
              complete=left == 0, outcomes=outcomes, shipped=shipped, entities=PROC_ENTITIES,
@@ -438,7 +441,7 @@ def bench_processing_run(b: Bench, nworkers: int) -> dict:
     log(f"   -> {done}/{total} terminal in {elapsed:.1f} s = {r['rate']:.0f} events/s; outcomes {outcomes}; "
         f"entities shipped {shipped}/{PROC_ENTITIES}; deferrals {work['deferrals']}; "
         f"peak RSS {', '.join(f'{h:.1f}' for h in hwm)} MiB; CPU {', '.join(f'{c:.1f}' for c in cpus)} s; "
-        f"Postgres logged {locks}")
+        f"Postgres logged {locks}; processed per second {timeline}")
     return r
 
 
@@ -517,7 +520,7 @@ def bench_lateness(b: Bench, n: int) -> dict:
 def bench_processing(b: Bench) -> None:
     log(f"2. processing: {PROC_ENTITIES * PROC_EVENTS_PER_ENTITY} events, 1 / 2 / 4 workers")
     runs = []
-    for n in (1, 2, 4):
+    for n in PROC_WORKERS:
         runs.append(bench_processing_run(b, n))
     log("   ceiling: pgbench per-event transaction, 16 clients")
     pg = bench_processing_ceiling(b)
@@ -552,7 +555,7 @@ def bench_processing(b: Bench) -> None:
         row("2 Processing", f"scheduler lateness p99 at {r} (/metrics, worst 0.5 s sample)", x["worst_window_p99_ms"],
             "ms", None, "", "<= 25 ms" if x is lat else "-", (x["worst_window_p99_ms"] <= 25) if x is lat else None)
         row("2 Processing", f"due -> committed p99 at {r} (every row, from SQL)", x["due_to_processed_p99_ms"], "ms")
-    EXTRA["chart"] += [(f"Process {r['workers']}w", r["rate"], pg["tps"]) for r in runs]
+    EXTRA.setdefault("chart", []).extend([(f"Process {r['workers']}w", r["rate"], pg["tps"]) for r in runs])
 
 
 # ---- 3. delivery ---------------------------------------------------------------------
@@ -695,7 +698,7 @@ def bench_delivery(b: Bench) -> None:
     row("3 Delivery", "peak RSS of the relay worker (VmHWM)", hwm, "MiB", None, "", "<= 64 MiB", hwm <= 64)
     row("3 Delivery", "application emit rate (1 hookd_emit per txn, 16 clients, unpaced)", emit_on["tps"], "/s",
         emit_off["tps"], "same, NOTIFY trigger disabled")
-    EXTRA["chart"].append(("Delivery", rate, ceiling))
+    EXTRA.setdefault("chart", []).append(("Delivery", rate, ceiling))
 
 
 # ---- 4. claim script -----------------------------------------------------------------

@@ -156,8 +156,8 @@ static void test_minimal_config_gets_defaults(void **state)
     assert_int_equal(c->max_sleep, 1 * S);
     assert_int_equal(c->shutdown_timeout, 10 * S);
     assert_int_equal(c->db_pool_size, 4);
-    assert_int_equal(c->batch_size, 100);
-    assert_int_equal(c->max_inflight, 200);
+    assert_int_equal(c->batch_size, 250);
+    assert_int_equal(c->max_inflight, 1000);
     assert_int_equal(c->ingest_batch_max, 256);
     assert_int_equal(c->ingest_concurrency, 2);
     assert_int_equal(c->max_body, 1024 * 1024);
