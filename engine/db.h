@@ -27,6 +27,9 @@ __attribute__((warn_unused_result)) struct db_pool *db_pool_new(struct event_bas
 /* Waits for queued jobs to run, calls their done callbacks, joins the
  * threads and closes the connections. Accepts NULL. */
 void db_pool_free(struct db_pool *pool);
+/* pool may be NULL (after db_pool_free, while the worker shuts down and a
+ * late timer or request still submits): then work runs at once with a NULL
+ * connection and done right after it, before db_pool_submit returns. */
 void db_pool_submit(struct db_pool *pool, db_work_fn work, db_done_fn done, void *arg);
 /* Jobs submitted and not yet completed (queued + running + awaiting done). */
 size_t db_pool_pending(const struct db_pool *pool);
@@ -56,6 +59,14 @@ char *db_text_array(const char *const *v, size_t n);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);
+/* Like db_exec, in a transaction of its own (committed) in which Postgres
+ * may neither bitmap-scan nor sort: for queue and keyset queries
+ * (`WHERE … ORDER BY <index columns> LIMIT n`) that must walk their index in
+ * order. With stale statistics — a bulk insert, a fast-moving backlog — the
+ * planner otherwise reads every matching row and sorts it for each page,
+ * which turns a pass over n rows into n²/page row visits. */
+PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
+                              size_t errlen);
 /* Rolls back the open transaction; a failure means the connection is gone,
  * and the transaction died with it, so there is nothing to report. */
 void db_rollback(PGconn *conn);

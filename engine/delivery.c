@@ -222,7 +222,11 @@ static int record_one(PGconn *conn, const struct record_job *job, struct item *i
                 return -1;
             PQclear(r);
         }
-        return record_dead(conn, it, it->kind == R_GONE ? "endpoint gone (410)" : "endpoint disabled", err, errlen);
+        return record_dead(conn, it,
+                           it->kind == R_GONE                              ? "endpoint gone (410)"
+                           : strcmp(it->error, "the endpoint was deleted") == 0 ? "endpoint deleted"
+                                                                           : "endpoint disabled",
+                           err, errlen);
     }
     const struct backoff_policy *policy = config_retry_for_endpoint(job->cfg, it->endpoint_name);
     int64_t wait = backoff_retry_delay(policy, it->attempts, rnd64());
@@ -257,23 +261,24 @@ static int by_event(const void *a, const void *b)
  * back and records them one by one instead). */
 static int record_successes(PGconn *conn, struct record_job *job, char *err, size_t errlen)
 {
-    json_t *rows = json_array(), *events = json_array();
+    json_t *rows = json_array();
+    const char **events = xcalloc(job->n + 1, sizeof *events);
+    size_t nevents = 0;
     for (size_t i = 0; i < job->n; i++) {
         const struct item *it = job->items[i];
         if (it->kind != R_SUCCEEDED)
             continue;
         json_array_append_new(rows, json_pack("{s:s, s:i, s:f, s:s?}", "id", it->id, "code", it->status, "dur",
                                               (double)it->duration_us / 1000.0, "excerpt", it->excerpt));
-        json_array_append_new(events, json_string(it->event_id));
+        events[nevents++] = it->event_id;
     }
     int rc = 0;
     if (json_array_size(rows) > 0) {
-        char *r_text = json_dumps(rows, JSON_COMPACT), *e_text = json_dumps(events, JSON_COMPACT);
+        char *r_text = json_dumps(rows, JSON_COMPACT), *e_text = db_uuid_array(events, nevents);
         const char *pl[] = {e_text};
         const char *pr[] = {r_text, job->worker_id};
         PGresult *r = q(conn,
-                        "SELECT 1 FROM outbox_events WHERE id IN"
-                        " (SELECT x::uuid FROM jsonb_array_elements_text($1::jsonb) x) ORDER BY id FOR UPDATE",
+                        "SELECT 1 FROM outbox_events WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE",
                         1, pl, err, errlen);
         if (r) {
             PQclear(r);
@@ -298,8 +303,8 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
                     job->items[i]->kind = R_SKIP_ACK;
             PQclear(r);
             r = q(conn,
-                  "UPDATE outbox_events e SET processed_at = now() WHERE e.id IN"
-                  " (SELECT x::uuid FROM jsonb_array_elements_text($1::jsonb) x) AND e.processed_at IS NULL"
+                  "UPDATE outbox_events e SET processed_at = now() WHERE e.id = ANY($1::uuid[])"
+                  " AND e.processed_at IS NULL"
                   " AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = e.id"
                   " AND d.status IN ('PENDING', 'RETRYING'))",
                   1, pl, err, errlen);
@@ -312,7 +317,7 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
         free(e_text);
     }
     json_decref(rows);
-    json_decref(events);
+    free(events);
     return rc;
 }
 
@@ -555,9 +560,16 @@ static void work_load(PGconn *conn, void *arg)
                           "SELECT d.id::text, d.status, ev.id::text, ev.payload::text, ep.name, ep.url, ep.secret,"
                           " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,"
                           " ep.enabled, ep.timeout_ms, ep.max_inflight"
-                          " FROM outbox_deliveries d JOIN outbox_events ev ON ev.id = d.event_id"
-                          " JOIN webhook_endpoints ep ON ep.id = d.endpoint_id"
-                          " WHERE d.id = ANY($1::uuid[])",
+                          /* one primary-key probe per row, whatever the planner
+                           * believes about the tables' sizes (OFFSET 0 keeps each
+                           * lookup its own subquery): with statistics from an
+                           * empty outbox it once joined by scanning every event
+                           * per delivery */
+                          " FROM unnest($1::uuid[]) AS k(id)"
+                          " CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries WHERE id = k.id OFFSET 0) d"
+                          " CROSS JOIN LATERAL (SELECT * FROM outbox_events WHERE id = d.event_id OFFSET 0) ev"
+                          " LEFT JOIN LATERAL (SELECT * FROM webhook_endpoints WHERE id = d.endpoint_id OFFSET 0) ep"
+                          " ON true",
                           1, p, err, sizeof err);
     free(ids);
     if (!r)
@@ -565,16 +577,27 @@ static void work_load(PGconn *conn, void *arg)
     job->ok = true;
     for (size_t i = 0; i < job->n; i++)
         job->items[i]->kind = R_SKIP_ACK; /* not found: gone */
+    size_t from = 0; /* rows come in the order of the ids asked for */
     for (int row = 0; row < PQntuples(r); row++) {
         struct item *it = NULL;
-        for (size_t i = 0; i < job->n && !it; i++)
-            if (strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0)
+        for (size_t k = 0; k < job->n && !it; k++) {
+            size_t i = (from + k) % job->n;
+            if (strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0) {
                 it = job->items[i];
+                from = i + 1;
+            }
+        }
         if (!it)
             continue;
         const char *status = PQgetvalue(r, row, 1);
         if (strcmp(status, "PENDING") != 0 && strcmp(status, "RETRYING") != 0)
             continue; /* already finished: ack */
+        if (PQgetisnull(r, row, 4)) { /* the endpoint row was deleted */
+            it->kind = R_ENDPOINT_DISABLED;
+            it->error = xstrdup("the endpoint was deleted");
+            snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
+            continue;
+        }
         it->kind = PQgetvalue(r, row, 8)[0] == 't' ? R_FAILED : R_ENDPOINT_DISABLED;
         snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
         it->payload = xstrdup(PQgetvalue(r, row, 3));
@@ -600,7 +623,8 @@ static void done_load(void *arg)
         } else if (it->kind == R_SKIP_ACK) {
             finish(d, it);
         } else if (it->kind == R_ENDPOINT_DISABLED) {
-            it->error = xstrdup("the endpoint is disabled");
+            if (!it->error)
+                it->error = xstrdup("the endpoint is disabled");
             finish(d, it);
         } else {
             send_item(d, it);

@@ -71,27 +71,8 @@ static void work_page(PGconn *conn, void *arg)
 {
     struct page *p = arg;
     const char *params[] = {p->horizon, p->ts, p->id};
-    /* The page must be an ordered scan of the partial index from the cursor
-     * on. With stale statistics (a bulk insert, a fast-moving backlog) the
-     * planner prefers a bitmap scan of every due row plus a top-N sort: per
-     * page that reads the whole backlog, so a pass over n rows costs n²/1000
-     * row visits (measured: 230 ms per page at 100,000 rows, the pass
-     * starving processing). Forbidding both for this transaction keeps a pass
-     * linear. */
-    if (!conn) {
-        snprintf(p->err, sizeof p->err, "database unavailable");
-        return;
-    }
-    PGresult *res = PQexec(conn, "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off");
-    bool begun = PQresultStatus(res) == PGRES_COMMAND_OK;
-    PQclear(res);
-    if (!begun) {
-        snprintf(p->err, sizeof p->err, "%.*s", (int)strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
-        db_rollback(conn);
-        return;
-    }
-    res = db_exec(conn, p->q->sql, 3, params, p->err, sizeof p->err);
-    db_rollback(conn); /* read only: nothing to commit */
+    /* An ordered scan of the partial index from the cursor on (see db.h). */
+    PGresult *res = db_exec_index_order(conn, p->q->sql, 3, params, p->err, sizeof p->err);
     if (!res)
         return;
     p->n = (size_t)PQntuples(res);

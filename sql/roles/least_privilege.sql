@@ -32,6 +32,7 @@ GRANT SELECT, UPDATE         ON webhook_endpoints TO hookd_worker;  -- 410 Gone 
 GRANT SELECT, INSERT         ON attempts          TO hookd_worker;
 GRANT USAGE                  ON SEQUENCE attempts_id_seq TO hookd_worker;
 GRANT SELECT, INSERT, UPDATE ON dead_letters      TO hookd_worker;
+GRANT SELECT, UPDATE         ON hookd_relay_state TO hookd_worker;  -- relays: NOTIFY wanted or not
 
 -- hookd endpoint add/rotate-secret, hookd dlq purge.
 GRANT INSERT, DELETE ON webhook_endpoints TO hookd_operator;
