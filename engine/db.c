@@ -33,6 +33,7 @@ struct db_thread {
 };
 
 struct db_pool {
+    bool custom_plans;
     struct event_base *base;
     char *conninfo;
     pthread_mutex_t mu;
@@ -91,13 +92,7 @@ static PGconn *thread_conn(struct db_thread *t)
         return NULL;
     char err[256];
     t->conn = db_connect(t->pool->conninfo, err, sizeof err);
-    /* Custom plans for the prepared statements: hookd's batch statements
-     * take arrays of ids, and a generic plan cannot see how many — with
-     * statistics from when a table was small (a fresh install, a burst after
-     * an outage) it scans a whole table per batch (measured: an outbox
-     * completion statement at 10 s instead of 3 ms once 50,000 deliveries
-     * had arrived in seconds). Planning costs well under a millisecond. */
-    if (t->conn)
+    if (t->conn && t->pool->custom_plans)
         PQclear(PQexec(t->conn, "SET plan_cache_mode = force_custom_plan"));
     if (!t->conn) {
         t->backoff_ms = t->backoff_ms ? (t->backoff_ms * 2 > 2000 ? 2000 : t->backoff_ms * 2) : 100;
@@ -183,7 +178,7 @@ static void on_pipe(evutil_socket_t fd, short what, void *arg)
     run_done(arg);
 }
 
-struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int nthreads)
+struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int nthreads, bool custom_plans)
 {
     int fds[2];
     if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
@@ -191,6 +186,7 @@ struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int n
     struct db_pool *p = xcalloc(1, sizeof *p);
     p->base = base;
     p->conninfo = xstrdup(conninfo);
+    p->custom_plans = custom_plans;
     p->pipe_rd = fds[0];
     p->pipe_wr = fds[1];
     atomic_init(&p->pending, 0);

@@ -44,6 +44,7 @@ struct item {
     int status;
     char *error, *excerpt;
     int64_t duration_us;
+    int64_t answered_ms;    /* wall clock when the receiver answered: delivered_at */
     int64_t retry_after_ms; /* -1: none */
     /* recorded */
     int attempts;
@@ -201,11 +202,13 @@ static int record_one(PGconn *conn, const struct record_job *job, struct item *i
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
     snprintf(status, sizeof status, "%d", it->status);
     if (ok) {
-        const char *p[] = {it->id, attempts, status};
+        char at[24];
+        snprintf(at, sizeof at, "%lld", (long long)it->answered_ms);
+        const char *p[] = {it->id, attempts, status, at};
         r = q(conn,
               "UPDATE outbox_deliveries SET status = 'SUCCEEDED', attempts = $2, last_status_code = $3,"
-              " last_error = NULL, delivered_at = now() WHERE id = $1",
-              3, p, err, errlen);
+              " last_error = NULL, delivered_at = to_timestamp($4::bigint / 1000.0) WHERE id = $1",
+              4, p, err, errlen);
         if (!r)
             return -1;
         PQclear(r);
@@ -268,8 +271,9 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
         const struct item *it = job->items[i];
         if (it->kind != R_SUCCEEDED)
             continue;
-        json_array_append_new(rows, json_pack("{s:s, s:i, s:f, s:s?}", "id", it->id, "code", it->status, "dur",
-                                              (double)it->duration_us / 1000.0, "excerpt", it->excerpt));
+        json_array_append_new(rows, json_pack("{s:s, s:i, s:f, s:I, s:s?}", "id", it->id, "code", it->status, "dur",
+                                              (double)it->duration_us / 1000.0, "at", (json_int_t)it->answered_ms,
+                                              "excerpt", it->excerpt));
         events[nevents++] = it->event_id;
     }
     int rc = 0;
@@ -284,9 +288,10 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
             PQclear(r);
             r = q(conn,
                   "WITH s AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, code int, dur float8,"
-                  "  excerpt text)),"
+                  "  at bigint, excerpt text)),"
                   " upd AS (UPDATE outbox_deliveries d SET status = 'SUCCEEDED', attempts = d.attempts + 1,"
-                  "  last_status_code = s.code, last_error = NULL, delivered_at = now() FROM s"
+                  "  last_status_code = s.code, last_error = NULL, delivered_at = to_timestamp(s.at / 1000.0)"
+                  "  FROM s"
                   "  WHERE d.id = s.id AND d.status IN ('PENDING', 'RETRYING') RETURNING d.id, d.attempts)"
                   " INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, response_excerpt,"
                   "  worker_id) SELECT 'delivery', s.id, 'succeeded', s.dur, s.code, s.excerpt, $2"
@@ -475,6 +480,7 @@ static void on_response(const struct http_client_result *res, void *arg)
     struct item *it = arg;
     it->status = res->status;
     it->duration_us = res->duration_us;
+    it->answered_ms = worker_now_ms();
     histogram_observe(&it->d->w->stats.delivery_seconds, (double)res->duration_us / 1e6);
     it->excerpt = res->body_len ? excerpt(res->body, res->body_len) : NULL;
     it->retry_after_ms = parse_retry_after(res->retry_after);

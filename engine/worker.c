@@ -272,7 +272,7 @@ static void make_id(struct worker *w)
 static int start(struct worker *w, char *err, size_t errlen)
 {
     const struct hookd_config *cfg = w->cfg;
-    w->db = db_pool_new(w->base, cfg->database.text, (int)cfg->db_pool_size);
+    w->db = db_pool_new(w->base, cfg->database.text, (int)cfg->db_pool_size, true);
     if (!w->db)
         return snprintf(err, errlen, "cannot start the database threads"), -1;
     w->redis = redis_conn_new(w->base, cfg->redis.text, "main", err, errlen);
@@ -298,7 +298,7 @@ static int start(struct worker *w, char *err, size_t errlen)
     if (!w->alerter)
         return -1;
     if (cfg->roles & ROLE_INGEST) {
-        w->ingest_db = db_pool_new(w->base, cfg->database.text, (int)cfg->ingest_concurrency);
+        w->ingest_db = db_pool_new(w->base, cfg->database.text, (int)cfg->ingest_concurrency, false);
         if (!w->ingest_db)
             return snprintf(err, errlen, "cannot start the database threads"), -1;
         w->ingest = ingest_new(w);

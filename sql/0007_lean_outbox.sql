@@ -1,12 +1,10 @@
 -- Less work per delivery and per transition.
 --
 -- outbox_deliveries_event repeated the leading column of the
--- (event_id, endpoint_id) unique index, and outbox_deliveries_event_open only
--- served "are this event's deliveries all done?", which that unique index
--- answers as well (an event has one delivery per endpoint). Every delivery
--- paid for both at fan-out, and every non-HOT status update for the first.
+-- (event_id, endpoint_id) unique index: every delivery paid for it at fan-out
+-- and at every status update. (outbox_deliveries_event_open stays: it is what
+-- keeps "are this event's deliveries all done?" an index probe.)
 DROP INDEX IF EXISTS outbox_deliveries_event;
-DROP INDEX IF EXISTS outbox_deliveries_event_open;
 
 -- Room on each page, so that an entity's state update can stay on its page
 -- (a HOT update: no index entry to add). Applies to pages written from now on.

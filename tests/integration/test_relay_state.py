@@ -1,0 +1,139 @@
+"""The relay's side of the outbox trigger, and endpoints deleted under it.
+
+A NOTIFY serialises the commits of the transactions that send it, so an
+active relay — one that keeps finding events and polls every few
+milliseconds anyway — tells the trigger to stay quiet
+(`hookd_relay_state.listening = false`, sql/0008) and turns it back on when it
+has been idle for a while, before it goes back to waiting for a NOTIFY.
+
+Deleting an endpoint deletes its deliveries (a trigger keeps the cascade the
+foreign key used to give, sql/0007); a delivery whose endpoint row vanished
+anyway is dead-lettered, never sent."""
+import threading
+import time
+
+import psycopg2
+
+from harness import wait_for
+from test_outbound import add_endpoint, attempts_of, emit, outbound_config, receivers, statuses, wait_status  # noqa: F401 (fixture)
+
+
+def listening(env) -> bool:
+    return env.db.value("SELECT listening FROM hookd_relay_state WHERE id = 1")
+
+
+class Listener:
+    """A connection LISTENing on the relay's channel, counting what arrives."""
+
+    def __init__(self, env) -> None:
+        self.conn = psycopg2.connect(env.db_url)
+        self.conn.autocommit = True
+        self.conn.cursor().execute("LISTEN hookd_outbox")
+
+    def drain(self) -> int:
+        self.conn.poll()
+        n = len(self.conn.notifies)
+        self.conn.notifies.clear()
+        return n
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def test_busy_relay_silences_the_notify_trigger_and_listens_again_when_idle(env, receivers):
+    rcv = receivers(statuses(200))
+    cfg = outbound_config(env)
+    add_endpoint(cfg, rcv.url(), "busy")
+    env.worker(config=cfg)
+    wait_for(lambda: listening(env) is True, what="an idle relay listening")
+    listener = Listener(env)
+    try:
+        # Idle relay: an emit is announced.
+        emit(env, "order.created", {"n": 0}, aggregate_id="o0")
+        wait_for(lambda: listener.drain() > 0, what="a NOTIFY for an emit while the relay is idle")
+
+        # A steady stream: the relay becomes active and silences the trigger.
+        stop = threading.Event()
+        emitted = [1]
+
+        def stream():
+            while not stop.is_set():
+                emit(env, "order.created", {"n": emitted[0]}, aggregate_id=f"o{emitted[0]}")
+                emitted[0] += 1
+                stop.wait(0.02)
+
+        t = threading.Thread(target=stream, daemon=True)
+        t.start()
+        try:
+            wait_for(lambda: listening(env) is False, what="the active relay to silence the trigger")
+            listener.drain()  # anything sent before the flag went off
+            before = emitted[0]
+            wait_for(lambda: emitted[0] >= before + 20, what="20 more emits while the relay is active")
+            silent = listener.drain()
+        finally:
+            stop.set()
+            t.join()
+        assert silent == 0, f"{silent} NOTIFY(s) while the relay was active"
+
+        # Idle again: the relay turns the trigger back on, and an emit is announced.
+        wait_for(lambda: listening(env) is True, what="the idle relay to listen again")
+        listener.drain()
+        last = emit(env, "order.created", {"n": "last"}, aggregate_id="olast")
+        wait_for(lambda: listener.drain() > 0, what="a NOTIFY for an emit after the relay went idle")
+        wait_for(lambda: any(r.event_id == last for r in rcv.got()), what="the last event delivered")
+        total = env.db.value("SELECT count(*) FROM outbox_events")
+        wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == total,
+                 what="every emitted event delivered")
+        assert len({r.event_id for r in rcv.got()}) == total
+    finally:
+        listener.close()
+
+
+def test_a_relay_that_starts_clears_a_flag_left_off(env, receivers):
+    """A relay killed while active leaves `listening = false`; the next one to
+    start turns it back on, so applications go back to announcing their events."""
+    env.db.all("UPDATE hookd_relay_state SET listening = false WHERE id = 1")
+    rcv = receivers(statuses(200))
+    cfg = outbound_config(env)
+    add_endpoint(cfg, rcv.url(), "restart")
+    env.worker(config=cfg)
+    wait_for(lambda: listening(env) is True, what="the starting relay to listen")
+
+
+def test_deleting_an_endpoint_deletes_its_deliveries(env, receivers):
+    rcv = receivers(statuses(500))
+    cfg = outbound_config(env, retry_schedule="1h, 1h, 1h")
+    gone = add_endpoint(cfg, rcv.url(), "gone")
+    kept = add_endpoint(cfg, rcv.url(), "kept")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    wait_status(env, event_id, gone, "RETRYING")
+    wait_status(env, event_id, kept, "RETRYING")
+    env.db.all("DELETE FROM webhook_endpoints WHERE id = %s", gone.id)
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE endpoint_id = %s", gone.id) == 0
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE endpoint_id = %s", kept.id) == 1
+
+
+def test_a_delivery_whose_endpoint_vanished_is_dead_lettered_unsent(env, receivers):
+    rcv = receivers(statuses(500))
+    cfg = outbound_config(env, retry_schedule="1h, 1h, 1h")
+    ep = add_endpoint(cfg, rcv.url(), "vanishing")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    row = wait_status(env, event_id, ep, "RETRYING")
+    # An orphan, as a delete racing the fan-out could leave one: no cascade.
+    env.db.all("ALTER TABLE webhook_endpoints DISABLE TRIGGER webhook_endpoints_cascade")
+    env.db.all("DELETE FROM webhook_endpoints WHERE id = %s", ep.id)
+    env.db.all("ALTER TABLE webhook_endpoints ENABLE TRIGGER webhook_endpoints_cascade")
+    wait_for(lambda: (env.redis.zscore(env.key("{delivery}:due"), str(row["id"])) or 0) > time.time() * 1000 + 600_000,
+             what="the retry scheduled an hour ahead")
+    env.db.all("UPDATE outbox_deliveries SET next_attempt_at = now() WHERE id = %s", row["id"])
+    env.redis.zadd(env.key("{delivery}:due"), {str(row["id"]): int(time.time() * 1000)})
+
+    wait_for(lambda: env.db.value("SELECT status FROM outbox_deliveries WHERE id = %s", row["id"]) == "DEAD",
+             what="the orphaned delivery dead-lettered")
+    dl = env.db.one("SELECT * FROM dead_letters WHERE source = 'delivery' AND source_id = %s", str(row["id"]))
+    assert dl["reason"] == "endpoint deleted"
+    assert attempts_of(env, row["id"])[-1]["error"] == "the endpoint was deleted"
+    assert len(rcv.got()) == 1  # only the first attempt, before the endpoint vanished
+    assert env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id)
