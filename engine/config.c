@@ -45,7 +45,7 @@ static const struct key_def hookd_keys[] = {
     HK(lease, KT_DURATION, "30s", true),
     HK(max_sleep, KT_DURATION, "1s", true),
     HK(shutdown_timeout, KT_DURATION, "10s", true),
-    HK(db_pool_size, KT_INT, "4", false),
+    HK(db_pool_size, KT_INT, "8", false),
     HK(batch_size, KT_INT, "250", true),
     HK(max_inflight, KT_INT, "1000", true),
     HK(ingest_batch_max, KT_INT, "256", true),

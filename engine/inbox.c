@@ -890,8 +890,11 @@ struct inbox *inbox_new(struct worker *w)
 {
     struct inbox *ib = xcalloc(1, sizeof *ib);
     ib->w = w;
-    /* One DB thread stays free for the other roles and the reconciler. */
-    ib->max_running = w->cfg->db_pool_size > 1 ? (int)w->cfg->db_pool_size - 1 : 1;
+    /* Batches at once: enough to overlap one batch's commit with the next
+     * one's work, few enough that they grow under load (one commit for more
+     * events) rather than split; one DB thread stays free for the others. */
+    int64_t spare = w->cfg->db_pool_size - 1;
+    ib->max_running = spare < 1 ? 1 : spare > 3 ? 3 : (int)spare;
     return ib;
 }
 

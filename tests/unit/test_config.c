@@ -155,7 +155,7 @@ static void test_minimal_config_gets_defaults(void **state)
     assert_int_equal(c->lease, 30 * S);
     assert_int_equal(c->max_sleep, 1 * S);
     assert_int_equal(c->shutdown_timeout, 10 * S);
-    assert_int_equal(c->db_pool_size, 4);
+    assert_int_equal(c->db_pool_size, 8);
     assert_int_equal(c->batch_size, 250);
     assert_int_equal(c->max_inflight, 1000);
     assert_int_equal(c->ingest_batch_max, 256);
