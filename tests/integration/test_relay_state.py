@@ -13,6 +13,7 @@ import threading
 import time
 
 import psycopg2
+import pytest
 
 from harness import wait_for
 from test_outbound import add_endpoint, attempts_of, emit, outbound_config, receivers, statuses, wait_status  # noqa: F401 (fixture)
@@ -137,3 +138,29 @@ def test_a_delivery_whose_endpoint_vanished_is_dead_lettered_unsent(env, receive
     assert attempts_of(env, row["id"])[-1]["error"] == "the endpoint was deleted"
     assert len(rcv.got()) == 1  # only the first attempt, before the endpoint vanished
     assert env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id)
+
+
+@pytest.mark.valgrind
+def test_outbound_paths_exit_clean(env, receivers):
+    """Fan-out, signed deliveries, retries, a dead letter, an endpoint deleted
+    under its deliveries, the relay going active and idle, and a graceful
+    stop in one worker: under `make valgrind` this is the leak check of the
+    outbound paths (valgrind's exit code 99 fails the test)."""
+    ok = receivers(statuses(200))
+    flaky = receivers(statuses(500, 200))
+    dead = receivers(statuses(500))
+    cfg = outbound_config(env)
+    add_endpoint(cfg, ok.url(), "ok")
+    add_endpoint(cfg, flaky.url(), "flaky", "order.paid")
+    gone = add_endpoint(cfg, dead.url(), "dead", "order.cancelled")
+    w = env.worker(config=cfg)
+    for n in range(40):
+        emit(env, "order.paid" if n % 2 else "order.cancelled", {"n": n}, aggregate_id=f"o{n}")
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 20, timeout=120,
+             what="the always-failing endpoint's deliveries dead-lettered")
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 60,
+             timeout=120, what="the others delivered")
+    env.db.all("DELETE FROM webhook_endpoints WHERE id = %s", gone.id)
+    wait_for(lambda: listening(env) is True, timeout=30, what="the relay idle again")
+    assert w.stop(timeout=60) == 0
+    assert env.db.value("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL") == 0
