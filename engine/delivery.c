@@ -31,7 +31,7 @@
 #define EXCERPT_MAX 512
 #define RETRY_AFTER_MAX_MS (60LL * 60 * 1000)
 
-enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED };
+enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED, R_ENDPOINT_DELETED };
 
 /* One claimed delivery, from load to recorded outcome. */
 struct item {
@@ -214,7 +214,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct item *i
         PQclear(r);
         return finish_event_if_done(conn, it->event_id, err, errlen);
     }
-    if (it->kind == R_GONE || it->kind == R_ENDPOINT_DISABLED) {
+    if (it->kind == R_GONE || it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
         if (it->kind == R_GONE) {
             const char *p[] = {it->endpoint_name};
             r = q(conn,
@@ -226,9 +226,9 @@ static int record_one(PGconn *conn, const struct record_job *job, struct item *i
             PQclear(r);
         }
         return record_dead(conn, it,
-                           it->kind == R_GONE                              ? "endpoint gone (410)"
-                           : strcmp(it->error, "the endpoint was deleted") == 0 ? "endpoint deleted"
-                                                                           : "endpoint disabled",
+                           it->kind == R_GONE               ? "endpoint gone (410)"
+                           : it->kind == R_ENDPOINT_DELETED ? "endpoint deleted"
+                                                            : "endpoint disabled",
                            err, errlen);
     }
     const struct backoff_policy *policy = config_retry_for_endpoint(job->cfg, it->endpoint_name);
@@ -598,14 +598,12 @@ static void work_load(PGconn *conn, void *arg)
         const char *status = PQgetvalue(r, row, 1);
         if (strcmp(status, "PENDING") != 0 && strcmp(status, "RETRYING") != 0)
             continue; /* already finished: ack */
+        snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
         if (PQgetisnull(r, row, 4)) { /* the endpoint row was deleted */
-            it->kind = R_ENDPOINT_DISABLED;
-            it->error = xstrdup("the endpoint was deleted");
-            snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
+            it->kind = R_ENDPOINT_DELETED;
             continue;
         }
         it->kind = PQgetvalue(r, row, 8)[0] == 't' ? R_FAILED : R_ENDPOINT_DISABLED;
-        snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
         it->payload = xstrdup(PQgetvalue(r, row, 3));
         snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", PQgetvalue(r, row, 4));
         it->url = xstrdup(PQgetvalue(r, row, 5));
@@ -628,9 +626,8 @@ static void done_load(void *arg)
             finish(d, it);
         } else if (it->kind == R_SKIP_ACK) {
             finish(d, it);
-        } else if (it->kind == R_ENDPOINT_DISABLED) {
-            if (!it->error)
-                it->error = xstrdup("the endpoint is disabled");
+        } else if (it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
+            it->error = xstrdup(it->kind == R_ENDPOINT_DELETED ? "the endpoint was deleted" : "the endpoint is disabled");
             finish(d, it);
         } else {
             send_item(d, it);

@@ -159,9 +159,15 @@ static int lock_rows(struct batch *b, json_t *index)
     return 0;
 }
 
+/* The key of an entity in batch->by_key. */
+static char *entity_key(const struct machine_config *m, const char *id)
+{
+    return xasprintf("%s\n%s", m->name, id);
+}
+
 static size_t entity_for(struct batch *b, const struct machine_config *m, const char *id)
 {
-    char *key = xasprintf("%s\n%s", m->name, id);
+    char *key = entity_key(m, id);
     json_t *v = json_object_get(b->by_key, key);
     size_t e;
     if (v) {
@@ -251,53 +257,58 @@ static const char entities_exist_sql[] =
 
 static struct entity *entity_named(struct batch *b, const struct machine_config *m, const char *id)
 {
-    char *key = xasprintf("%s\n%s", m->name, id);
+    char *key = entity_key(m, id);
     json_t *v = json_object_get(b->by_key, key);
     free(key);
     return v ? &b->ents[json_integer_value(v)] : NULL;
 }
 
-static int lock_machine_entities(struct batch *b, const struct machine_config *m)
+/* Runs sql ($1 machine, $2 the ids of its entities still ENT_WANTED) and
+ * gives each entity it returns (column 0: the id) the lock state `to`, and
+ * its state from column 1 if `with_state`. Returns how many it returned, or
+ * -1 on an SQL error. */
+static int mark_entities(struct batch *b, const struct machine_config *m, const char *sql, enum lock_state to,
+                         bool with_state)
 {
     char *p[3];
-    size_t n = entity_params(b, m, ENT_WANTED, false, p);
+    entity_params(b, m, ENT_WANTED, false, p);
     const char *q[] = {m->name, p[0]};
-    PGresult *r = n ? stmt(b, lock_entities_sql, 2, q) : NULL;
-    if (n && r && (size_t)PQntuples(r) < n) { /* missing, or held by another worker */
-        for (int k = 0; k < PQntuples(r); k++) {
-            struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
-            if (e) {
-                e->lock = ENT_LOCKED;
-                e->state = xstrdup(PQgetvalue(r, k, 1));
-            }
-        }
-        PQclear(r);
-        params_free(p, 3);
-        entity_params(b, m, ENT_WANTED, false, p);
-        q[1] = p[0];
-        r = stmt(b, entities_exist_sql, 2, q);
-        for (int k = 0; r && k < PQntuples(r); k++) {
-            struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
-            if (e)
-                e->lock = ENT_BUSY;
-        }
-        for (size_t e = 0; r && e < b->nents; e++) {
-            if (b->ents[e].m == m && b->ents[e].lock == ENT_WANTED)
-                b->ents[e].lock = m->create ? ENT_PER_EVENT : ENT_MISSING;
-        }
-    } else {
-        for (int k = 0; r && k < PQntuples(r); k++) {
-            struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
-            if (e) {
-                e->lock = ENT_LOCKED;
-                e->state = xstrdup(PQgetvalue(r, k, 1));
-            }
-        }
-    }
+    PGresult *r = stmt(b, sql, 2, q);
     params_free(p, 3);
-    if (n && !r)
+    if (!r)
         return -1;
+    int n = PQntuples(r);
+    for (int k = 0; k < n; k++) {
+        struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
+        if (!e)
+            continue;
+        e->lock = to;
+        if (with_state)
+            e->state = xstrdup(PQgetvalue(r, k, 1));
+    }
     PQclear(r);
+    return n;
+}
+
+static int lock_machine_entities(struct batch *b, const struct machine_config *m)
+{
+    size_t wanted = 0;
+    for (size_t e = 0; e < b->nents; e++)
+        wanted += b->ents[e].m == m && b->ents[e].lock == ENT_WANTED;
+    if (wanted == 0)
+        return 0;
+    int locked = mark_entities(b, m, lock_entities_sql, ENT_LOCKED, true);
+    if (locked < 0)
+        return -1;
+    if ((size_t)locked == wanted)
+        return 0;
+    /* The rest are missing, or held by another worker. */
+    if (mark_entities(b, m, entities_exist_sql, ENT_BUSY, false) < 0)
+        return -1;
+    for (size_t e = 0; e < b->nents; e++) {
+        if (b->ents[e].m == m && b->ents[e].lock == ENT_WANTED)
+            b->ents[e].lock = m->create ? ENT_PER_EVENT : ENT_MISSING;
+    }
     return 0;
 }
 

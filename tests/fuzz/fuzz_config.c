@@ -23,18 +23,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fuzz_check.h"
 #include "log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 static int memfd = -1;
 static char path[64];

@@ -23,17 +23,9 @@
 
 #include "backoff.h"
 #include "config.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A failed property: name it and abort, so that libFuzzer records the input. */
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 #define ERR_BIG 256
 #define ERR_SMALL 7

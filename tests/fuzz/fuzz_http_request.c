@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fuzz_check.h"
 #include "http_server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,14 +56,6 @@ enum message_read_status {
 };
 enum message_read_status evhttp_parse_firstline_(struct evhttp_request *, struct evbuffer *);
 enum message_read_status evhttp_parse_headers_(struct evhttp_request *, struct evbuffer *);
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 /* The clock sig_verify() sees; the seeds are signed at this time. */
 #define FUZZ_NOW INT64_C(1700000000)

@@ -24,17 +24,10 @@
 
 #include <jansson.h>
 
+#include "fuzz_check.h"
 #include "jsonpath.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 /* Buffer sizes tried for jsonpath_get_text(): the ingest handler's (1001),
  * a small one, and the edge cases 1 and 2. */

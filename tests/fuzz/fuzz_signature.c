@@ -37,18 +37,11 @@
 #include <openssl/evp.h>
 
 #include "encoding.h"
+#include "fuzz_check.h"
 #include "signature.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                           \
-        }                                                                      \
-    } while (0)
 
 enum { H_ID, H_TS, H_STANDARD, H_STRIPE, H_GITHUB, H_GENERIC, NHEADERS };
 

@@ -247,6 +247,16 @@ def wait_status(env, event_id: str, endpoint: Endpoint, status: str, timeout: fl
     return delivery(env, event_id, endpoint)
 
 
+def make_retry_due_now(env, delivery_id) -> None:
+    """A delivery retrying on a long schedule: once the worker has put its
+    retry an hour ahead in Redis, make it due now there and in Postgres."""
+    key = env.key("{delivery}:due")
+    wait_for(lambda: (env.redis.zscore(key, str(delivery_id)) or 0) > time.time() * 1000 + 600_000,
+             what="the retry scheduled an hour ahead")
+    env.db.all("UPDATE outbox_deliveries SET next_attempt_at = now() WHERE id = %s", delivery_id)
+    env.redis.zadd(key, {str(delivery_id): int(time.time() * 1000)})
+
+
 def signatures(req: Request) -> list[str]:
     return req.headers["webhook-signature"].split(" ")
 
@@ -447,11 +457,7 @@ def test_delivery_pending_when_its_endpoint_is_disabled_is_dead_lettered_unsent(
     event_id = emit(env, "order.created", {"id": "o1"})
     row = wait_status(env, event_id, ep, "RETRYING")
     assert endpoint_cli(cfg, "disable", "paused").returncode == 0
-    # make the retry due now, in Postgres and in its Redis schedule (once the worker has rescheduled it)
-    wait_for(lambda: (env.redis.zscore(env.key("{delivery}:due"), str(row["id"])) or 0) > time.time() * 1000 + 600_000,
-             what="the retry scheduled an hour ahead")
-    env.db.all("UPDATE outbox_deliveries SET next_attempt_at = now() WHERE id = %s", row["id"])
-    env.redis.zadd(env.key("{delivery}:due"), {str(row["id"]): int(time.time() * 1000)})
+    make_retry_due_now(env, row["id"])
 
     row = wait_status(env, event_id, ep, "DEAD")
     dl = env.db.one("SELECT * FROM dead_letters WHERE source = 'delivery' AND source_id = %s", str(row["id"]))

@@ -10,13 +10,13 @@ Deleting an endpoint deletes its deliveries (a trigger keeps the cascade the
 foreign key used to give, sql/0007); a delivery whose endpoint row vanished
 anyway is dead-lettered, never sent."""
 import threading
-import time
 
 import psycopg2
 import pytest
 
 from harness import wait_for
-from test_outbound import add_endpoint, attempts_of, emit, outbound_config, receivers, statuses, wait_status  # noqa: F401 (fixture)
+from test_outbound import (add_endpoint, attempts_of, emit, make_retry_due_now, outbound_config,  # noqa: F401
+                           receivers, statuses, wait_status)  # receivers: the fixture
 
 
 def listening(env) -> bool:
@@ -126,10 +126,7 @@ def test_a_delivery_whose_endpoint_vanished_is_dead_lettered_unsent(env, receive
     env.db.all("ALTER TABLE webhook_endpoints DISABLE TRIGGER webhook_endpoints_cascade")
     env.db.all("DELETE FROM webhook_endpoints WHERE id = %s", ep.id)
     env.db.all("ALTER TABLE webhook_endpoints ENABLE TRIGGER webhook_endpoints_cascade")
-    wait_for(lambda: (env.redis.zscore(env.key("{delivery}:due"), str(row["id"])) or 0) > time.time() * 1000 + 600_000,
-             what="the retry scheduled an hour ahead")
-    env.db.all("UPDATE outbox_deliveries SET next_attempt_at = now() WHERE id = %s", row["id"])
-    env.redis.zadd(env.key("{delivery}:due"), {str(row["id"]): int(time.time() * 1000)})
+    make_retry_due_now(env, row["id"])
 
     wait_for(lambda: env.db.value("SELECT status FROM outbox_deliveries WHERE id = %s", row["id"]) == "DEAD",
              what="the orphaned delivery dead-lettered")
