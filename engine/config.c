@@ -48,6 +48,7 @@ static const struct key_def hookd_keys[] = {
     HK(db_pool_size, KT_INT, "8", false),
     HK(batch_size, KT_INT, "250", true),
     HK(max_inflight, KT_INT, "1000", true),
+    HK(first_attempt_window, KT_DURATION, "250ms", true),
     HK(ingest_batch_max, KT_INT, "256", true),
     HK(ingest_concurrency, KT_INT, "2", true),
     HK(max_body, KT_SIZE, "1MiB", true),

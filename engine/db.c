@@ -302,12 +302,17 @@ char *db_text_array(const char *const *v, size_t n)
 {
     size_t cap = 3;
     for (size_t i = 0; i < n; i++)
-        cap += 2 * strlen(v[i]) + 3;
+        cap += (v[i] ? 2 * strlen(v[i]) : 4) + 3;
     char *out = xmalloc(cap), *o = out;
     *o++ = '{';
     for (size_t i = 0; i < n; i++) {
         if (i)
             *o++ = ',';
+        if (!v[i]) {
+            memcpy(o, "NULL", 4);
+            o += 4;
+            continue;
+        }
         *o++ = '"';
         for (const char *c = v[i]; *c; c++) {
             if (*c == '"' || *c == '\\')
@@ -321,15 +326,29 @@ char *db_text_array(const char *const *v, size_t n)
     return out;
 }
 
+char *db_plain_array(const char *const *v, size_t n)
+{
+    size_t cap = 3;
+    for (size_t i = 0; i < n; i++)
+        cap += (v[i] ? strlen(v[i]) : 4) + 1;
+    char *out = xmalloc(cap), *o = out;
+    *o++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            *o++ = ',';
+        const char *e = v[i] ? v[i] : "NULL";
+        size_t len = strlen(e);
+        memcpy(o, e, len);
+        o += len;
+    }
+    *o++ = '}';
+    *o = '\0';
+    return out;
+}
+
 char *db_uuid_array(const char *const *ids, size_t n)
 {
-    size_t cap = 40 * n + 8;
-    char *out = xmalloc(cap);
-    size_t len = (size_t)snprintf(out, cap, "{");
-    for (size_t i = 0; i < n; i++)
-        len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? "," : "", ids[i]);
-    snprintf(out + len, cap - len, "}");
-    return out;
+    return db_plain_array(ids, n);
 }
 
 PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)

@@ -61,8 +61,11 @@ PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char
  * for `= ANY($1::uuid[])`. */
 char *db_uuid_array(const char *const *ids, size_t n);
 /* A Postgres array literal of n strings, each quoted and escaped (caller
- * frees), for `= ANY($1::text[])`. */
+ * frees), for `= ANY($1::text[])`; NULL entries are NULL elements. */
 char *db_text_array(const char *const *v, size_t n);
+/* The same for elements that need no quoting (numbers, booleans, UUIDs),
+ * written as they are: for `unnest($1::bigint[], …)`. */
+char *db_plain_array(const char *const *v, size_t n);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);

@@ -33,9 +33,21 @@
 
 enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED, R_ENDPOINT_DELETED };
 
-/* One claimed delivery, from load to recorded outcome. */
-struct item {
+/* Where an item's outcome goes when its response arrives. */
+enum stage {
+    ST_CLAIMED, /* claimed from Redis (or adopted): to the next record job */
+    ST_FIRST,   /* a fan-out's first attempt: to the pass (on_answered) */
+    ST_CLOSED,  /* the pass stopped waiting: kept until it settles */
+    ST_FORGET,  /* the pass rolled back: freed */
+};
+
+/* One delivery, from claim (or fan-out) to recorded outcome. */
+struct delivery_item {
     struct delivery *d;
+    enum stage stage;
+    bool answered;
+    delivery_answered_fn on_answered;
+    void *answered_arg;
     char id[40], event_id[40], endpoint_name[112];
     char *url, *payload, *secret, *prev_secret;
     int timeout_ms, max_inflight;
@@ -54,7 +66,7 @@ struct item {
 
 struct load_job {
     struct delivery *d;
-    struct item **items;
+    struct delivery_item **items;
     size_t n;
     bool ok;
 };
@@ -62,7 +74,7 @@ struct load_job {
 struct record_job {
     struct delivery *d;
     struct hookd_config *cfg;
-    struct item **items;
+    struct delivery_item **items;
     size_t n, cap;
     bool committed;
     char worker_id[96];
@@ -70,7 +82,6 @@ struct record_job {
 
 struct delivery {
     struct worker *w;
-    struct sched *sched;
     struct evdns_base *dns;
     struct http_client *http;
     struct record_job *open; /* outcomes gathering for the next record job */
@@ -88,7 +99,7 @@ static uint64_t rnd64(void)
     return r;
 }
 
-static void item_free(struct item *it)
+static void item_free(struct delivery_item *it)
 {
     free(it->url);
     free(it->payload);
@@ -125,7 +136,7 @@ static int finish_event_if_done(PGconn *conn, const char *event_id, char *err, s
     return 0;
 }
 
-static int insert_attempt(PGconn *conn, const struct record_job *job, const struct item *it, const char *outcome,
+static int insert_attempt(PGconn *conn, const struct record_job *job, const struct delivery_item *it, const char *outcome,
                           char *err, size_t errlen)
 {
     char dur[32], status[16];
@@ -142,7 +153,7 @@ static int insert_attempt(PGconn *conn, const struct record_job *job, const stru
     return 0;
 }
 
-static int record_dead(PGconn *conn, struct item *it, const char *reason, char *err, size_t errlen)
+static int record_dead(PGconn *conn, struct delivery_item *it, const char *reason, char *err, size_t errlen)
 {
     char attempts[16], status[16];
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
@@ -169,7 +180,7 @@ static int record_dead(PGconn *conn, struct item *it, const char *reason, char *
 }
 
 /* Writes one outcome. Returns 0, or -1 with err (the savepoint rolls back). */
-static int record_one(PGconn *conn, const struct record_job *job, struct item *it, char *err, size_t errlen)
+static int record_one(PGconn *conn, const struct record_job *job, struct delivery_item *it, char *err, size_t errlen)
 {
     /* The event row is the lock that serialises the outcomes of one event's
      * deliveries: without it, the last two recorded in overlapping
@@ -254,7 +265,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct item *i
 
 static int by_event(const void *a, const void *b)
 {
-    return strcmp((*(struct item *const *)a)->event_id, (*(struct item *const *)b)->event_id);
+    return strcmp((*(struct delivery_item *const *)a)->event_id, (*(struct delivery_item *const *)b)->event_id);
 }
 
 /* The common case, successes, recorded set-wise in three statements for the
@@ -268,12 +279,12 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
     const char **events = xcalloc(job->n + 1, sizeof *events);
     size_t nevents = 0;
     for (size_t i = 0; i < job->n; i++) {
-        const struct item *it = job->items[i];
+        const struct delivery_item *it = job->items[i];
         if (it->kind != R_SUCCEEDED)
             continue;
-        json_array_append_new(rows, json_pack("{s:s, s:i, s:f, s:I, s:s?}", "id", it->id, "code", it->status, "dur",
-                                              (double)it->duration_us / 1000.0, "at", (json_int_t)it->answered_ms,
-                                              "excerpt", it->excerpt));
+        json_array_append_new(rows, json_pack("{s:I, s:s, s:i, s:f, s:I, s:s?}", "i", (json_int_t)i, "id", it->id,
+                                              "code", it->status, "dur", (double)it->duration_us / 1000.0, "at",
+                                              (json_int_t)it->answered_ms, "excerpt", it->excerpt));
         events[nevents++] = it->event_id;
     }
     int rc = 0;
@@ -287,22 +298,24 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
         if (r) {
             PQclear(r);
             r = q(conn,
-                  "WITH s AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, code int, dur float8,"
-                  "  at bigint, excerpt text)),"
+                  "WITH s AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i int, id uuid, code int,"
+                  "  dur float8, at bigint, excerpt text)),"
                   " upd AS (UPDATE outbox_deliveries d SET status = 'SUCCEEDED', attempts = d.attempts + 1,"
                   "  last_status_code = s.code, last_error = NULL, delivered_at = to_timestamp(s.at / 1000.0)"
                   "  FROM s"
-                  "  WHERE d.id = s.id AND d.status IN ('PENDING', 'RETRYING') RETURNING d.id, d.attempts)"
-                  " INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, response_excerpt,"
-                  "  worker_id) SELECT 'delivery', s.id, 'succeeded', s.dur, s.code, s.excerpt, $2"
-                  " FROM s JOIN upd ON upd.id = s.id RETURNING source_id::text",
+                  "  WHERE d.id = s.id AND d.status IN ('PENDING', 'RETRYING') RETURNING d.id, d.attempts),"
+                  " att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code,"
+                  "  response_excerpt, worker_id) SELECT 'delivery', s.id, 'succeeded', s.dur, s.code, s.excerpt, $2"
+                  "  FROM s JOIN upd ON upd.id = s.id)"
+                  " SELECT s.i FROM s JOIN upd ON upd.id = s.id",
                   2, pr, err, errlen);
         }
         if (r) {
-            for (int row = 0; row < PQntuples(r); row++)
-                for (size_t i = 0; i < job->n; i++)
-                    if (job->items[i]->kind == R_SUCCEEDED && strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0)
-                        job->items[i]->recorded = true;
+            for (int row = 0; row < PQntuples(r); row++) {
+                long i = atol(PQgetvalue(r, row, 0));
+                if (i >= 0 && (size_t)i < job->n)
+                    job->items[i]->recorded = true;
+            }
             for (size_t i = 0; i < job->n; i++) /* finished elsewhere meanwhile: just ack */
                 if (job->items[i]->kind == R_SUCCEEDED && !job->items[i]->recorded)
                     job->items[i]->kind = R_SKIP_ACK;
@@ -341,7 +354,7 @@ static void work_record(PGconn *conn, void *arg)
             job->items[i]->recorded = false;
     }
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = job->items[i];
+        struct delivery_item *it = job->items[i];
         if (it->kind == R_SKIP_ACK || it->kind == R_SKIP_LATER || it->recorded)
             continue;
         PQclear(PQexec(conn, "SAVEPOINT rec"));
@@ -360,7 +373,7 @@ static void work_record(PGconn *conn, void *arg)
 
 static void start_record(struct delivery *d);
 
-static void report(struct delivery *d, struct item *it)
+static void report(struct delivery *d, struct delivery_item *it)
 {
     struct worker *w = d->w;
     if (it->kind == R_SUCCEEDED) {
@@ -386,7 +399,7 @@ static void done_record(void *arg)
     struct record_job *job = arg;
     struct delivery *d = job->d;
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = job->items[i];
+        struct delivery_item *it = job->items[i];
         int64_t next = -1;
         if (it->kind == R_SKIP_LATER || !job->committed || (!it->recorded && it->kind != R_SKIP_ACK))
             next = worker_now_ms() + 1000; /* not recorded: try again; Postgres decides */
@@ -394,7 +407,7 @@ static void done_record(void *arg)
             next = it->next_due_ms;
         if (job->committed && it->recorded)
             report(d, it);
-        sched_done(d->sched, it->id, next);
+        sched_done(d->w->delivery_sched, it->id, next);
         item_free(it);
     }
     d->pending -= job->n;
@@ -423,7 +436,7 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Queues an item's outcome for the next record job (group commit). */
-static void finish(struct delivery *d, struct item *it)
+static void finish(struct delivery *d, struct delivery_item *it)
 {
     if (!d->open) {
         d->open = xcalloc(1, sizeof *d->open);
@@ -438,6 +451,26 @@ static void finish(struct delivery *d, struct item *it)
     }
     job->items[job->n++] = it;
     event_active(d->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* An outcome is known (a response, or an error before sending). */
+static void answered(struct delivery *d, struct delivery_item *it)
+{
+    it->answered = true;
+    switch (it->stage) {
+    case ST_CLAIMED:
+        finish(d, it);
+        break;
+    case ST_FIRST:
+        it->on_answered(it, it->answered_arg);
+        break;
+    case ST_CLOSED:
+        break; /* delivery_first_settle decides */
+    case ST_FORGET:
+        d->pending--;
+        item_free(it);
+        break;
+    }
 }
 
 /* ---- sending ----------------------------------------------------------------- */
@@ -477,7 +510,7 @@ static char *excerpt(const char *body, size_t len)
 
 static void on_response(const struct http_client_result *res, void *arg)
 {
-    struct item *it = arg;
+    struct delivery_item *it = arg;
     it->status = res->status;
     it->duration_us = res->duration_us;
     it->answered_ms = worker_now_ms();
@@ -497,11 +530,11 @@ static void on_response(const struct http_client_result *res, void *arg)
         bool client = res->status >= 400 && res->status < 500 && res->status != 408 && res->status != 429;
         it->error = xasprintf("HTTP %d%s", res->status, client ? " (client error)" : "");
     }
-    finish(it->d, it);
+    answered(it->d, it);
 }
 
 /* Standard Webhooks headers; both signatures while a rotation's grace runs. */
-static int sign(const struct item *it, int64_t ts, char *sig, size_t siglen)
+static int sign(const struct delivery_item *it, int64_t ts, char *sig, size_t siglen)
 {
     const char *secrets[] = {it->secret, it->prev_secret};
     size_t used = 0;
@@ -523,7 +556,7 @@ static int sign(const struct item *it, int64_t ts, char *sig, size_t siglen)
     return 0;
 }
 
-static void send_item(struct delivery *d, struct item *it)
+static void send_item(struct delivery *d, struct delivery_item *it)
 {
     char ts[24], sig[2 * SIG_STANDARD_SIGNATURE_SIZE + 2], err[256];
     int64_t now = worker_now_ms() / 1000;
@@ -531,7 +564,7 @@ static void send_item(struct delivery *d, struct item *it)
     if (sign(it, now, sig, sizeof sig) != 0) {
         it->kind = R_FAILED;
         it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
-        finish(d, it);
+        answered(d, it);
         return;
     }
     const struct http_header hdrs[] = {
@@ -546,7 +579,7 @@ static void send_item(struct delivery *d, struct item *it)
                          sizeof err) != 0) {
         it->kind = R_FAILED;
         it->error = xstrdup(err);
-        finish(d, it);
+        answered(d, it);
     }
 }
 
@@ -585,7 +618,7 @@ static void work_load(PGconn *conn, void *arg)
         job->items[i]->kind = R_SKIP_ACK; /* not found: gone */
     size_t from = 0; /* rows come in the order of the ids asked for */
     for (int row = 0; row < PQntuples(r); row++) {
-        struct item *it = NULL;
+        struct delivery_item *it = NULL;
         for (size_t k = 0; k < job->n && !it; k++) {
             size_t i = (from + k) % job->n;
             if (strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0) {
@@ -620,7 +653,7 @@ static void done_load(void *arg)
     struct load_job *job = arg;
     struct delivery *d = job->d;
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = job->items[i];
+        struct delivery_item *it = job->items[i];
         if (!job->ok) {
             it->kind = R_SKIP_LATER;
             finish(d, it);
@@ -640,14 +673,14 @@ static void done_load(void *arg)
 void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
 {
     (void)due_ms;
+    (void)s;
     struct delivery *d = arg;
-    d->sched = s;
     struct load_job *job = xcalloc(1, sizeof *job);
     job->d = d;
     job->n = n;
     job->items = xcalloc(n, sizeof *job->items);
     for (size_t i = 0; i < n; i++) {
-        struct item *it = xcalloc(1, sizeof *it);
+        struct delivery_item *it = xcalloc(1, sizeof *it);
         it->d = d;
         it->retry_after_ms = -1;
         snprintf(it->id, sizeof it->id, "%s", ids[i]);
@@ -657,9 +690,90 @@ void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due
     db_pool_submit(d->w->db, work_load, done_load, job);
 }
 
+/* ---- first attempts (the relay's fan-out) ------------------------------------ */
+
+struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t,
+                                          delivery_answered_fn fn, void *arg)
+{
+    struct delivery_item *it = xcalloc(1, sizeof *it);
+    it->d = d;
+    it->stage = ST_FIRST;
+    it->on_answered = fn;
+    it->answered_arg = arg;
+    it->retry_after_ms = -1;
+    it->kind = R_FAILED;
+    snprintf(it->id, sizeof it->id, "%s", t->id);
+    snprintf(it->event_id, sizeof it->event_id, "%s", t->event_id);
+    snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", t->endpoint_name);
+    it->payload = xstrdup(t->payload);
+    it->url = xstrdup(t->url);
+    it->secret = xstrdup(t->secret);
+    it->prev_secret = t->prev_secret ? xstrdup(t->prev_secret) : NULL;
+    it->timeout_ms = t->timeout_ms;
+    it->max_inflight = t->max_inflight;
+    d->pending++;
+    send_item(d, it);
+    return it;
+}
+
+void delivery_item_outcome(const struct delivery_item *it, struct delivery_outcome *out)
+{
+    out->answered = it->answered;
+    out->succeeded = it->answered && it->kind == R_SUCCEEDED;
+    out->status = it->status;
+    out->answered_ms = it->answered_ms;
+    out->duration_ms = (double)it->duration_us / 1000.0;
+    out->excerpt = it->excerpt;
+}
+
+void delivery_first_close(struct delivery_item *it)
+{
+    if (it->stage == ST_FIRST)
+        it->stage = ST_CLOSED;
+}
+
+void delivery_first_settle(struct delivery *d, struct delivery_item **items, const enum delivery_fate *fates,
+                           size_t n)
+{
+    char **adopt = xcalloc(n + 1, sizeof *adopt);
+    size_t nadopt = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct delivery_item *it = items[i];
+        it->stage = ST_CLOSED;
+        if (fates[i] == DELIVERY_ADOPT) {
+            adopt[nadopt++] = it->id;
+        } else if (fates[i] == DELIVERY_RECORDED) {
+            it->attempts = 1;
+            report(d, it);
+            d->pending--;
+            item_free(it);
+        } else if (it->answered) {
+            d->pending--;
+            item_free(it);
+        } else {
+            it->stage = ST_FORGET; /* freed when its answer comes */
+        }
+    }
+    if (nadopt > 0)
+        sched_adopt(d->w->delivery_sched, adopt, nadopt);
+    free(adopt);
+    for (size_t i = 0; i < n; i++) {
+        if (fates[i] != DELIVERY_ADOPT)
+            continue;
+        items[i]->stage = ST_CLAIMED;
+        if (items[i]->answered)
+            finish(d, items[i]);
+    }
+}
+
 size_t delivery_pending(const struct delivery *d)
 {
     return d->pending;
+}
+
+size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name)
+{
+    return http_client_key_backlog(d->http, endpoint_name);
 }
 
 struct delivery *delivery_new(struct worker *w, char *err, size_t errlen)

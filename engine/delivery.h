@@ -13,6 +13,7 @@
 #ifndef HOOKD_DELIVERY_H
 #define HOOKD_DELIVERY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +30,58 @@ void delivery_free(struct delivery *d);
 void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n);
 /* Requests on the wire plus outcomes not yet recorded. */
 size_t delivery_pending(const struct delivery *d);
+/* Requests to one endpoint on the wire or waiting for a connection. */
+size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name);
+
+/* ---- first attempts: the relay's fan-out (relay.c) ---------------------------
+ * A fan-out pass sends each new delivery once while its transaction still
+ * holds the claimed events, then inserts the delivery rows in that same
+ * transaction: a delivery whose first attempt succeeded is inserted
+ * SUCCEEDED (with its attempt row) and never touches Redis. One that failed,
+ * or is still on the wire when the pass stops waiting, is inserted PENDING
+ * and, after the commit, joins the regular path above as if claimed. */
+
+struct delivery_item;
+
+/* What to send: strings are copied. */
+struct delivery_target {
+    const char *id;       /* the new outbox_deliveries row's id */
+    const char *event_id; /* webhook-id */
+    const char *payload, *endpoint_name, *url, *secret, *prev_secret; /* prev_secret may be NULL */
+    int timeout_ms, max_inflight;
+};
+
+/* Called once per item, from the loop, when its outcome is known (possibly
+ * before delivery_send_first returns, for errors found at once) - unless
+ * delivery_first_close() ran first. */
+typedef void (*delivery_answered_fn)(struct delivery_item *it, void *arg);
+
+struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t,
+                                          delivery_answered_fn fn, void *arg);
+
+/* An answered item's outcome as the fan-out writes it (strings borrowed from
+ * the item). */
+struct delivery_outcome {
+    bool answered;  /* false: still on the wire */
+    bool succeeded; /* 2xx */
+    int status;     /* HTTP status, 0 for none */
+    int64_t answered_ms;
+    double duration_ms;
+    const char *excerpt; /* may be NULL */
+};
+void delivery_item_outcome(const struct delivery_item *it, struct delivery_outcome *out);
+
+/* The pass stops waiting: fn is not called any more for it. */
+void delivery_first_close(struct delivery_item *it);
+
+enum delivery_fate {
+    DELIVERY_RECORDED, /* inserted SUCCEEDED: counted and freed */
+    DELIVERY_ADOPT,    /* inserted PENDING: leased in Redis, outcome recorded by the regular path */
+    DELIVERY_FORGET,   /* no row (the pass rolled back, or the row already existed): dropped */
+};
+/* After the pass's transaction ended: each item's fate. Takes ownership of
+ * the items (not of the array). */
+void delivery_first_settle(struct delivery *d, struct delivery_item **items, const enum delivery_fate *fates,
+                           size_t n);
 
 #endif

@@ -76,6 +76,7 @@ struct hc_key {
     char *name;
     struct hc_key *hash_next;
     struct req_list waiting;
+    int nwaiting;
     struct conn_list idle;
     int nidle;
     int inflight;
@@ -1094,6 +1095,7 @@ static void dispatch(struct http_client *c)
     while (!c->closing && c->nactive < c->max_total && (k = TAILQ_FIRST(&c->ready)) != NULL) {
         struct hc_request *r = TAILQ_FIRST(&k->waiting);
         TAILQ_REMOVE(&k->waiting, r, link);
+        k->nwaiting--;
         TAILQ_REMOVE(&c->ready, k, ready_link);
         k->on_ready = 0;
         k->inflight++;
@@ -1273,6 +1275,7 @@ static void cancel_all(struct http_client *c)
             struct hc_conn *conn;
             while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
                 TAILQ_REMOVE(&k->waiting, r, link);
+                k->nwaiting--;
                 set_error(r, "cancelled");
                 r->phase = REQ_DONE;
                 queue_done(r);
@@ -1338,6 +1341,7 @@ int http_client_post(struct http_client *c, const char *key, const char *url,
     r->key = k;
     r->phase = REQ_QUEUED;
     TAILQ_INSERT_TAIL(&k->waiting, r, link);
+    k->nwaiting++;
     c->pending++;
     key_update_ready(c, k);
     dispatch(c);
@@ -1347,4 +1351,10 @@ int http_client_post(struct http_client *c, const char *key, const char *url,
 size_t http_client_inflight(const struct http_client *c)
 {
     return c ? c->pending : 0;
+}
+
+size_t http_client_key_backlog(const struct http_client *c, const char *key)
+{
+    const struct hc_key *k = c ? key_find(c, key) : NULL;
+    return k ? (size_t)k->inflight + (size_t)k->nwaiting : 0;
 }

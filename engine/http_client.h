@@ -96,4 +96,7 @@ int http_client_post(struct http_client *client, const char *key, const char *ur
  * wait for zero. */
 size_t http_client_inflight(const struct http_client *client);
 
+/* Requests of one key on the wire or waiting in its FIFO. */
+size_t http_client_key_backlog(const struct http_client *client, const char *key);
+
 #endif

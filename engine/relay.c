@@ -1,10 +1,15 @@
-/* Outbox fan-out; see relay.h. The LISTEN connection lives on its own
- * thread (libpq blocks while it waits), and talks to the loop through a
- * pipe, as the DB pool does. */
+/* Outbox fan-out with first attempts; see relay.h.
+ *
+ * A pass runs on one of the relay's lanes: a DB thread with a connection of
+ * its own, so that the transaction its first job opens is still open when
+ * its second job runs. The LISTEN connection lives on a thread too (libpq
+ * blocks while it waits) and talks to the loop through a pipe, as the DB
+ * pool does. */
 #include "relay.h"
 
 #include <event2/event.h>
 #include <fcntl.h>
+#include <openssl/rand.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,38 +20,23 @@
 #include <unistd.h>
 
 #include "db.h"
+#include "delivery.h"
 #include "log.h"
 #include "sched.h"
 #include "worker.h"
 #include "xmalloc.h"
 
-#define FANOUT_BATCH "1000"
+/* Events per pass (divided by the deliveries per event of the last pass). */
 #define FANOUT_BATCH_N 1000
-/* Passes at once while there is a backlog: they take disjoint events (SKIP
- * LOCKED), so a second one uses the time the first spends committing. */
-#define FANOUT_PASSES 2
-
-/* One statement, so claim + fan-out + mark commit together. The event-type
- * filter is a glob: '*' matches any run; LIKE's own metacharacters are
- * escaped first. */
-static const char fanout_sql[] =
-    "WITH ev AS ("
-    "  SELECT id, event_type FROM outbox_events WHERE fanned_out_at IS NULL"
-    "  ORDER BY created_at, id LIMIT " FANOUT_BATCH " FOR UPDATE SKIP LOCKED),"
-    " ins AS ("
-    "  INSERT INTO outbox_deliveries (event_id, endpoint_id)"
-    "  SELECT ev.id, ep.id FROM ev JOIN webhook_endpoints ep ON ep.enabled"
-    "   AND EXISTS (SELECT 1 FROM unnest(ep.event_types) f WHERE ev.event_type LIKE"
-    "    replace(replace(replace(replace(f, '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))"
-    "  ON CONFLICT (event_id, endpoint_id) DO NOTHING"
-    "  RETURNING id, event_id, next_attempt_at),"
-    " upd AS ("
-    "  UPDATE outbox_events o SET fanned_out_at = now(),"
-    "   processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins) THEN NULL ELSE now() END"
-    "  WHERE o.id = ANY (ARRAY (SELECT id FROM ev)) RETURNING o.id)"
-    " SELECT ins.id::text, (extract(epoch FROM ins.next_attempt_at) * 1000)::bigint,"
-    "  (SELECT count(*) FROM upd) FROM ins"
-    " UNION ALL SELECT NULL, NULL, (SELECT count(*) FROM upd) WHERE NOT EXISTS (SELECT 1 FROM ins)";
+/* Passes at once: while one waits for its receivers, another claims or
+ * commits. They take disjoint events (SKIP LOCKED). */
+#define LANES 2
+/* First attempts are made inline only while this worker has fewer than
+ * INLINE_MAX deliveries in hand, and fewer than INLINE_PER_ENDPOINT waiting
+ * for the same endpoint; past that (a slow endpoint, a flood), new
+ * deliveries are written PENDING and scheduled in Redis, as retries are. */
+#define INLINE_MAX 4000
+#define INLINE_PER_ENDPOINT 2000
 
 /* While events keep coming the relay polls every ACTIVE_POLL_MS and tells
  * the outbox trigger not to NOTIFY (sql/0008: a NOTIFY serialises the
@@ -57,36 +47,202 @@ static const char fanout_sql[] =
 #define IDLE_AFTER_MS 250
 #define REASSERT_MS 1000
 
+/* The oldest unfanned events, locked, with every enabled endpoint whose
+ * filter matches (none: one row with NULL endpoint columns). The filter is a
+ * glob: '*' matches any run; LIKE's own metacharacters are escaped first. */
+static const char claim_sql[] =
+    "SELECT e.id::text, e.payload::text, ep.id::text, ep.name, ep.url, ep.secret,"
+    " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END, ep.timeout_ms, ep.max_inflight,"
+    " e.ctid::text"
+    " FROM (SELECT id, ctid, event_type, payload FROM outbox_events WHERE fanned_out_at IS NULL"
+    "  ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED) e"
+    " LEFT JOIN webhook_endpoints ep ON ep.enabled AND EXISTS (SELECT 1 FROM unnest(ep.event_types) f"
+    "  WHERE e.event_type LIKE"
+    "   replace(replace(replace(replace(f, '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))";
+
+/* In the claim's transaction: one delivery row per (event, endpoint) -
+ * SUCCEEDED with its attempt row when the first attempt answered 2xx (`at`
+ * set), PENDING otherwise, due after wait_ms - and the events fanned out;
+ * processed unless one of their deliveries is still open. The events are
+ * found by the tuple ids the claim read: they are locked since, so cannot
+ * have moved, and a TID scan costs no index probe whatever the planner
+ * thinks of the table's size. */
+static const char settle_sql[] =
+    "WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],"
+    "  $7::text[], $8::bigint[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms)),"
+    " ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,"
+    "  last_status_code, delivered_at)"
+    "  SELECT id, event_id, endpoint_id, CASE WHEN at IS NULL THEN 'PENDING' ELSE 'SUCCEEDED' END,"
+    "   CASE WHEN at IS NULL THEN 0 ELSE 1 END, now() + wait_ms * interval '1 millisecond', code,"
+    "   to_timestamp(at / 1000.0) FROM r"
+    "  ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id, status),"
+    " att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, response_excerpt,"
+    "  worker_id) SELECT 'delivery', r.id, 'succeeded', r.dur, r.code, r.excerpt, $10 FROM r"
+    "  JOIN ins ON ins.id = r.id WHERE ins.status = 'SUCCEEDED'),"
+    " ev AS (UPDATE outbox_events o SET fanned_out_at = now(),"
+    "  processed_at = CASE WHEN o.id = ANY ($11::uuid[]) OR EXISTS (SELECT 1 FROM outbox_deliveries d"
+    "   WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE now() END"
+    "  WHERE o.ctid = ANY ($9::tid[]))"
+    " SELECT count(*) FROM ins";
+
+/* Only after a conflict (a delivery row that already existed): which of
+ * ours went in. */
+static const char inserted_sql[] = "SELECT id::text FROM outbox_deliveries WHERE id = ANY ($1::uuid[])";
+
+enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, P_OPEN, NPARAMS };
+
+struct pass;
+
+struct lane {
+    struct db_pool *db; /* one thread, one connection */
+    struct pass *pass;  /* running on it, or NULL */
+};
+
 struct relay {
     struct worker *w;
+    struct lane lanes[LANES];
     pthread_t listener;
     atomic_bool stopping;
     bool listener_started;
     int pipe_rd, pipe_wr;
     struct event *pipe_ev, *poll_ev, *active_ev;
-    bool active;           /* polling fast, trigger told not to NOTIFY */
-    int set_listening;     /* for the next pass: -1 leave, 0 / 1 set hookd_relay_state.listening */
+    bool active;       /* polling fast, trigger told not to NOTIFY */
+    int set_listening; /* for the next pass: -1 leave, 0 / 1 set hookd_relay_state.listening */
     int64_t last_work_ms, asserted_ms;
-    int running; /* fan-out passes on DB threads */
+    int running; /* passes */
     bool again;
+    size_t per_event; /* deliveries per event in the last pass, at least 1 */
+};
+
+/* One (event, endpoint) of a pass. */
+struct row {
+    char id[40], event_id[40], endpoint_id[40];
+    char *payload, *name, *url, *secret, *prev_secret;
+    int timeout_ms, max_inflight;
+    struct delivery_item *item; /* NULL: not sent inline */
+    bool succeeded;             /* when the window closed */
+    bool inserted;
 };
 
 struct pass {
     struct relay *r;
+    struct lane *lane;
     int set_listening;
-    char **ids;
-    int64_t *due;
-    size_t n;
-    long events;
+    long limit;
+    struct claimed_event {
+        char id[40], tid[32];
+    } *events; /* claimed, distinct */
+    size_t nevents;
+    struct row *rows;
+    size_t nrows;
+    bool in_tx;   /* the claim's transaction is open on the lane */
+    bool abort;   /* roll it back instead of settling */
+    bool sending; /* inside the send loop: answers are only counted */
+    bool closed;
+    size_t nsent, nanswered;
+    struct event *window_ev;
+    char *params[NPARAMS];
     bool ok;
     char err[256];
 };
 
 static void start_pass(struct relay *r);
 
-static void work_fanout(PGconn *conn, void *arg)
+static void new_uuid(const unsigned char b[16], char out[40])
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        unsigned char c = b[i];
+        if (i == 6)
+            c = (unsigned char)((c & 0x0f) | 0x40); /* version 4 */
+        else if (i == 8)
+            c = (unsigned char)((c & 0x3f) | 0x80); /* RFC 4122 variant */
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[c >> 4];
+        out[o++] = hex[c & 15];
+    }
+    out[o] = '\0';
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static void rows_free(struct pass *p)
+{
+    for (size_t i = 0; i < p->nrows; i++) {
+        struct row *row = &p->rows[i];
+        free(row->payload);
+        free(row->name);
+        free(row->url);
+        if (row->secret)
+            memset(row->secret, 0, strlen(row->secret));
+        if (row->prev_secret)
+            memset(row->prev_secret, 0, strlen(row->prev_secret));
+        free(row->secret);
+        free(row->prev_secret);
+    }
+    free(p->rows);
+    p->rows = NULL;
+}
+
+/* ---- 1. claim (lane thread) ------------------------------------------------- */
+
+static void read_claim(struct pass *p, PGresult *res)
+{
+    int n = PQntuples(res);
+    p->events = xcalloc((size_t)n + 1, sizeof *p->events);
+    p->rows = xcalloc((size_t)n + 1, sizeof *p->rows);
+    for (int i = 0; i < n; i++) {
+        struct claimed_event *e = &p->events[p->nevents++];
+        snprintf(e->id, sizeof e->id, "%s", PQgetvalue(res, i, 0));
+        snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(res, i, 9));
+        if (PQgetisnull(res, i, 2))
+            continue; /* no subscriber */
+        struct row *row = &p->rows[p->nrows++];
+        snprintf(row->event_id, sizeof row->event_id, "%s", PQgetvalue(res, i, 0));
+        row->payload = xstrdup(PQgetvalue(res, i, 1));
+        snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(res, i, 2));
+        row->name = xstrdup(PQgetvalue(res, i, 3));
+        row->url = xstrdup(PQgetvalue(res, i, 4));
+        row->secret = xstrdup(PQgetvalue(res, i, 5));
+        row->prev_secret = PQgetisnull(res, i, 6) ? NULL : xstrdup(PQgetvalue(res, i, 6));
+        row->timeout_ms = atoi(PQgetvalue(res, i, 7));
+        row->max_inflight = atoi(PQgetvalue(res, i, 8));
+    }
+    /* one row per (event, endpoint): an event with several endpoints is
+     * listed once per endpoint */
+    qsort(p->events, p->nevents, sizeof p->events[0], cmp_id);
+    size_t k = 0;
+    for (size_t i = 0; i < p->nevents; i++)
+        if (k == 0 || strcmp(p->events[k - 1].id, p->events[i].id) != 0)
+            p->events[k++] = p->events[i];
+    p->nevents = k;
+}
+
+/* Runs fixed commands (no parameters) in one round trip. */
+static int simple(PGconn *conn, const char *sql, char *err, size_t errlen)
+{
+    PGresult *res = PQexec(conn, sql);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    if (!ok) {
+        const char *msg = PQerrorMessage(conn);
+        snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+    }
+    PQclear(res);
+    return ok ? 0 : -1;
+}
+
+static void work_claim(PGconn *conn, void *arg)
 {
     struct pass *p = arg;
+    if (!conn) {
+        snprintf(p->err, sizeof p->err, "database unavailable");
+        return;
+    }
     if (p->set_listening >= 0) {
         const char *v[] = {p->set_listening ? "true" : "false"};
         PGresult *res = db_exec(conn,
@@ -97,42 +253,272 @@ static void work_fanout(PGconn *conn, void *arg)
             return;
         PQclear(res);
     }
-    /* The oldest unfanned events by the partial index, in order (see db.h):
-     * measured at 50,000 queued events, a bitmap scan and an external sort of
-     * the whole backlog per pass made a pass of 500 cost 116 ms. */
-    PGresult *res = db_exec_index_order(conn, fanout_sql, 0, NULL, p->err, sizeof p->err);
+    /* The queue's partial index, walked in order (see db.h): with statistics
+     * from a smaller outbox, a bitmap scan and a sort of the whole backlog
+     * per pass made a pass over n events cost O(backlog). */
+    p->in_tx = true;
+    if (simple(conn, "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
+                     " SET LOCAL plan_cache_mode = force_generic_plan",
+               p->err, sizeof p->err) != 0)
+        goto fail;
+    char limit[24];
+    snprintf(limit, sizeof limit, "%ld", p->limit);
+    const char *pl[] = {limit};
+    PGresult *res = db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
     if (!res)
-        return;
-    int rows = PQntuples(res);
-    p->ids = xcalloc((size_t)rows + 1, sizeof *p->ids);
-    p->due = xcalloc((size_t)rows + 1, sizeof *p->due);
-    for (int i = 0; i < rows; i++) {
-        p->events = atol(PQgetvalue(res, i, 2));
-        if (PQgetisnull(res, i, 0))
-            continue;
-        p->ids[p->n] = xstrdup(PQgetvalue(res, i, 0));
-        p->due[p->n++] = strtoll(PQgetvalue(res, i, 1), NULL, 10);
-    }
+        goto fail;
+    read_claim(p, res);
     PQclear(res);
+    if (simple(conn, "RESET enable_bitmapscan; RESET enable_sort", p->err, sizeof p->err) != 0)
+        goto fail;
+    if (p->nrows > 0) {
+        unsigned char *rnd = xmalloc(16 * p->nrows);
+        int rc = RAND_bytes(rnd, (int)(16 * p->nrows));
+        for (size_t i = 0; rc == 1 && i < p->nrows; i++)
+            new_uuid(rnd + 16 * i, p->rows[i].id);
+        free(rnd);
+        if (rc != 1) {
+            snprintf(p->err, sizeof p->err, "no random bytes for delivery ids");
+            goto fail;
+        }
+    }
+    if (p->nevents == 0) {
+        p->in_tx = false;
+        if (db_run(conn, "COMMIT", 0, NULL, p->err, sizeof p->err) != 0)
+            return;
+    }
     p->ok = true;
+    return;
+fail:
+    db_rollback(conn);
+    p->in_tx = false;
 }
 
-static void done_fanout(void *arg)
+/* ---- 2. first attempts (loop) -------------------------------------------------- */
+
+static void close_window(struct pass *p);
+
+static void on_answered(struct delivery_item *it, void *arg)
+{
+    (void)it;
+    struct pass *p = arg;
+    p->nanswered++;
+    if (!p->sending && p->nanswered == p->nsent)
+        close_window(p);
+}
+
+static void on_window(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    close_window(arg);
+}
+
+/* `first_attempt_window` is how long a pass waits for its first attempts
+ * before it commits anyway (what is still on the wire then is written
+ * PENDING and finished by the regular path): it bounds how long a pass holds
+ * its events. 0: no first attempts in the pass. */
+static bool inline_ok(struct relay *r, const struct row *row)
+{
+    struct delivery *d = r->w->delivery;
+    return r->w->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
+           delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT;
+}
+
+static void send_first(struct pass *p)
+{
+    struct relay *r = p->r;
+    p->sending = true;
+    for (size_t i = 0; i < p->nrows; i++) {
+        struct row *row = &p->rows[i];
+        if (!inline_ok(r, row))
+            continue;
+        const struct delivery_target t = {
+            .id = row->id,
+            .event_id = row->event_id,
+            .payload = row->payload,
+            .endpoint_name = row->name,
+            .url = row->url,
+            .secret = row->secret,
+            .prev_secret = row->prev_secret,
+            .timeout_ms = row->timeout_ms,
+            .max_inflight = row->max_inflight,
+        };
+        p->nsent++;
+        row->item = delivery_send_first(r->w->delivery, &t, on_answered, p);
+    }
+    p->sending = false;
+    if (p->nanswered == p->nsent) {
+        close_window(p);
+        return;
+    }
+    p->window_ev = evtimer_new(r->w->base, on_window, p);
+    int64_t ms = r->w->cfg->first_attempt_window;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    evtimer_add(p->window_ev, &tv);
+}
+
+/* ---- 3. settle (lane thread) ------------------------------------------------- */
+
+static void work_settle(PGconn *conn, void *arg)
 {
     struct pass *p = arg;
+    /* The claim's transaction must still be the one open: after a lost
+     * connection, the lane's thread reconnects, and writing on the new
+     * connection would fan out events no longer locked. */
+    if (!conn || PQtransactionStatus(conn) != PQTRANS_INTRANS) {
+        snprintf(p->err, sizeof p->err, "the connection holding the claim was lost");
+        return;
+    }
+    if (p->abort) {
+        db_rollback(conn);
+        snprintf(p->err, sizeof p->err, "shutting down");
+        return;
+    }
+    PGresult *res = db_exec_prepared(conn, settle_sql, NPARAMS, (const char *const *)p->params, p->err,
+                                     sizeof p->err);
+    if (!res)
+        goto fail;
+    size_t inserted = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    if (inserted == p->nrows) {
+        for (size_t i = 0; i < p->nrows; i++)
+            p->rows[i].inserted = true;
+    } else {
+        const char *pi[] = {p->params[P_ID]};
+        res = db_exec_prepared(conn, inserted_sql, 1, pi, p->err, sizeof p->err);
+        if (!res)
+            goto fail;
+        for (int k = 0; k < PQntuples(res); k++)
+            for (size_t i = 0; i < p->nrows; i++)
+                if (strcmp(p->rows[i].id, PQgetvalue(res, k, 0)) == 0)
+                    p->rows[i].inserted = true;
+        PQclear(res);
+    }
+    if (db_run(conn, "COMMIT", 0, NULL, p->err, sizeof p->err) != 0)
+        goto fail;
+    p->ok = true;
+    return;
+fail:
+    db_rollback(conn);
+    for (size_t i = 0; i < p->nrows; i++)
+        p->rows[i].inserted = false;
+}
+
+static void done_settle(void *arg);
+
+/* Builds the settle statement's parameters from the outcomes known now. */
+static void build_params(struct pass *p)
+{
+    size_t n = p->nrows;
+    const char **id = xcalloc(n + 1, sizeof *id), **ev = xcalloc(n + 1, sizeof *ev),
+               **ep = xcalloc(n + 1, sizeof *ep), **code = xcalloc(n + 1, sizeof *code),
+               **at = xcalloc(n + 1, sizeof *at), **dur = xcalloc(n + 1, sizeof *dur),
+               **excerpt = xcalloc(n + 1, sizeof *excerpt), **wait = xcalloc(n + 1, sizeof *wait),
+               **open = xcalloc(n + 1, sizeof *open);
+    char(*nums)[3][24] = xcalloc(n + 1, sizeof *nums);
+    char lease[24], worker_id[96];
+    snprintf(lease, sizeof lease, "%lld", (long long)p->r->w->cfg->lease);
+    size_t nopen = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct row *row = &p->rows[i];
+        id[i] = row->id;
+        ev[i] = row->event_id;
+        ep[i] = row->endpoint_id;
+        struct delivery_outcome o = {0};
+        if (row->item)
+            delivery_item_outcome(row->item, &o);
+        row->succeeded = o.succeeded;
+        if (o.succeeded) {
+            snprintf(nums[i][0], sizeof nums[i][0], "%d", o.status);
+            snprintf(nums[i][1], sizeof nums[i][1], "%lld", (long long)o.answered_ms);
+            snprintf(nums[i][2], sizeof nums[i][2], "%.3f", o.duration_ms);
+            code[i] = nums[i][0];
+            at[i] = nums[i][1];
+            dur[i] = nums[i][2];
+            excerpt[i] = o.excerpt;
+            wait[i] = "0";
+        } else {
+            /* on the wire or failed: the regular path finishes it under this
+             * worker's lease; due when the lease would end, should it die.
+             * Not sent: due now, scheduled after the commit. */
+            wait[i] = row->item ? lease : "0";
+            if (nopen == 0 || strcmp(open[nopen - 1], row->event_id) != 0)
+                open[nopen++] = row->event_id;
+        }
+    }
+    const char **events = xcalloc(p->nevents + 1, sizeof *events);
+    for (size_t i = 0; i < p->nevents; i++)
+        events[i] = p->events[i].tid;
+    snprintf(worker_id, sizeof worker_id, "%s", p->r->w->id);
+    p->params[P_ID] = db_plain_array(id, n);
+    p->params[P_EVENT] = db_plain_array(ev, n);
+    p->params[P_ENDPOINT] = db_plain_array(ep, n);
+    p->params[P_CODE] = db_plain_array(code, n);
+    p->params[P_AT] = db_plain_array(at, n);
+    p->params[P_DUR] = db_plain_array(dur, n);
+    p->params[P_EXCERPT] = db_text_array(excerpt, n);
+    p->params[P_WAIT] = db_plain_array(wait, n);
+    p->params[P_EVENTS] = db_text_array(events, p->nevents);
+    p->params[P_WORKER] = xstrdup(worker_id);
+    p->params[P_OPEN] = db_plain_array(open, nopen);
+    free(id);
+    free(ev);
+    free(ep);
+    free(code);
+    free(at);
+    free(dur);
+    free(excerpt);
+    free(wait);
+    free(open);
+    free(nums);
+    free(events);
+}
+
+static void close_window(struct pass *p)
+{
+    if (p->closed)
+        return;
+    p->closed = true;
+    if (p->window_ev)
+        evtimer_del(p->window_ev);
+    for (size_t i = 0; i < p->nrows; i++)
+        if (p->rows[i].item)
+            delivery_first_close(p->rows[i].item);
+    build_params(p);
+    db_pool_submit(p->lane->db, work_settle, done_settle, p);
+}
+
+/* ---- 4. after the commit (loop) ---------------------------------------------- */
+
+static void pass_free(struct pass *p)
+{
+    rows_free(p);
+    free(p->events);
+    for (int i = 0; i < NPARAMS; i++)
+        free(p->params[i]);
+    if (p->window_ev)
+        event_free(p->window_ev);
+    free(p);
+}
+
+/* Bookkeeping when a pass ends: the next pass, the active/idle state. */
+static void pass_end(struct pass *p)
+{
     struct relay *r = p->r;
     r->running--;
-    if (!p->ok && db_pool_healthy(r->w->db))
+    p->lane->pass = NULL;
+    if (!p->ok && !p->abort && db_pool_healthy(p->lane->db))
         log_warn("relay.fanout_failed", "error=\"%s\"", p->err);
-    if (p->n > 0) {
-        sched_seed(r->w, "delivery", p->ids, p->due, p->n, false);
-        log_debug("relay.fanned_out", "events=%ld deliveries=%zu", p->events, p->n);
+    bool full = p->ok && (long)p->nevents >= p->limit;
+    if (p->ok && p->nevents > 0) {
+        size_t per = (p->nrows + p->nevents - 1) / p->nevents;
+        r->per_event = per > 0 ? per : 1;
     }
-    bool full = p->ok && p->events >= FANOUT_BATCH_N;
     if (!p->ok && p->set_listening >= 0 && r->set_listening < 0)
         r->set_listening = p->set_listening; /* not written: the next pass tries again */
     int64_t now = worker_now_ms();
-    if (p->ok && p->events > 0) {
+    if (p->ok && p->nevents > 0) {
         r->last_work_ms = now;
         if (!r->active || now - r->asserted_ms >= REASSERT_MS) {
             r->active = true;
@@ -144,42 +530,101 @@ static void done_fanout(void *arg)
         r->set_listening = 1;
         r->again = true;
     }
-    for (size_t i = 0; i < p->n; i++)
-        free(p->ids[i]);
-    free(p->ids);
-    free(p->due);
-    free(p);
+    pass_free(p);
     if (atomic_load(&r->stopping))
         return;
     if (full || r->again) {
         r->again = false;
         start_pass(r);
         if (full)
-            start_pass(r); /* a backlog: keep FANOUT_PASSES going */
+            start_pass(r); /* a backlog: keep every lane going */
     } else if (r->active && r->running == 0) {
         struct timeval tv = {0, ACTIVE_POLL_MS * 1000};
         event_add(r->active_ev, &tv);
     }
 }
 
+static void done_settle(void *arg)
+{
+    struct pass *p = arg;
+    struct relay *r = p->r;
+    struct delivery_item **items = xcalloc(p->nrows + 1, sizeof *items);
+    enum delivery_fate *fates = xcalloc(p->nrows + 1, sizeof *fates);
+    char **due_ids = xcalloc(p->nrows + 1, sizeof *due_ids);
+    int64_t *due = xcalloc(p->nrows + 1, sizeof *due);
+    size_t nitems = 0, ndue = 0;
+    int64_t now = worker_now_ms();
+    for (size_t i = 0; i < p->nrows; i++) {
+        struct row *row = &p->rows[i];
+        bool in = p->ok && row->inserted;
+        if (row->item) {
+            items[nitems] = row->item;
+            fates[nitems++] = !in ? DELIVERY_FORGET : row->succeeded ? DELIVERY_RECORDED : DELIVERY_ADOPT;
+        } else if (in) {
+            due_ids[ndue] = row->id;
+            due[ndue++] = now;
+        }
+    }
+    delivery_first_settle(r->w->delivery, items, fates, nitems);
+    if (ndue > 0)
+        sched_seed(r->w, "delivery", due_ids, due, ndue, false);
+    if (p->ok)
+        log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu", p->nevents, p->nrows, ndue);
+    free(items);
+    free(fates);
+    free(due_ids);
+    free(due);
+    pass_end(p);
+}
+
+static void done_claim(void *arg)
+{
+    struct pass *p = arg;
+    if (!p->ok || !p->in_tx) {
+        pass_end(p);
+        return;
+    }
+    if (atomic_load(&p->r->stopping)) { /* not sending any more: leave the events to the next relay */
+        p->abort = true;
+        p->closed = true;
+        db_pool_submit(p->lane->db, work_settle, done_settle, p);
+        return;
+    }
+    send_first(p);
+}
+
 static void start_pass(struct relay *r)
 {
-    if (r->running >= FANOUT_PASSES) {
+    struct lane *lane = NULL;
+    for (int i = 0; i < LANES && !lane; i++)
+        if (!r->lanes[i].pass)
+            lane = &r->lanes[i];
+    if (!lane) {
         r->again = true;
         return;
     }
     r->running++;
     struct pass *p = xcalloc(1, sizeof *p);
     p->r = r;
+    p->lane = lane;
+    lane->pass = p;
+    p->limit = FANOUT_BATCH_N / (long)(r->per_event ? r->per_event : 1);
+    if (p->limit < 1)
+        p->limit = 1;
     p->set_listening = r->set_listening;
     r->set_listening = -1;
-    db_pool_submit(r->w->db, work_fanout, done_fanout, p);
+    db_pool_submit(lane->db, work_claim, done_claim, p);
 }
 
 void relay_kick(struct relay *r)
 {
     if (!atomic_load(&r->stopping))
         start_pass(r);
+}
+
+size_t relay_pending(const struct relay *r)
+{
+    return r ? (size_t)r->running : 0;
 }
 
 /* ---- the LISTEN thread ------------------------------------------------------ */
@@ -256,6 +701,18 @@ struct relay *relay_new(struct worker *w)
         return NULL;
     struct relay *r = xcalloc(1, sizeof *r);
     r->w = w;
+    r->per_event = 1;
+    for (int i = 0; i < LANES; i++) {
+        r->lanes[i].db = db_pool_new(w->base, w->cfg->database.text, 1, true);
+        if (!r->lanes[i].db) {
+            for (int k = 0; k < i; k++)
+                db_pool_free(r->lanes[k].db);
+            close(fds[0]);
+            close(fds[1]);
+            free(r);
+            return NULL;
+        }
+    }
     r->pipe_rd = fds[0];
     r->pipe_wr = fds[1];
     atomic_init(&r->stopping, false);
@@ -288,6 +745,15 @@ void relay_free(struct relay *r)
     if (!r)
         return;
     relay_stop(r);
+    /* The loop has stopped: passes still waiting for answers settle with
+     * what they have (the rest is PENDING, for the regular path or, after
+     * this worker's lease, anyone). Freeing a lane runs its last jobs and
+     * their completions. */
+    for (int i = 0; i < LANES; i++)
+        if (r->lanes[i].pass && r->lanes[i].pass->window_ev)
+            close_window(r->lanes[i].pass);
+    for (int i = 0; i < LANES; i++)
+        db_pool_free(r->lanes[i].db);
     event_free(r->pipe_ev);
     event_free(r->poll_ev);
     event_free(r->active_ev);

@@ -18,6 +18,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,25 @@ static int parse_timestamp(struct span s, int64_t *out)
     return 0;
 }
 
+/* The HMAC implementation, fetched from the provider once: a fetch per
+ * signature was 5% of a relay's CPU at 15,000 deliveries/s. EVP_MAC objects
+ * may be shared between threads. */
+static EVP_MAC *hmac_alg;
+static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
+
+static void hmac_release(void)
+{
+    EVP_MAC_free(hmac_alg);
+    hmac_alg = NULL;
+}
+
+static void hmac_fetch(void)
+{
+    hmac_alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    if (hmac_alg)
+        atexit(hmac_release);
+}
+
 /* HMAC-SHA256 over the concatenation of parts. Returns -1 if OpenSSL fails
  * (no HMAC provider, out of memory). */
 static int hmac_sha256(const struct sig_key *key, const struct span *parts, size_t nparts,
@@ -152,17 +172,16 @@ static int hmac_sha256(const struct sig_key *key, const struct span *parts, size
         OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
         OSSL_PARAM_construct_end(),
     };
-    EVP_MAC *alg = NULL;
     EVP_MAC_CTX *ctx = NULL;
     size_t maclen = 0;
     int rc = -1;
 
     if (key == NULL || key->bytes == NULL || key->len == 0)
         return -1;
-    alg = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    if (alg == NULL)
+    pthread_once(&hmac_once, hmac_fetch);
+    if (hmac_alg == NULL)
         goto done;
-    ctx = EVP_MAC_CTX_new(alg);
+    ctx = EVP_MAC_CTX_new(hmac_alg);
     if (ctx == NULL || !EVP_MAC_init(ctx, key->bytes, key->len, params))
         goto done;
     for (size_t i = 0; i < nparts; i++)
@@ -174,7 +193,6 @@ static int hmac_sha256(const struct sig_key *key, const struct span *parts, size
     rc = 0;
 done:
     EVP_MAC_CTX_free(ctx);
-    EVP_MAC_free(alg);
     return rc;
 }
 

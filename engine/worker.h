@@ -29,7 +29,7 @@ struct alerter;
 
 /* The Lua scripts of lua/, loaded into every command connection. */
 struct worker_scripts {
-    struct redis_script claim, ack, reschedule, reap, seed;
+    struct redis_script claim, ack, reschedule, reap, seed, adopt;
 };
 
 struct worker {

@@ -90,6 +90,40 @@ static void record_lateness(struct sched *s, int64_t late)
     s->lateness[s->nlateness++ % LATENESS_WINDOW] = late < 0 ? 0 : late;
 }
 
+/* Items now in this worker's hands: counted, and their leases renewed. */
+static void hold(struct sched *s, char **ids, size_t n)
+{
+    s->inflight += n;
+    for (size_t i = 0; i < n; i++) {
+        if (s->nheld == s->capheld) {
+            s->capheld = s->capheld ? s->capheld * 2 : 64;
+            s->held = xrealloc(s->held, s->capheld * sizeof *s->held);
+        }
+        s->held[s->nheld++] = xstrdup(ids[i]);
+    }
+}
+
+void sched_adopt(struct sched *s, char **ids, size_t n)
+{
+    if (n == 0)
+        return;
+    hold(s, ids, n);
+    char deadline[24];
+    snprintf(deadline, sizeof deadline, "%lld", (long long)(worker_now_ms() + s->w->cfg->lease));
+    size_t argc = 3 + n;
+    const char **argv = xcalloc(argc, sizeof *argv);
+    argv[0] = s->due_key;
+    argv[1] = s->inflight_key;
+    argv[2] = deadline;
+    for (size_t i = 0; i < n; i++)
+        argv[3 + i] = ids[i];
+    /* Redis unreachable: the rows are PENDING and due at the lease's end
+     * (see relay.c), so the reconciler schedules them if this worker dies. */
+    if (redis_conn_eval(s->w->redis, &s->w->scripts.adopt, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
+        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+    free(argv);
+}
+
 static void on_claimed(struct redisReply *reply, void *arg)
 {
     struct sched *s = arg;
@@ -111,14 +145,7 @@ static void on_claimed(struct redisReply *reply, void *arg)
             due[i] = strtoll(reply->element[2 * i + 1]->str, NULL, 10);
             record_lateness(s, now - due[i]);
         }
-        s->inflight += n;
-        for (size_t i = 0; i < n; i++) {
-            if (s->nheld == s->capheld) {
-                s->capheld = s->capheld ? s->capheld * 2 : 64;
-                s->held = xrealloc(s->held, s->capheld * sizeof *s->held);
-            }
-            s->held[s->nheld++] = xstrdup(ids[i]);
-        }
+        hold(s, ids, n);
         s->fn(s->arg, s, ids, due, n);
         free(ids);
         free(due);

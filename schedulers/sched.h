@@ -32,6 +32,10 @@ void sched_wake(struct sched *s);
 /* The processor's verdict for one id: next_due_ms < 0 acks (done; the row is
  * terminal), otherwise the id is due again at next_due_ms (wall-clock ms). */
 void sched_done(struct sched *s, const char *id, int64_t next_due_ms);
+/* Takes ids this worker created and is already processing as claimed (the
+ * `adopt` script: inflight with a lease, renewed like any claim); each must
+ * later get its sched_done(). */
+void sched_adopt(struct sched *s, char **ids, size_t n);
 /* Stop claiming (drain); in-flight items still complete. */
 void sched_stop(struct sched *s);
 size_t sched_inflight(const struct sched *s);

@@ -11,6 +11,7 @@ and an outbox event written by a state machine's `emit`."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import ssl
 import subprocess
@@ -30,6 +31,13 @@ from harness import ROOT, order_event, post_standard, run_hookd, sign_standard, 
 # ---- receivers: real HTTP(S) servers that record what hookd sends ------------
 
 HANG = object()  # a responder's answer: hold the request open until released
+
+
+@dataclass
+class Held:
+    """A responder's answer: hold the request until released, then answer."""
+    status: int
+    body: bytes = b"ok"
 
 
 @dataclass
@@ -121,6 +129,9 @@ class Receiver:
                         receiver.release.wait(120)
                         self.close_connection = True
                         return
+                    if isinstance(answer, Held):
+                        receiver.release.wait(120)
+                        answer = (answer.status, {}, answer.body)
                     status, headers, out = answer
                     self.send_response(status)
                     for k, v in headers.items():
@@ -255,6 +266,13 @@ def make_retry_due_now(env, delivery_id) -> None:
              what="the retry scheduled an hour ahead")
     env.db.all("UPDATE outbox_deliveries SET next_attempt_at = now() WHERE id = %s", delivery_id)
     env.redis.zadd(key, {str(delivery_id): int(time.time() * 1000)})
+
+
+def metrics_value(w, name: str) -> float:
+    text = w.get("/metrics")[2].decode()
+    m = re.search(rf"^{name} (\S+)$", text, flags=re.M)
+    assert m, f"{name} not in /metrics"
+    return float(m.group(1))
 
 
 def signatures(req: Request) -> list[str]:
@@ -616,22 +634,9 @@ def test_private_addresses_are_refused_by_default(env, receivers):
 
 # ---- crashes and isolation --------------------------------------------------------
 
-def test_worker_killed_mid_delivery_sends_again_with_the_same_id(env, receivers):
-    killed = threading.Event()
-    rcv = receivers(lambda req: HANG if not killed.is_set() else (200, {}, b"ok"))
-    cfg = outbound_config(env, lease="2s")
-    ep = add_endpoint(cfg, rcv.url(), "patient")
-    w = env.worker(config=cfg)
-    event_id = emit(env, "order.created", {"id": "o1"})
-
-    [first] = rcv.wait(1)
-    w.kill9()
-    killed.set()
-    rcv.release.set()  # the held request closes; nobody is listening any more
-    row = delivery(env, event_id, ep)
-    assert (row["status"], row["attempts"]) == ("PENDING", 0)
-    assert attempts_of(env, row["id"]) == []
-
+def assert_sent_again_by_a_new_worker(env, cfg, rcv, ep, event_id, first) -> None:
+    """After a kill -9 mid-delivery: a new worker sends the same event again,
+    same webhook-id and body, and records exactly one attempt."""
     env.worker(config=cfg)
     row = wait_status(env, event_id, ep, "SUCCEEDED", timeout=30)
     got = rcv.got()
@@ -643,6 +648,53 @@ def test_worker_killed_mid_delivery_sends_again_with_the_same_id(env, receivers)
     [att] = attempts_of(env, row["id"])
     assert (att["outcome"], att["status_code"]) == ("succeeded", 200)
     assert env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id)
+
+
+def test_worker_killed_mid_delivery_sends_again_with_the_same_id(env, receivers):
+    """Killed after the fan-out committed, while the first attempt (adopted by
+    the regular path under this worker's lease) is still on the wire."""
+    killed = threading.Event()
+    rcv = receivers(lambda req: HANG if not killed.is_set() else (200, {}, b"ok"))
+    cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 100ms"), lease="2s")
+    ep = add_endpoint(cfg, rcv.url(), "patient")
+    w = env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+
+    [first] = rcv.wait(1)
+    # The window closed with no answer: the delivery row is PENDING, the event fanned out.
+    row = wait_for(lambda: delivery(env, event_id, ep), what="the PENDING delivery row")
+    assert (row["status"], row["attempts"]) == ("PENDING", 0)
+    assert env.db.value("SELECT fanned_out_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id)
+    w.kill9()
+    killed.set()
+    rcv.release.set()  # the held request closes; nobody is listening any more
+    row = delivery(env, event_id, ep)
+    assert (row["status"], row["attempts"]) == ("PENDING", 0)
+    assert attempts_of(env, row["id"]) == []
+
+    assert_sent_again_by_a_new_worker(env, cfg, rcv, ep, event_id, first)
+
+
+def test_worker_killed_before_its_fan_out_commits_sends_again_with_the_same_id(env, receivers):
+    """Killed while the fan-out's transaction still waits for the first
+    attempt: nothing of the pass is written, the event is claimed again."""
+    killed = threading.Event()
+    rcv = receivers(lambda req: HANG if not killed.is_set() else (200, {}, b"ok"))
+    cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 1h"))
+    ep = add_endpoint(cfg, rcv.url(), "patient")
+    w = env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+
+    [first] = rcv.wait(1)
+    w.kill9()
+    killed.set()
+    rcv.release.set()
+    assert delivery(env, event_id, ep) is None
+    assert env.db.value("SELECT fanned_out_at IS NULL AND processed_at IS NULL FROM outbox_events WHERE id = %s",
+                        event_id)
+    assert env.db.value("SELECT count(*) FROM attempts") == 0
+
+    assert_sent_again_by_a_new_worker(env, cfg, rcv, ep, event_id, first)
 
 
 def test_dead_endpoint_does_not_hold_up_a_healthy_one(env, receivers):
@@ -821,3 +873,110 @@ def test_every_event_is_processed_once_all_its_deliveries_finish(env, receivers)
         stuck = unprocessed()
         raise AssertionError(f"{len(stuck)} of {len(ids)} events keep processed_at NULL although all their"
                              f" deliveries finished: {stuck[:3]}")
+
+
+# ---- first attempts in the fan-out (relay.c) ------------------------------------
+
+def test_first_attempt_success_is_one_row_with_its_attempt_and_never_scheduled(env, receivers):
+    rcv = receivers(statuses(200, body=lambda n: b"fine"))
+    cfg = outbound_config(env)
+    ep = add_endpoint(cfg, rcv.url(), "fast")
+    w = env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    row = wait_status(env, event_id, ep, "SUCCEEDED")
+    assert row["attempts"] == 1 and row["last_status_code"] == 200
+    [att] = attempts_of(env, row["id"])
+    assert (att["outcome"], att["status_code"], att["response_excerpt"]) == ("succeeded", 200, "fine")
+    assert att["worker_id"]
+    assert env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id)
+    # Delivered by the fan-out itself: the delivery queue in Redis never saw it.
+    assert env.redis.zscore(env.key("{delivery}:due"), str(row["id"])) is None
+    assert env.redis.zscore(env.key("{delivery}:inflight"), str(row["id"])) is None
+    wait_for(lambda: metrics_value(w, "hookd_delivered_total") == 1, what="hookd_delivered_total 1")
+
+
+def test_first_attempt_failure_continues_on_the_regular_path(env, receivers):
+    """One event, two endpoints: the first attempt succeeds at one and fails
+    at the other. The fan-out records the success; the failure is retried
+    from Redis; the event is processed only when both are done."""
+    ok, flaky = receivers(), receivers(statuses(503, 200))
+    cfg = outbound_config(env, extra="[retry endpoint:flaky]\nschedule = 1h\n")
+    ep_ok = add_endpoint(cfg, ok.url(), "ok")
+    ep_flaky = add_endpoint(cfg, flaky.url(), "flaky")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    wait_status(env, event_id, ep_ok, "SUCCEEDED")
+    row = wait_status(env, event_id, ep_flaky, "RETRYING")
+    assert row["attempts"] == 1 and row["last_status_code"] == 503
+    [att] = attempts_of(env, row["id"])
+    assert (att["outcome"], att["status_code"]) == ("failed", 503)
+    assert env.db.value("SELECT processed_at FROM outbox_events WHERE id = %s", event_id) is None
+
+    make_retry_due_now(env, row["id"])
+    row = wait_status(env, event_id, ep_flaky, "SUCCEEDED")
+    assert row["attempts"] == 2
+    wait_for(lambda: env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id),
+             what="the event processed once both deliveries are done")
+    assert len(ok.got()) == 1 and len(flaky.got()) == 2
+    assert flaky.got()[0].event_id == flaky.got()[1].event_id == event_id
+
+
+def test_answer_after_the_window_is_recorded_by_the_regular_path(env, receivers):
+    rcv = receivers(lambda req: Held(200, b"late but fine"))
+    cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 50ms"))
+    ep = add_endpoint(cfg, rcv.url(), "late")
+    w = env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    rcv.wait(1)
+    row = wait_for(lambda: delivery(env, event_id, ep), what="the PENDING row the window left")
+    assert (row["status"], row["attempts"]) == ("PENDING", 0)
+    # This worker holds it under its lease while the request is still out.
+    assert env.redis.zscore(env.key("{delivery}:inflight"), str(row["id"])) is not None
+    assert env.redis.zscore(env.key("{delivery}:due"), str(row["id"])) is None
+    rcv.release.set()
+    row = wait_status(env, event_id, ep, "SUCCEEDED")
+    assert row["attempts"] == 1
+    [att] = attempts_of(env, row["id"])
+    assert (att["outcome"], att["status_code"]) == ("succeeded", 200)
+    assert len(rcv.got()) == 1  # not sent twice
+    wait_for(lambda: env.redis.zscore(env.key("{delivery}:inflight"), str(row["id"])) is None,
+             what="the lease released")
+    wait_for(lambda: env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id),
+             what="the event processed")
+    wait_for(lambda: metrics_value(w, "hookd_delivered_total") == 1, what="hookd_delivered_total 1")
+
+
+def test_window_off_schedules_every_new_delivery_through_redis(env, receivers):
+    rcv = receivers(lambda req: Held(200))
+    cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 0s"))
+    ep = add_endpoint(cfg, rcv.url(), "queued")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    [req] = rcv.wait(1)
+    # The fan-out committed before anything was sent.
+    row = delivery(env, event_id, ep)
+    assert (row["status"], row["attempts"]) == ("PENDING", 0)
+    assert env.db.value("SELECT fanned_out_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id)
+    rcv.release.set()
+    row = wait_status(env, event_id, ep, "SUCCEEDED")
+    assert row["attempts"] == 1 and req.event_id == event_id
+    assert_signed(req, ep.secret, event_id)
+
+
+def test_an_event_fanned_out_again_keeps_its_existing_deliveries(env, receivers):
+    """An operator resets fanned_out_at by hand: the relay claims the event
+    again and sends it again (same webhook-id: at least once), but the
+    existing delivery row stays the only one and keeps its history."""
+    rcv = receivers()
+    cfg = outbound_config(env)
+    ep = add_endpoint(cfg, rcv.url(), "twice")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    first = wait_status(env, event_id, ep, "SUCCEEDED")
+    env.db.all("UPDATE outbox_events SET fanned_out_at = NULL, processed_at = NULL WHERE id = %s", event_id)
+    wait_for(lambda: env.db.value("SELECT processed_at IS NOT NULL AND fanned_out_at IS NOT NULL"
+                                  " FROM outbox_events WHERE id = %s", event_id), what="the event settled again")
+    assert [r.event_id for r in rcv.wait(2)] == [event_id, event_id]
+    rows = env.db.all("SELECT id, status, attempts FROM outbox_deliveries WHERE event_id = %s", event_id)
+    assert [(r["id"], r["status"], r["attempts"]) for r in rows] == [(first["id"], "SUCCEEDED", 1)]
+    assert len(attempts_of(env, first["id"])) == 1
