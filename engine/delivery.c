@@ -11,6 +11,7 @@
 #include <event2/dns.h>
 #include <jansson.h>
 #include <event2/event.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +52,10 @@ struct delivery_item {
     char id[40], event_id[40], endpoint_name[112];
     char *url, *payload, *secret, *prev_secret;
     int timeout_ms, max_inflight;
+    char signature[DELIVERY_SIGNATURE_MAX]; /* webhook-signature; empty until signed */
+    int64_t signed_at;                      /* webhook-timestamp */
+    char timestamp[24];
+    struct http_header late_headers[2]; /* headers_at_send's answer */
     /* outcome */
     enum result_kind kind;
     int status;
@@ -103,6 +108,7 @@ static void item_free(struct delivery_item *it)
 {
     free(it->url);
     free(it->payload);
+    OPENSSL_cleanse(it->signature, sizeof it->signature);
     if (it->secret)
         memset(it->secret, 0, strlen(it->secret));
     if (it->prev_secret)
@@ -533,12 +539,12 @@ static void on_response(const struct http_client_result *res, void *arg)
     answered(it->d, it);
 }
 
-/* Standard Webhooks headers; both signatures while a rotation's grace runs. */
-static int sign(const struct delivery_item *it, int64_t ts, char *sig, size_t siglen)
+int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts,
+                  const char *payload, char out[DELIVERY_SIGNATURE_MAX])
 {
-    const char *secrets[] = {it->secret, it->prev_secret};
+    const char *secrets[] = {secret, prev_secret};
     size_t used = 0;
-    sig[0] = '\0';
+    out[0] = '\0';
     for (int i = 0; i < 2; i++) {
         if (!secrets[i])
             continue;
@@ -546,33 +552,62 @@ static int sign(const struct delivery_item *it, int64_t ts, char *sig, size_t si
         char err[128], one[SIG_STANDARD_SIGNATURE_SIZE];
         if (sig_key_decode(SIG_STANDARD_WEBHOOKS, secrets[i], &key, err, sizeof err) != 0)
             return -1;
-        int rc = sig_sign_standard(&key, it->event_id, ts, (const unsigned char *)it->payload, strlen(it->payload),
-                                   one, sizeof one);
+        int rc = sig_sign_standard(&key, event_id, ts, (const unsigned char *)payload, strlen(payload), one,
+                                   sizeof one);
         sig_key_clear(&key);
         if (rc != 0)
             return -1;
-        used += (size_t)snprintf(sig + used, siglen - used, "%s%s", used ? " " : "", one);
+        size_t len = strlen(one);
+        if (used)
+            out[used++] = ' ';
+        memcpy(out + used, one, len + 1);
+        used += len;
     }
     return 0;
 }
 
+/* A signature older than this when its request finally leaves the
+ * endpoint's queue is made again: receivers refuse old timestamps (Standard
+ * Webhooks suggests a 5-minute tolerance), and a slow endpoint's queue can be
+ * longer than that. */
+#define SIGNATURE_FRESH_S 30
+
+/* http_client_config.headers_at_send: webhook-timestamp and
+ * webhook-signature, as the request is written. */
+static const struct http_header *headers_at_send(void *arg, size_t *n)
+{
+    struct delivery_item *it = arg;
+    int64_t now = worker_now_ms() / 1000;
+    *n = 0;
+    if (!it->signature[0] || now - it->signed_at > SIGNATURE_FRESH_S) {
+        if (delivery_sign(it->secret, it->prev_secret, it->event_id, now, it->payload, it->signature) != 0)
+            return NULL; /* checked before the request was queued: cannot happen */
+        it->signed_at = now;
+    }
+    snprintf(it->timestamp, sizeof it->timestamp, "%lld", (long long)it->signed_at);
+    it->late_headers[0] = (struct http_header){"webhook-timestamp", it->timestamp};
+    it->late_headers[1] = (struct http_header){"webhook-signature", it->signature};
+    *n = 2;
+    return it->late_headers;
+}
+
 static void send_item(struct delivery *d, struct delivery_item *it)
 {
-    char ts[24], sig[2 * SIG_STANDARD_SIGNATURE_SIZE + 2], err[256];
-    int64_t now = worker_now_ms() / 1000;
-    snprintf(ts, sizeof ts, "%lld", (long long)now);
-    if (sign(it, now, sig, sizeof sig) != 0) {
-        it->kind = R_FAILED;
-        it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
-        answered(d, it);
-        return;
+    char err[256];
+    if (!it->signature[0]) { /* not signed ahead (delivery_target.signature): the secret is checked now */
+        it->signed_at = worker_now_ms() / 1000;
+        if (delivery_sign(it->secret, it->prev_secret, it->event_id, it->signed_at, it->payload, it->signature) !=
+            0) {
+            it->kind = R_FAILED;
+            it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
+            answered(d, it);
+            return;
+        }
     }
     const struct http_header hdrs[] = {
         {"Content-Type", "application/json"},
         {"User-Agent", "hookd/" HOOKD_VERSION},
         {"webhook-id", it->event_id},
-        {"webhook-timestamp", ts},
-        {"webhook-signature", sig},
     };
     if (http_client_post(d->http, it->endpoint_name, it->url, hdrs, sizeof hdrs / sizeof hdrs[0], it->payload,
                          strlen(it->payload), it->timeout_ms, it->max_inflight, on_response, it, err,
@@ -711,6 +746,10 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
     it->prev_secret = t->prev_secret ? xstrdup(t->prev_secret) : NULL;
     it->timeout_ms = t->timeout_ms;
     it->max_inflight = t->max_inflight;
+    if (t->signature && strlen(t->signature) < sizeof it->signature) {
+        memcpy(it->signature, t->signature, strlen(t->signature) + 1);
+        it->signed_at = t->signed_at;
+    }
     d->pending++;
     send_item(d, it);
     return it;
@@ -789,6 +828,7 @@ struct delivery *delivery_new(struct worker *w, char *err, size_t errlen)
         .max_response_bytes = EXCERPT_MAX,
         .max_inflight_total = (int)w->cfg->max_inflight,
         .user_agent = "hookd/" HOOKD_VERSION,
+        .headers_at_send = headers_at_send,
     };
     d->http = d->dns ? http_client_new(w->base, d->dns, &hc, err, errlen) : NULL;
     if (!d->http) {

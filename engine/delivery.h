@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "signature.h"
+
 struct worker;
 struct sched;
 struct delivery;
@@ -43,12 +45,22 @@ size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_
 
 struct delivery_item;
 
+/* The webhook-signature header for a delivery: "v1,<base64>" with the
+ * endpoint's secret and, while a rotation's grace runs, a second one with
+ * the previous secret (NULL: none). Returns -1 for a secret that is not a
+ * valid whsec_ secret. Thread-safe. */
+#define DELIVERY_SIGNATURE_MAX (2 * SIG_STANDARD_SIGNATURE_SIZE + 2)
+int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts,
+                  const char *payload, char out[DELIVERY_SIGNATURE_MAX]);
+
 /* What to send: strings are copied. */
 struct delivery_target {
     const char *id;       /* the new outbox_deliveries row's id */
     const char *event_id; /* webhook-id */
     const char *payload, *endpoint_name, *url, *secret, *prev_secret; /* prev_secret may be NULL */
     int timeout_ms, max_inflight;
+    const char *signature; /* from delivery_sign(), made off the loop; NULL: signed when sent */
+    int64_t signed_at;     /* the timestamp it signed */
 };
 
 /* Called once per item, from the loop, when its outcome is known (possibly

@@ -173,6 +173,7 @@ struct http_client {
     size_t max_response;
     int max_total;
     char *user_agent;
+    const struct http_header *(*headers_at_send)(void *arg, size_t *n);
 
     struct hc_key **buckets;
     size_t nbuckets;
@@ -922,6 +923,12 @@ static void add_request_headers(struct hc_request *r, struct evkeyvalq *h)
         evhttp_add_header(h, "User-Agent", r->client->user_agent);
     for (size_t i = 0; i < r->nhdrs; i++)
         evhttp_add_header(h, r->hdrs[i].name, r->hdrs[i].value);
+    if (r->client->headers_at_send) {
+        size_t n = 0;
+        const struct http_header *late = r->client->headers_at_send(r->arg, &n);
+        for (size_t i = 0; late && i < n; i++)
+            evhttp_add_header(h, late[i].name, late[i].value);
+    }
 }
 
 static void request_send(struct hc_request *r, struct hc_conn *conn)
@@ -1241,6 +1248,7 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     c->max_total =
         config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
     c->user_agent = xstrdup(ua);
+    c->headers_at_send = config->headers_at_send;
     c->nbuckets = INITIAL_BUCKETS;
     c->buckets = xcalloc(c->nbuckets, sizeof(*c->buckets));
     TAILQ_INIT(&c->ready);

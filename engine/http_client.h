@@ -21,6 +21,7 @@
 struct event_base;
 struct evdns_base;
 struct http_client;
+struct http_header;
 
 struct http_client_config {
     const char *ca_file;        /* PEM bundle to verify servers; NULL = OpenSSL's default store */
@@ -28,6 +29,13 @@ struct http_client_config {
     size_t max_response_bytes;  /* response body bytes kept for the caller; 0 = 4096 */
     int max_inflight_total;     /* requests on the wire across all keys; <= 0 = 256 */
     const char *user_agent;     /* NULL = "hookd" */
+    /* Optional: called with a request's callback arg as the request leaves
+     * its key's queue, just before it is written (again if it is re-sent on
+     * a fresh connection); the *n headers it returns (owned by the caller,
+     * valid until the request's callback) are added after the request's
+     * own. For values that must be fresh when the request goes out, such as
+     * a signed timestamp behind a long queue. */
+    const struct http_header *(*headers_at_send)(void *arg, size_t *n);
 };
 
 /* Everything in config is copied. evdns is required (host names are resolved

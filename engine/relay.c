@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "db.h"
 #include "delivery.h"
 #include "log.h"
@@ -46,24 +47,34 @@
 #define ACTIVE_POLL_MS 5
 #define IDLE_AFTER_MS 250
 #define REASSERT_MS 1000
+/* After a pass that failed (Postgres down, the settle refused): the next one
+ * waits this long. */
+#define FAILED_PASS_PAUSE_MS 1000
 
-/* The oldest unfanned events, locked, with every enabled endpoint whose
- * filter matches (none: one row with NULL endpoint columns). The filter is a
- * glob: '*' matches any run; LIKE's own metacharacters are escaped first. */
-static const char claim_sql[] =
-    "SELECT e.id::text, e.payload::text, ep.id::text, ep.name, ep.url, ep.secret,"
+/* The enabled endpoints, one row per event-type filter. KEY SHARE: an
+ * endpoint deleted meanwhile waits for the pass to commit, so that the
+ * delete's cascade (sql/0007) also removes the rows the pass writes. One
+ * lock per endpoint and pass, not per delivery as the foreign key took. */
+static const char endpoints_sql[] =
+    "SELECT ep.id::text, ep.name, ep.url, ep.secret,"
     " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END, ep.timeout_ms, ep.max_inflight,"
-    " e.ctid::text"
-    " FROM (SELECT id, ctid, event_type, payload FROM outbox_events WHERE fanned_out_at IS NULL"
-    "  ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED) e"
-    " LEFT JOIN webhook_endpoints ep ON ep.enabled AND EXISTS (SELECT 1 FROM unnest(ep.event_types) f"
-    "  WHERE e.event_type LIKE"
-    "   replace(replace(replace(replace(f, '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))";
+    " f.filter"
+    " FROM webhook_endpoints ep CROSS JOIN LATERAL unnest(ep.event_types) AS f(filter) WHERE ep.enabled"
+    " ORDER BY ep.id FOR KEY SHARE OF ep";
+
+/* The oldest unfanned events, locked. (Qualified: a bare `id` in ORDER BY
+ * would name the output column id::text, and sort the backlog as text.) */
+static const char claim_sql[] =
+    "SELECT e.id::text, e.event_type, e.payload::text, e.ctid::text FROM outbox_events e"
+    " WHERE e.fanned_out_at IS NULL ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
 
 /* In the claim's transaction: one delivery row per (event, endpoint) -
  * SUCCEEDED with its attempt row when the first attempt answered 2xx (`at`
  * set), PENDING otherwise, due after wait_ms - and the events fanned out;
- * processed unless one of their deliveries is still open. The events are
+ * processed unless one of their deliveries is still open (one written now,
+ * or one that existed before: an event fanned out again by hand). Times are
+ * the statement's, not the transaction's: the claim began up to a window
+ * earlier. The events are
  * found by the tuple ids the claim read: they are locked since, so cannot
  * have moved, and a TID scan costs no index probe whatever the planner
  * thinks of the table's size. */
@@ -71,17 +82,18 @@ static const char settle_sql[] =
     "WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],"
     "  $7::text[], $8::bigint[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms)),"
     " ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,"
-    "  last_status_code, delivered_at)"
+    "  last_status_code, delivered_at, created_at)"
     "  SELECT id, event_id, endpoint_id, CASE WHEN at IS NULL THEN 'PENDING' ELSE 'SUCCEEDED' END,"
-    "   CASE WHEN at IS NULL THEN 0 ELSE 1 END, now() + wait_ms * interval '1 millisecond', code,"
-    "   to_timestamp(at / 1000.0) FROM r"
-    "  ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id, status),"
-    " att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, response_excerpt,"
-    "  worker_id) SELECT 'delivery', r.id, 'succeeded', r.dur, r.code, r.excerpt, $10 FROM r"
-    "  JOIN ins ON ins.id = r.id WHERE ins.status = 'SUCCEEDED'),"
-    " ev AS (UPDATE outbox_events o SET fanned_out_at = now(),"
-    "  processed_at = CASE WHEN o.id = ANY ($11::uuid[]) OR EXISTS (SELECT 1 FROM outbox_deliveries d"
-    "   WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE now() END"
+    "   CASE WHEN at IS NULL THEN 0 ELSE 1 END, statement_timestamp() + wait_ms * interval '1 millisecond',"
+    "   code, to_timestamp(at / 1000.0), statement_timestamp() FROM r"
+    "  ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id, event_id, status),"
+    " att AS (INSERT INTO attempts (source, source_id, attempted_at, outcome, duration_ms, status_code,"
+    "  response_excerpt, worker_id) SELECT 'delivery', r.id, to_timestamp(r.at / 1000.0), 'succeeded', r.dur,"
+    "  r.code, r.excerpt, $10 FROM r JOIN ins ON ins.id = r.id WHERE ins.status = 'SUCCEEDED'),"
+    " ev AS (UPDATE outbox_events o SET fanned_out_at = statement_timestamp(),"
+    "  processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status = 'PENDING')"
+    "   OR EXISTS (SELECT 1 FROM outbox_deliveries d"
+    "   WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE statement_timestamp() END"
     "  WHERE o.ctid = ANY ($9::tid[]))"
     " SELECT count(*) FROM ins";
 
@@ -89,7 +101,7 @@ static const char settle_sql[] =
  * ours went in. */
 static const char inserted_sql[] = "SELECT id::text FROM outbox_deliveries WHERE id = ANY ($1::uuid[])";
 
-enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, P_OPEN, NPARAMS };
+enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, NPARAMS };
 
 struct pass;
 
@@ -119,8 +131,16 @@ struct row {
     char id[40], event_id[40], endpoint_id[40];
     char *payload, *name, *url, *secret, *prev_secret;
     int timeout_ms, max_inflight;
+    char signature[DELIVERY_SIGNATURE_MAX]; /* signed on the lane's thread, off the loop */
+    int64_t signed_at;
     struct delivery_item *item; /* NULL: not sent inline */
-    bool succeeded;             /* when the window closed */
+    /* the outcome when the window closed (copied: the settle job reads it
+     * on the lane's thread while a late answer may still change the item) */
+    bool succeeded;
+    int status;
+    int64_t answered_ms;
+    double duration_ms;
+    char *excerpt;
     bool inserted;
 };
 
@@ -137,10 +157,13 @@ struct pass {
     size_t nrows;
     bool in_tx;   /* the claim's transaction is open on the lane */
     bool abort;   /* roll it back instead of settling */
-    bool sending; /* inside the send loop: answers are only counted */
+    bool sending; /* posting: answers are only counted */
     bool closed;
+    size_t next;  /* rows posted so far (in chunks, see send_first) */
     size_t nsent, nanswered;
-    struct event *window_ev;
+    struct event *window_ev, *send_ev;
+    int64_t lease_ms;
+    char worker_id[96];
     char *params[NPARAMS];
     bool ok;
     char err[256];
@@ -148,20 +171,24 @@ struct pass {
 
 static void start_pass(struct relay *r);
 
-static void new_uuid(const unsigned char b[16], char out[40])
+/* A version 7 UUID (RFC 9562): the millisecond clock first, then random
+ * bits. Delivery ids made in one pass sort together, so their primary-key
+ * entries go to the right edge of the index instead of random pages. */
+static void new_uuid7(int64_t ms, const unsigned char rnd[10], char out[40])
 {
     static const char hex[] = "0123456789abcdef";
+    unsigned char b[16];
+    for (int i = 0; i < 6; i++)
+        b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
+    memcpy(b + 6, rnd, 10);
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70); /* version 7 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
-        unsigned char c = b[i];
-        if (i == 6)
-            c = (unsigned char)((c & 0x0f) | 0x40); /* version 4 */
-        else if (i == 8)
-            c = (unsigned char)((c & 0x3f) | 0x80); /* RFC 4122 variant */
         if (i == 4 || i == 6 || i == 8 || i == 10)
             out[o++] = '-';
-        out[o++] = hex[c >> 4];
-        out[o++] = hex[c & 15];
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
     }
     out[o] = '\0';
 }
@@ -182,8 +209,10 @@ static void rows_free(struct pass *p)
             memset(row->secret, 0, strlen(row->secret));
         if (row->prev_secret)
             memset(row->prev_secret, 0, strlen(row->prev_secret));
+        memset(row->signature, 0, sizeof row->signature);
         free(row->secret);
         free(row->prev_secret);
+        free(row->excerpt);
     }
     free(p->rows);
     p->rows = NULL;
@@ -191,30 +220,43 @@ static void rows_free(struct pass *p)
 
 /* ---- 1. claim (lane thread) ------------------------------------------------- */
 
-static void read_claim(struct pass *p, PGresult *res)
+/* The endpoints' rows (one per filter, grouped by endpoint) and the claimed
+ * events: one row per event and matching endpoint, in the events' order.
+ * Filters are globs ('*' matches any run), as in `[retry event:GLOB]`. */
+static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
-    int n = PQntuples(res);
-    p->events = xcalloc((size_t)n + 1, sizeof *p->events);
-    p->rows = xcalloc((size_t)n + 1, sizeof *p->rows);
-    for (int i = 0; i < n; i++) {
+    int nev = PQntuples(evs), nf = PQntuples(eps);
+    int nendpoints = 0;
+    for (int f = 0; f < nf; f++)
+        if (f == 0 || strcmp(PQgetvalue(eps, f, 0), PQgetvalue(eps, f - 1, 0)) != 0)
+            nendpoints++;
+    p->events = xcalloc((size_t)nev + 1, sizeof *p->events);
+    p->rows = xcalloc((size_t)nev * (size_t)nendpoints + 1, sizeof *p->rows);
+    for (int i = 0; i < nev; i++) {
         struct claimed_event *e = &p->events[p->nevents++];
-        snprintf(e->id, sizeof e->id, "%s", PQgetvalue(res, i, 0));
-        snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(res, i, 9));
-        if (PQgetisnull(res, i, 2))
-            continue; /* no subscriber */
-        struct row *row = &p->rows[p->nrows++];
-        snprintf(row->event_id, sizeof row->event_id, "%s", PQgetvalue(res, i, 0));
-        row->payload = xstrdup(PQgetvalue(res, i, 1));
-        snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(res, i, 2));
-        row->name = xstrdup(PQgetvalue(res, i, 3));
-        row->url = xstrdup(PQgetvalue(res, i, 4));
-        row->secret = xstrdup(PQgetvalue(res, i, 5));
-        row->prev_secret = PQgetisnull(res, i, 6) ? NULL : xstrdup(PQgetvalue(res, i, 6));
-        row->timeout_ms = atoi(PQgetvalue(res, i, 7));
-        row->max_inflight = atoi(PQgetvalue(res, i, 8));
+        snprintf(e->id, sizeof e->id, "%s", PQgetvalue(evs, i, 0));
+        snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(evs, i, 3));
+        const char *type = PQgetvalue(evs, i, 1);
+        for (int f = 0; f < nf; f++) {
+            if (!config_glob_match(PQgetvalue(eps, f, 7), type))
+                continue;
+            struct row *row = &p->rows[p->nrows++];
+            snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
+            row->payload = xstrdup(PQgetvalue(evs, i, 2));
+            snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, 0));
+            row->name = xstrdup(PQgetvalue(eps, f, 1));
+            row->url = xstrdup(PQgetvalue(eps, f, 2));
+            row->secret = xstrdup(PQgetvalue(eps, f, 3));
+            row->prev_secret = PQgetisnull(eps, f, 4) ? NULL : xstrdup(PQgetvalue(eps, f, 4));
+            row->timeout_ms = atoi(PQgetvalue(eps, f, 5));
+            row->max_inflight = atoi(PQgetvalue(eps, f, 6));
+            const char *ep = PQgetvalue(eps, f, 0);
+            while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, 0), ep) == 0)
+                f++; /* this endpoint's other filters */
+        }
     }
-    /* one row per (event, endpoint): an event with several endpoints is
-     * listed once per endpoint */
+    /* SKIP LOCKED never returns a row twice, but an id list for `= ANY`
+     * must not depend on that */
     qsort(p->events, p->nevents, sizeof p->events[0], cmp_id);
     size_t k = 0;
     for (size_t i = 0; i < p->nevents; i++)
@@ -257,6 +299,10 @@ static void work_claim(PGconn *conn, void *arg)
      * from a smaller outbox, a bitmap scan and a sort of the whole backlog
      * per pass made a pass over n events cost O(backlog). */
     p->in_tx = true;
+    /* Generic plans for the whole transaction: the claim's is the index walk;
+     * the settle's finds events by tuple id and deliveries by primary key,
+     * which custom plans for 1,000-element arrays turned into sequential
+     * scans (and 4 ms of planning per pass). */
     if (simple(conn, "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
                      " SET LOCAL plan_cache_mode = force_generic_plan",
                p->err, sizeof p->err) != 0)
@@ -264,22 +310,35 @@ static void work_claim(PGconn *conn, void *arg)
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", p->limit);
     const char *pl[] = {limit};
-    PGresult *res = db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
-    if (!res)
+    PGresult *eps = db_exec_prepared(conn, endpoints_sql, 0, NULL, p->err, sizeof p->err);
+    if (!eps)
         goto fail;
-    read_claim(p, res);
-    PQclear(res);
+    PGresult *evs = db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
+    if (!evs) {
+        PQclear(eps);
+        goto fail;
+    }
+    read_claim(p, eps, evs);
+    PQclear(eps);
+    PQclear(evs);
     if (simple(conn, "RESET enable_bitmapscan; RESET enable_sort", p->err, sizeof p->err) != 0)
         goto fail;
     if (p->nrows > 0) {
-        unsigned char *rnd = xmalloc(16 * p->nrows);
-        int rc = RAND_bytes(rnd, (int)(16 * p->nrows));
+        unsigned char *rnd = xmalloc(10 * p->nrows);
+        int rc = RAND_bytes(rnd, (int)(10 * p->nrows));
+        int64_t ms = worker_now_ms();
         for (size_t i = 0; rc == 1 && i < p->nrows; i++)
-            new_uuid(rnd + 16 * i, p->rows[i].id);
+            new_uuid7(ms, rnd + 10 * i, p->rows[i].id);
         free(rnd);
         if (rc != 1) {
             snprintf(p->err, sizeof p->err, "no random bytes for delivery ids");
             goto fail;
+        }
+        int64_t now = worker_now_ms() / 1000;
+        for (size_t i = 0; i < p->nrows; i++) { /* a bad secret: left unsigned, the send reports it */
+            struct row *row = &p->rows[i];
+            if (delivery_sign(row->secret, row->prev_secret, row->event_id, now, row->payload, row->signature) == 0)
+                row->signed_at = now;
         }
     }
     if (p->nevents == 0) {
@@ -303,7 +362,7 @@ static void on_answered(struct delivery_item *it, void *arg)
     (void)it;
     struct pass *p = arg;
     p->nanswered++;
-    if (!p->sending && p->nanswered == p->nsent)
+    if (!p->sending && p->next == p->nrows && p->nanswered == p->nsent)
         close_window(p);
 }
 
@@ -325,12 +384,21 @@ static bool inline_ok(struct relay *r, const struct row *row)
            delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT;
 }
 
+/* Requests posted per loop turn: posting a whole pass at once kept the
+ * loop from the answers of the requests already on the wire for
+ * milliseconds, while their connections sat idle. Far more than the
+ * connections of one endpoint, so its queue never runs dry in between. */
+#define SEND_CHUNK 64
+
 static void send_first(struct pass *p)
 {
     struct relay *r = p->r;
+    if (p->closed)
+        return; /* the window ran out first: the rest was never sent */
     p->sending = true;
-    for (size_t i = 0; i < p->nrows; i++) {
-        struct row *row = &p->rows[i];
+    size_t end = p->next + SEND_CHUNK < p->nrows ? p->next + SEND_CHUNK : p->nrows;
+    for (; p->next < end; p->next++) {
+        struct row *row = &p->rows[p->next];
         if (!inline_ok(r, row))
             continue;
         const struct delivery_target t = {
@@ -343,26 +411,103 @@ static void send_first(struct pass *p)
             .prev_secret = row->prev_secret,
             .timeout_ms = row->timeout_ms,
             .max_inflight = row->max_inflight,
+            .signature = row->signature[0] ? row->signature : NULL,
+            .signed_at = row->signed_at,
         };
         p->nsent++;
         row->item = delivery_send_first(r->w->delivery, &t, on_answered, p);
     }
     p->sending = false;
-    if (p->nanswered == p->nsent) {
-        close_window(p);
+    if (p->next < p->nrows) {
+        event_active(p->send_ev, EV_TIMEOUT, 0);
         return;
     }
+    if (p->nanswered == p->nsent)
+        close_window(p);
+}
+
+static void on_send(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    send_first(arg);
+}
+
+static void start_sending(struct pass *p)
+{
+    struct relay *r = p->r;
+    p->send_ev = event_new(r->w->base, -1, 0, on_send, p);
     p->window_ev = evtimer_new(r->w->base, on_window, p);
     int64_t ms = r->w->cfg->first_attempt_window;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(p->window_ev, &tv);
+    send_first(p);
 }
 
 /* ---- 3. settle (lane thread) ------------------------------------------------- */
 
+/* The settle statement's parameters, from the outcomes copied when the
+ * window closed (lane thread). */
+static void build_params(struct pass *p)
+{
+    size_t n = p->nrows;
+    const char **id = xcalloc(n + 1, sizeof *id), **ev = xcalloc(n + 1, sizeof *ev),
+               **ep = xcalloc(n + 1, sizeof *ep), **code = xcalloc(n + 1, sizeof *code),
+               **at = xcalloc(n + 1, sizeof *at), **dur = xcalloc(n + 1, sizeof *dur),
+               **excerpt = xcalloc(n + 1, sizeof *excerpt), **wait = xcalloc(n + 1, sizeof *wait);
+    char(*nums)[3][24] = xcalloc(n + 1, sizeof *nums);
+    char lease[24];
+    snprintf(lease, sizeof lease, "%lld", (long long)p->lease_ms);
+    for (size_t i = 0; i < n; i++) {
+        struct row *row = &p->rows[i];
+        id[i] = row->id;
+        ev[i] = row->event_id;
+        ep[i] = row->endpoint_id;
+        if (row->succeeded) {
+            snprintf(nums[i][0], sizeof nums[i][0], "%d", row->status);
+            snprintf(nums[i][1], sizeof nums[i][1], "%lld", (long long)row->answered_ms);
+            snprintf(nums[i][2], sizeof nums[i][2], "%.3f", row->duration_ms);
+            code[i] = nums[i][0];
+            at[i] = nums[i][1];
+            dur[i] = nums[i][2];
+            excerpt[i] = row->excerpt;
+            wait[i] = "0";
+        } else {
+            /* on the wire or failed: the regular path finishes it under this
+             * worker's lease; due when the lease would end, should it die.
+             * Not sent: due now, scheduled after the commit. */
+            wait[i] = row->item ? lease : "0";
+        }
+    }
+    const char **events = xcalloc(p->nevents + 1, sizeof *events);
+    for (size_t i = 0; i < p->nevents; i++)
+        events[i] = p->events[i].tid;
+    p->params[P_ID] = db_plain_array(id, n);
+    p->params[P_EVENT] = db_plain_array(ev, n);
+    p->params[P_ENDPOINT] = db_plain_array(ep, n);
+    p->params[P_CODE] = db_plain_array(code, n);
+    p->params[P_AT] = db_plain_array(at, n);
+    p->params[P_DUR] = db_plain_array(dur, n);
+    p->params[P_EXCERPT] = db_text_array(excerpt, n);
+    p->params[P_WAIT] = db_plain_array(wait, n);
+    p->params[P_EVENTS] = db_text_array(events, p->nevents);
+    p->params[P_WORKER] = xstrdup(p->worker_id);
+    free(id);
+    free(ev);
+    free(ep);
+    free(code);
+    free(at);
+    free(dur);
+    free(excerpt);
+    free(wait);
+    free(nums);
+    free(events);
+}
+
 static void work_settle(PGconn *conn, void *arg)
 {
     struct pass *p = arg;
+    p->ok = false; /* from here on: whether the pass is settled */
     /* The claim's transaction must still be the one open: after a lost
      * connection, the lane's thread reconnects, and writing on the new
      * connection would fan out events no longer locked. */
@@ -375,6 +520,7 @@ static void work_settle(PGconn *conn, void *arg)
         snprintf(p->err, sizeof p->err, "shutting down");
         return;
     }
+    build_params(p);
     PGresult *res = db_exec_prepared(conn, settle_sql, NPARAMS, (const char *const *)p->params, p->err,
                                      sizeof p->err);
     if (!res)
@@ -407,74 +553,6 @@ fail:
 
 static void done_settle(void *arg);
 
-/* Builds the settle statement's parameters from the outcomes known now. */
-static void build_params(struct pass *p)
-{
-    size_t n = p->nrows;
-    const char **id = xcalloc(n + 1, sizeof *id), **ev = xcalloc(n + 1, sizeof *ev),
-               **ep = xcalloc(n + 1, sizeof *ep), **code = xcalloc(n + 1, sizeof *code),
-               **at = xcalloc(n + 1, sizeof *at), **dur = xcalloc(n + 1, sizeof *dur),
-               **excerpt = xcalloc(n + 1, sizeof *excerpt), **wait = xcalloc(n + 1, sizeof *wait),
-               **open = xcalloc(n + 1, sizeof *open);
-    char(*nums)[3][24] = xcalloc(n + 1, sizeof *nums);
-    char lease[24], worker_id[96];
-    snprintf(lease, sizeof lease, "%lld", (long long)p->r->w->cfg->lease);
-    size_t nopen = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct row *row = &p->rows[i];
-        id[i] = row->id;
-        ev[i] = row->event_id;
-        ep[i] = row->endpoint_id;
-        struct delivery_outcome o = {0};
-        if (row->item)
-            delivery_item_outcome(row->item, &o);
-        row->succeeded = o.succeeded;
-        if (o.succeeded) {
-            snprintf(nums[i][0], sizeof nums[i][0], "%d", o.status);
-            snprintf(nums[i][1], sizeof nums[i][1], "%lld", (long long)o.answered_ms);
-            snprintf(nums[i][2], sizeof nums[i][2], "%.3f", o.duration_ms);
-            code[i] = nums[i][0];
-            at[i] = nums[i][1];
-            dur[i] = nums[i][2];
-            excerpt[i] = o.excerpt;
-            wait[i] = "0";
-        } else {
-            /* on the wire or failed: the regular path finishes it under this
-             * worker's lease; due when the lease would end, should it die.
-             * Not sent: due now, scheduled after the commit. */
-            wait[i] = row->item ? lease : "0";
-            if (nopen == 0 || strcmp(open[nopen - 1], row->event_id) != 0)
-                open[nopen++] = row->event_id;
-        }
-    }
-    const char **events = xcalloc(p->nevents + 1, sizeof *events);
-    for (size_t i = 0; i < p->nevents; i++)
-        events[i] = p->events[i].tid;
-    snprintf(worker_id, sizeof worker_id, "%s", p->r->w->id);
-    p->params[P_ID] = db_plain_array(id, n);
-    p->params[P_EVENT] = db_plain_array(ev, n);
-    p->params[P_ENDPOINT] = db_plain_array(ep, n);
-    p->params[P_CODE] = db_plain_array(code, n);
-    p->params[P_AT] = db_plain_array(at, n);
-    p->params[P_DUR] = db_plain_array(dur, n);
-    p->params[P_EXCERPT] = db_text_array(excerpt, n);
-    p->params[P_WAIT] = db_plain_array(wait, n);
-    p->params[P_EVENTS] = db_text_array(events, p->nevents);
-    p->params[P_WORKER] = xstrdup(worker_id);
-    p->params[P_OPEN] = db_plain_array(open, nopen);
-    free(id);
-    free(ev);
-    free(ep);
-    free(code);
-    free(at);
-    free(dur);
-    free(excerpt);
-    free(wait);
-    free(open);
-    free(nums);
-    free(events);
-}
-
 static void close_window(struct pass *p)
 {
     if (p->closed)
@@ -482,10 +560,23 @@ static void close_window(struct pass *p)
     p->closed = true;
     if (p->window_ev)
         evtimer_del(p->window_ev);
-    for (size_t i = 0; i < p->nrows; i++)
-        if (p->rows[i].item)
-            delivery_first_close(p->rows[i].item);
-    build_params(p);
+    for (size_t i = 0; i < p->nrows; i++) {
+        struct row *row = &p->rows[i];
+        if (!row->item)
+            continue;
+        delivery_first_close(row->item);
+        struct delivery_outcome o;
+        delivery_item_outcome(row->item, &o);
+        row->succeeded = o.succeeded;
+        if (o.succeeded) {
+            row->status = o.status;
+            row->answered_ms = o.answered_ms;
+            row->duration_ms = o.duration_ms;
+            row->excerpt = o.excerpt ? xstrdup(o.excerpt) : NULL;
+        }
+    }
+    p->lease_ms = p->r->w->cfg->lease;
+    snprintf(p->worker_id, sizeof p->worker_id, "%s", p->r->w->id);
     db_pool_submit(p->lane->db, work_settle, done_settle, p);
 }
 
@@ -499,6 +590,8 @@ static void pass_free(struct pass *p)
         free(p->params[i]);
     if (p->window_ev)
         event_free(p->window_ev);
+    if (p->send_ev)
+        event_free(p->send_ev);
     free(p);
 }
 
@@ -530,9 +623,16 @@ static void pass_end(struct pass *p)
         r->set_listening = 1;
         r->again = true;
     }
+    bool failed = !p->ok;
     pass_free(p);
     if (atomic_load(&r->stopping))
         return;
+    if (failed) { /* the events are unfanned again: no tight loop of sends that never settle */
+        struct timeval tv = {FAILED_PASS_PAUSE_MS / 1000, (FAILED_PASS_PAUSE_MS % 1000) * 1000};
+        if (r->running == 0)
+            event_add(r->active_ev, &tv);
+        return;
+    }
     if (full || r->again) {
         r->again = false;
         start_pass(r);
@@ -590,7 +690,7 @@ static void done_claim(void *arg)
         db_pool_submit(p->lane->db, work_settle, done_settle, p);
         return;
     }
-    send_first(p);
+    start_sending(p);
 }
 
 static void start_pass(struct relay *r)
@@ -703,7 +803,7 @@ struct relay *relay_new(struct worker *w)
     r->w = w;
     r->per_event = 1;
     for (int i = 0; i < LANES; i++) {
-        r->lanes[i].db = db_pool_new(w->base, w->cfg->database.text, 1, true);
+        r->lanes[i].db = db_pool_new(w->base, w->cfg->database.text, 1, false);
         if (!r->lanes[i].db) {
             for (int k = 0; k < i; k++)
                 db_pool_free(r->lanes[k].db);

@@ -14,7 +14,7 @@ import threading
 import psycopg2
 import pytest
 
-from harness import wait_for
+from harness import Db, wait_for
 from test_outbound import (add_endpoint, attempts_of, emit, make_retry_due_now, outbound_config,  # noqa: F401
                            receivers, statuses, wait_status)  # receivers: the fixture
 
@@ -113,6 +113,54 @@ def test_deleting_an_endpoint_deletes_its_deliveries(env, receivers):
     env.db.all("DELETE FROM webhook_endpoints WHERE id = %s", gone.id)
     assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE endpoint_id = %s", gone.id) == 0
     assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE endpoint_id = %s", kept.id) == 1
+
+
+def test_deleting_or_truncating_events_deletes_their_deliveries(env, receivers):
+    rcv = receivers()
+    cfg = outbound_config(env)
+    ep = add_endpoint(cfg, rcv.url(), "ep")
+    env.worker(config=cfg)
+    ids = [emit(env, "order.created", {"n": n}, aggregate_id=f"o{n}") for n in range(3)]
+    for event_id in ids:
+        wait_status(env, event_id, ep, "SUCCEEDED")
+    env.db.all("DELETE FROM outbox_events WHERE id = %s", ids[0])
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE event_id = %s", ids[0]) == 0
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries") == 2
+    env.db.all("TRUNCATE outbox_events")
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries") == 0
+
+
+def test_an_endpoint_deleted_during_a_fan_out_loses_the_rows_the_fan_out_writes(env, receivers):
+    """The fan-out holds its endpoints (KEY SHARE) until it commits: a delete
+    waits for it, and its cascade then takes the rows the fan-out wrote."""
+    from test_outbound import Held
+    rcv = receivers(lambda req: Held(200))
+    cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 1h"))
+    ep = add_endpoint(cfg, rcv.url(), "doomed")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    rcv.wait(1)  # the fan-out's transaction is open, waiting for the answer
+    deleted = threading.Event()
+
+    def delete():
+        db = Db(env.db_url)
+        try:
+            db.all("DELETE FROM webhook_endpoints WHERE id = %s", ep.id)
+        finally:
+            db.close()
+        deleted.set()
+    t = threading.Thread(target=delete)
+    t.start()
+    wait_for(lambda: env.db.value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                  " AND query LIKE 'DELETE FROM webhook_endpoints%%'") == 1,
+             what="the delete waiting for the fan-out's lock")
+    assert not deleted.is_set()
+    rcv.release.set()
+    t.join(30)
+    assert deleted.is_set()
+    wait_for(lambda: env.db.value("SELECT fanned_out_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id),
+             what="the fan-out committed")
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries") == 0
 
 
 def test_a_delivery_whose_endpoint_vanished_is_dead_lettered_unsent(env, receivers):

@@ -472,6 +472,49 @@ static void test_caller_user_agent_wins(void **state)
     srv_stop(&s);
 }
 
+/* headers_at_send: asked as the request is written, with the request's
+ * callback arg, once per request; a request that waited in its key's queue
+ * gets the value current when it leaves the queue. */
+static int late_calls;
+static char late_value[32];
+static struct http_header late_hdr[1];
+
+static const struct http_header *late_headers(void *arg, size_t *n)
+{
+    struct got *g = arg;
+    late_calls++;
+    snprintf(late_value, sizeof(late_value), "sent-as-%d-after-%d", late_calls, g->counter ? *g->counter : -1);
+    late_hdr[0] = (struct http_header){"x-late", late_value};
+    *n = 1;
+    return late_hdr;
+}
+
+static void test_headers_at_send(void **state)
+{
+    struct env e;
+    struct srv s;
+    int done = 0;
+    struct got g1 = {.counter = &done}, g2 = {.counter = &done};
+    struct http_client_config cfg = plain_cfg;
+    (void)state;
+
+    cfg.headers_at_send = late_headers;
+    late_calls = 0;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    /* one slot for the key: the second request waits for the first */
+    post(&e, "ep", url_for("http", "127.0.0.1", s.port, "/"), "a", 5000, 1, &g1);
+    post(&e, "ep", url_for("http", "127.0.0.1", s.port, "/"), "b", 5000, 1, &g2);
+    assert_true(run_until(e.base, &done, 2, 5000));
+    assert_int_equal(g1.status, 200);
+    assert_int_equal(g2.status, 200);
+    assert_int_equal(late_calls, 2);
+    /* the last request the server saw is the second; it was written after the first finished */
+    assert_string_equal(srv_header(&s, "x-late"), "sent-as-2-after-1");
+    env_done(&e);
+    srv_stop(&s);
+}
+
 static void test_statuses_passed_through(void **state)
 {
     static const int codes[] = {200, 201, 204, 400, 410, 500};
@@ -1390,6 +1433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_post_exact_body_and_headers),
         cmocka_unit_test(test_caller_user_agent_wins),
+        cmocka_unit_test(test_headers_at_send),
         cmocka_unit_test(test_statuses_passed_through),
         cmocka_unit_test(test_retry_after_passed),
         cmocka_unit_test(test_response_body_capped),
