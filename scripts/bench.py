@@ -890,6 +890,11 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
               "- The paced delivery figure is labelled with the emit rate pgbench actually achieved: when it is",
               "  below 1,000/s, the application itself could not emit faster on this machine (see the emit",
               "  rate row: hookd's NOTIFY trigger serialises the commits of emitting transactions).",
+              "- Delivery: the relay makes each delivery's first attempt inside its fan-out transaction and",
+              "  writes the row with the outcome (see README, Guarantees); `delivered_at` is when the sink",
+              "  answered. The sink's ceiling is measured right after, with the relay stopped, by a load",
+              "  generator that does nothing but send (same body, as many connections as the endpoint's",
+              "  `max_inflight`); hookd shares the same 2 cores with Postgres while it delivers.",
               "",
               "## Details", ""]
     lines += details_lines()
@@ -950,7 +955,7 @@ def details_lines() -> list[str]:
                       if d["autoanalyze_after_commit_s"] is not None else
                       "autovacuum had not analyzed outbox_deliveries by the end (planner statistics of an empty"
                       " table throughout)") + ".")
-        out.append(f"- Emit rate, relay stopped: {d['emit_with_trigger']['tps']:.0f}/s (latency avg "
+        out.append(f"- Emit rate, relay running: {d['emit_with_trigger']['tps']:.0f}/s (latency avg "
                    f"{d['emit_with_trigger']['latency_avg_ms']} ms) with hookd's statement-level NOTIFY trigger, "
                    f"{d['emit_without_trigger']['tps']:.0f}/s (latency avg "
                    f"{d['emit_without_trigger']['latency_avg_ms']} ms) with it disabled.")
