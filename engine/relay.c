@@ -74,10 +74,9 @@ static const char claim_sql[] =
  * processed unless one of their deliveries is still open (one written now,
  * or one that existed before: an event fanned out again by hand). Times are
  * the statement's, not the transaction's: the claim began up to a window
- * earlier. The events are
- * found by the tuple ids the claim read: they are locked since, so cannot
- * have moved, and a TID scan costs no index probe whatever the planner
- * thinks of the table's size. */
+ * earlier. The events are found by the tuple ids the claim read: they are
+ * locked since, so cannot have moved, and a TID scan costs no index probe
+ * whatever the planner thinks of the table's size. */
 static const char settle_sql[] =
     "WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],"
     "  $7::text[], $8::bigint[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms)),"
@@ -193,9 +192,10 @@ static void new_uuid7(int64_t ms, const unsigned char rnd[10], char out[40])
     out[o] = '\0';
 }
 
-static int cmp_id(const void *a, const void *b)
+static int cmp_event(const void *a, const void *b)
 {
-    return strcmp(a, b);
+    const struct claimed_event *x = a, *y = b;
+    return strcmp(x->id, y->id);
 }
 
 static void rows_free(struct pass *p)
@@ -257,7 +257,7 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
     }
     /* SKIP LOCKED never returns a row twice, but an id list for `= ANY`
      * must not depend on that */
-    qsort(p->events, p->nevents, sizeof p->events[0], cmp_id);
+    qsort(p->events, p->nevents, sizeof p->events[0], cmp_event);
     size_t k = 0;
     for (size_t i = 0; i < p->nevents; i++)
         if (k == 0 || strcmp(p->events[k - 1].id, p->events[i].id) != 0)
