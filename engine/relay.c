@@ -419,7 +419,11 @@ static void send_first(struct pass *p)
     }
     p->sending = false;
     if (p->next < p->nrows) {
-        event_active(p->send_ev, EV_TIMEOUT, 0);
+        /* a zero timer, not event_active: active events run in the same
+         * loop turn; a timer waits until the sockets that became ready have
+         * had theirs */
+        struct timeval now = {0, 0};
+        evtimer_add(p->send_ev, &now);
         return;
     }
     if (p->nanswered == p->nsent)
@@ -436,7 +440,7 @@ static void on_send(evutil_socket_t fd, short what, void *arg)
 static void start_sending(struct pass *p)
 {
     struct relay *r = p->r;
-    p->send_ev = event_new(r->w->base, -1, 0, on_send, p);
+    p->send_ev = evtimer_new(r->w->base, on_send, p);
     p->window_ev = evtimer_new(r->w->base, on_window, p);
     int64_t ms = r->w->cfg->first_attempt_window;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
