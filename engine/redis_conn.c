@@ -401,7 +401,7 @@ static void on_reply(redisAsyncContext *ac, void *r, void *priv)
 static int send_call(struct redis_conn *rc, redis_reply_fn cb, void *arg, const struct redis_script *s, int argc,
                      const char **argv, const size_t *argvlen)
 {
-    if (!rc->ready || !rc->ac)
+    if (!rc || !rc->ready || !rc->ac)
         return -1;
     struct call *c = xcalloc(1, sizeof *c);
     c->rc = rc;
@@ -447,7 +447,7 @@ static void on_freply(redisAsyncContext *ac, void *r, void *priv)
 
 int redis_conn_cmdf(struct redis_conn *rc, redis_reply_fn cb, void *arg, const char *fmt, ...)
 {
-    if (!rc->ready || !rc->ac)
+    if (!rc || !rc->ready || !rc->ac)
         return -1;
     struct fcall *f = xmalloc(sizeof *f);
     f->cb = cb;

@@ -353,16 +353,23 @@ static void stop(struct worker *w)
     db_pool_free(w->db);
     w->db = NULL;
     ingest_free(w->ingest);
+    /* These two turn the loop once more (evdns releases cancelled lookups). */
     delivery_free(w->delivery);
+    alerter_free(w->alerter);
+    /* Redis before the objects its replies are addressed to: freeing a
+     * connection runs the callbacks still pending (with NULL replies) while
+     * their owners live; a reply arriving in a later loop turn found a freed
+     * scheduler once (ASan). Nothing talks to Redis after this: the calls
+     * below see NULL connections and return -1. */
+    redis_conn_free(w->redis_sub);
+    redis_conn_free(w->redis);
+    w->redis_sub = w->redis = NULL;
     sched_free(w->delivery_sched);
     sched_free(w->inbox_sched);
     inbox_free(w->inbox);
-    alerter_free(w->alerter);
     reconcile_free(w->reconcile);
     heartbeat_free(w->heartbeat);
     http_server_free(w->http);
-    redis_conn_free(w->redis_sub);
-    redis_conn_free(w->redis);
     struct event *evs[] = {w->readiness_ev, w->drain_ev, w->sig_hup, w->sig_term, w->sig_int};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])
