@@ -757,7 +757,6 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
 
 void delivery_item_outcome(const struct delivery_item *it, struct delivery_outcome *out)
 {
-    out->answered = it->answered;
     out->succeeded = it->answered && it->kind == R_SUCCEEDED;
     out->status = it->status;
     out->answered_ms = it->answered_ms;

@@ -71,11 +71,10 @@ typedef void (*delivery_answered_fn)(struct delivery_item *it, void *arg);
 struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t,
                                           delivery_answered_fn fn, void *arg);
 
-/* An answered item's outcome as the fan-out writes it (strings borrowed from
- * the item). */
+/* An item's outcome as the fan-out writes it (strings borrowed from the
+ * item); the rest is meaningful only when succeeded. */
 struct delivery_outcome {
-    bool answered;  /* false: still on the wire */
-    bool succeeded; /* 2xx */
+    bool succeeded; /* answered 2xx; false also while still on the wire */
     int status;     /* HTTP status, 0 for none */
     int64_t answered_ms;
     double duration_ms;

@@ -467,13 +467,20 @@ def test_always_failing_receiver_is_dead_lettered_after_four_attempts(env, recei
              what="the event processed again after the replay")
 
 
-def test_delivery_pending_when_its_endpoint_is_disabled_is_dead_lettered_unsent(env, receivers):
+def one_delivery_retrying(env, receivers, endpoint_name: str):
+    """A receiver that always answers 500, one endpoint on an hourly retry
+    schedule, a worker, and one event whose delivery has failed once:
+    (receiver, config, endpoint, event id, delivery row)."""
     rcv = receivers(statuses(500))
     cfg = outbound_config(env, retry_schedule="1h, 1h, 1h")
-    ep = add_endpoint(cfg, rcv.url(), "paused")
+    ep = add_endpoint(cfg, rcv.url(), endpoint_name)
     env.worker(config=cfg)
     event_id = emit(env, "order.created", {"id": "o1"})
-    row = wait_status(env, event_id, ep, "RETRYING")
+    return rcv, cfg, ep, event_id, wait_status(env, event_id, ep, "RETRYING")
+
+
+def test_delivery_pending_when_its_endpoint_is_disabled_is_dead_lettered_unsent(env, receivers):
+    rcv, cfg, ep, event_id, row = one_delivery_retrying(env, receivers, "paused")
     assert endpoint_cli(cfg, "disable", "paused").returncode == 0
     make_retry_due_now(env, row["id"])
 

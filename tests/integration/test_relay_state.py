@@ -15,8 +15,8 @@ import psycopg2
 import pytest
 
 from harness import Db, wait_for
-from test_outbound import (add_endpoint, attempts_of, emit, make_retry_due_now, outbound_config,  # noqa: F401
-                           receivers, statuses, wait_status)  # receivers: the fixture
+from test_outbound import (add_endpoint, attempts_of, emit, make_retry_due_now, one_delivery_retrying,  # noqa: F401
+                           outbound_config, receivers, statuses, wait_status)  # receivers: the fixture
 
 
 def listening(env) -> bool:
@@ -164,12 +164,7 @@ def test_an_endpoint_deleted_during_a_fan_out_loses_the_rows_the_fan_out_writes(
 
 
 def test_a_delivery_whose_endpoint_vanished_is_dead_lettered_unsent(env, receivers):
-    rcv = receivers(statuses(500))
-    cfg = outbound_config(env, retry_schedule="1h, 1h, 1h")
-    ep = add_endpoint(cfg, rcv.url(), "vanishing")
-    env.worker(config=cfg)
-    event_id = emit(env, "order.created", {"id": "o1"})
-    row = wait_status(env, event_id, ep, "RETRYING")
+    rcv, _, ep, event_id, row = one_delivery_retrying(env, receivers, "vanishing")
     # An orphan, as a delete racing the fan-out could leave one: no cascade.
     env.db.all("ALTER TABLE webhook_endpoints DISABLE TRIGGER webhook_endpoints_cascade")
     env.db.all("DELETE FROM webhook_endpoints WHERE id = %s", ep.id)
