@@ -37,6 +37,10 @@
  * for the same endpoint; past that (a slow endpoint, a flood), new
  * deliveries are written PENDING and scheduled in Redis, as retries are. */
 #define INLINE_MAX 4000
+/* At most this many claims in a row start after the other lane's pass;
+ * then one starts from the oldest unfanned event again, as does the one
+ * after a claim that came back short. */
+#define BOUNDED_MAX 3
 #define INLINE_PER_ENDPOINT 2000
 
 /* While events keep coming the relay polls every ACTIVE_POLL_MS and tells
@@ -64,9 +68,19 @@ static const char endpoints_sql[] =
 
 /* The oldest unfanned events, locked. (Qualified: a bare `id` in ORDER BY
  * would name the output column id::text, and sort the backlog as text.) */
-static const char claim_sql[] =
-    "SELECT e.id::text, e.event_type, e.payload::text, e.ctid::text FROM outbox_events e"
-    " WHERE e.fanned_out_at IS NULL ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
+#define CLAIM_COLUMNS "SELECT e.id::text, e.event_type, e.payload::text, e.ctid::text, e.created_at::text"
+static const char claim_sql[] = CLAIM_COLUMNS
+    " FROM outbox_events e WHERE e.fanned_out_at IS NULL"
+    " ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
+
+/* The same, starting after the last event of the other lane's pass: walking
+ * from the start, a claim stepped over that pass's rows, locked, one heap
+ * fetch and lock test each (measured: 2 of a claim's 4.5 ms). It passes
+ * over any older unfanned event (an application transaction that committed
+ * late, a pass that rolled back): see BOUNDED_MAX. */
+static const char claim_after_sql[] = CLAIM_COLUMNS
+    " FROM outbox_events e WHERE e.fanned_out_at IS NULL AND (e.created_at, e.id) > ($2::timestamptz, $3::uuid)"
+    " ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
 
 /* In the claim's transaction: one delivery row per (event, endpoint) -
  * SUCCEEDED with its attempt row when the first attempt answered 2xx (`at`
@@ -123,6 +137,7 @@ struct relay {
     int running; /* passes */
     bool again;
     size_t per_event; /* deliveries per event in the last pass, at least 1 */
+    int bounded_run;  /* claims in a row that started after another pass */
 };
 
 /* One (event, endpoint) of a pass. */
@@ -148,6 +163,10 @@ struct pass {
     struct lane *lane;
     int set_listening;
     long limit;
+    bool bounded;                    /* claims after (after_at, after_id) */
+    char after_at[48], after_id[40]; /* the other lane's last event */
+    char last_at[48], last_id[40];   /* this claim's last event, "" if none */
+    bool holds_full;                 /* claimed a full batch, holds it (loop) */
     struct claimed_event {
         char id[40], tid[32];
     } *events; /* claimed, distinct */
@@ -227,6 +246,10 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
     int nev = PQntuples(evs), nf = PQntuples(eps);
     int nendpoints = 0;
+    if (nev > 0) { /* in claim order: the newest */
+        snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, 0));
+        snprintf(p->last_at, sizeof p->last_at, "%s", PQgetvalue(evs, nev - 1, 4));
+    }
     for (int f = 0; f < nf; f++)
         if (f == 0 || strcmp(PQgetvalue(eps, f, 0), PQgetvalue(eps, f - 1, 0)) != 0)
             nendpoints++;
@@ -309,11 +332,12 @@ static void work_claim(PGconn *conn, void *arg)
         goto fail;
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", p->limit);
-    const char *pl[] = {limit};
+    const char *pl[] = {limit, p->after_at, p->after_id};
     PGresult *eps = db_exec_prepared(conn, endpoints_sql, 0, NULL, p->err, sizeof p->err);
     if (!eps)
         goto fail;
-    PGresult *evs = db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
+    PGresult *evs = p->bounded ? db_exec_prepared(conn, claim_after_sql, 3, pl, p->err, sizeof p->err)
+                               : db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
     if (!evs) {
         PQclear(eps);
         goto fail;
@@ -608,6 +632,10 @@ static void pass_end(struct pass *p)
     if (!p->ok && !p->abort && db_pool_healthy(p->lane->db))
         log_warn("relay.fanout_failed", "error=\"%s\"", p->err);
     bool full = p->ok && (long)p->nevents >= p->limit;
+    if (p->ok && p->bounded && !full) { /* what it passed over: looked for next */
+        r->bounded_run = BOUNDED_MAX;
+        r->again = true;
+    }
     if (p->ok && p->nevents > 0) {
         size_t per = (p->nrows + p->nevents - 1) / p->nevents;
         r->per_event = per > 0 ? per : 1;
@@ -673,7 +701,8 @@ static void done_settle(void *arg)
     if (ndue > 0)
         sched_seed(r->w, "delivery", due_ids, due, ndue, false);
     if (p->ok)
-        log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu", p->nevents, p->nrows, ndue);
+        log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s",
+                  p->nevents, p->nrows, ndue, p->bounded ? "true" : "false");
     free(items);
     free(fates);
     free(due_ids);
@@ -684,6 +713,7 @@ static void done_settle(void *arg)
 static void done_claim(void *arg)
 {
     struct pass *p = arg;
+    p->holds_full = p->ok && p->in_tx && p->last_id[0] && (long)p->nevents >= p->limit;
     if (!p->ok || !p->in_tx) {
         pass_end(p);
         return;
@@ -695,6 +725,11 @@ static void done_claim(void *arg)
         return;
     }
     start_sending(p);
+    /* A full claim: there is a backlog, so the other lane claims now rather
+     * than when this pass ends. Its requests queue behind this pass's, and
+     * from then on the lanes take turns sending. */
+    if (p->holds_full)
+        start_pass(p->r);
 }
 
 static void start_pass(struct relay *r)
@@ -715,6 +750,21 @@ static void start_pass(struct relay *r)
     p->limit = FANOUT_BATCH_N / (long)(r->per_event ? r->per_event : 1);
     if (p->limit < 1)
         p->limit = 1;
+    /* Another lane's pass claimed a full batch and holds it: start after it */
+    const struct pass *o = NULL;
+    for (int i = 0; i < LANES && !o; i++) {
+        const struct pass *x = r->lanes[i].pass;
+        if (x && x != p && x->holds_full)
+            o = x;
+    }
+    if (o && r->bounded_run < BOUNDED_MAX) {
+        p->bounded = true;
+        snprintf(p->after_at, sizeof p->after_at, "%s", o->last_at);
+        snprintf(p->after_id, sizeof p->after_id, "%s", o->last_id);
+        r->bounded_run++;
+    } else {
+        r->bounded_run = 0;
+    }
     p->set_listening = r->set_listening;
     r->set_listening = -1;
     db_pool_submit(lane->db, work_claim, done_claim, p);

@@ -987,3 +987,41 @@ def test_an_event_fanned_out_again_keeps_its_existing_deliveries(env, receivers)
     rows = env.db.all("SELECT id, status, attempts FROM outbox_deliveries WHERE event_id = %s", event_id)
     assert [(r["id"], r["status"], r["attempts"]) for r in rows] == [(first["id"], "SUCCEEDED", 1)]
     assert len(attempts_of(env, first["id"])) == 1
+
+
+def test_an_event_committed_late_behind_a_running_backlog_is_still_sent(env, receivers):
+    """With a backlog, a lane's claim starts after the events the other lane
+    holds (relay.c, claim_after_sql) and so passes over anything older. An
+    application transaction that began before the backlog was written and
+    commits while it is being sent makes exactly such an event: it must
+    still go out (once), and not only when the backlog has drained: every
+    fourth claim starts from the oldest unfanned event again (BOUNDED_MAX)."""
+    rcv = receivers()
+    cfg = outbound_config(env, log_level="debug")
+    add_endpoint(cfg, rcv.url(), "backlog")
+    w = env.worker(config=cfg)
+    late = psycopg2.connect(env.db_url)
+    try:
+        with late.cursor() as cur:  # created_at = this transaction's start: older than the whole backlog
+            cur.execute("SELECT hookd_emit('Order', 'late', 'order.created', '{\"late\": true}'::jsonb)::text")
+            late_id = cur.fetchone()[0]
+            n = 6000  # six passes of 1,000
+            env.db.value("SELECT count(hookd_emit('Order', 'o' || g, 'order.created', jsonb_build_object('n', g)))"
+                         " FROM generate_series(1, %s) g", n)
+            rcv.wait(1)  # passes are running
+            late.commit()
+    finally:
+        late.close()
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == n + 1,
+             timeout=60, what="every delivery, the late event's too")
+    sent = by_event(rcv.got())
+    assert len(sent) == n + 1 and len(sent[late_id]) == 1
+    # Delivery ids are UUIDv7, made at the claim: they sort by when each
+    # event was claimed (fanned_out_at is when its pass committed).
+    later = env.db.value("SELECT count(*) FROM outbox_deliveries WHERE id >"
+                         " (SELECT id FROM outbox_deliveries WHERE event_id = %s)", late_id)
+    assert later >= 500, (f"the late event was claimed after all but {later} of {n}: only after the backlog; "
+                          + str(re.findall(r"relay\.fanned_out (.*)", w.output())))
+    assert env.db.value("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL") == 0
+    passes = re.findall(r"relay\.fanned_out .*claimed_after_other_pass=(\w+)", w.output())
+    assert "true" in passes and "false" in passes, passes  # both kinds of claim ran
