@@ -933,14 +933,13 @@ static void add_request_headers(struct hc_request *r, struct evkeyvalq *h)
 
 /* A request on an open plain-TCP connection is written at once, not on the
  * next loop turn: a bufferevent only writes when the loop reports the socket
- * writable, so every request cost a turn and two epoll_ctl calls, and the
- * requests made while handling one turn's answers all left together at the
- * start of the next, the receiver idle meanwhile (measured: 16 connections
- * to one sink went in lockstep, both sides half idle). What the socket does
- * not take now the bufferevent writes as before; when all of it went, the
- * write callback evhttp waits for (to start reading the response) is run
- * here, as the bufferevent itself would run it. TLS connections are left
- * alone: their output is plaintext for the TLS layer. */
+ * writable, so every request cost an extra turn and two epoll_ctl calls
+ * (add, then drop, EPOLLOUT; measured: 4% of the relay's loop CPU at
+ * 22,000 deliveries/s). What the socket does not take now the bufferevent
+ * writes as before; when all of it went, the write callback evhttp waits
+ * for (to start reading the response) is run here, as the bufferevent
+ * itself would run it. TLS connections are left alone: their output is
+ * plaintext for the TLS layer. */
 static void write_now(struct hc_conn *conn)
 {
     if (conn->tls || !conn->established)
