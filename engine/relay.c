@@ -68,7 +68,7 @@ static const char endpoints_sql[] =
 
 /* The oldest unfanned events, locked. (Qualified: a bare `id` in ORDER BY
  * would name the output column id::text, and sort the backlog as text.) */
-#define CLAIM_COLUMNS "SELECT e.id::text, e.event_type, e.payload::text, e.ctid::text, e.created_at::text"
+#define CLAIM_COLUMNS "SELECT e.id::text, e.event_type, e.payload::text, e.ctid::text"
 static const char claim_sql[] = CLAIM_COLUMNS
     " FROM outbox_events e WHERE e.fanned_out_at IS NULL"
     " ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
@@ -79,7 +79,8 @@ static const char claim_sql[] = CLAIM_COLUMNS
  * over any older unfanned event (an application transaction that committed
  * late, a pass that rolled back): see BOUNDED_MAX. */
 static const char claim_after_sql[] = CLAIM_COLUMNS
-    " FROM outbox_events e WHERE e.fanned_out_at IS NULL AND (e.created_at, e.id) > ($2::timestamptz, $3::uuid)"
+    " FROM outbox_events e WHERE e.fanned_out_at IS NULL"
+    " AND (e.created_at, e.id) > ((SELECT created_at FROM outbox_events WHERE id = $2::uuid), $2::uuid)"
     " ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
 
 /* In the claim's transaction: one delivery row per (event, endpoint) -
@@ -163,9 +164,9 @@ struct pass {
     struct lane *lane;
     int set_listening;
     long limit;
-    bool bounded;                    /* claims after (after_at, after_id) */
-    char after_at[48], after_id[40]; /* the other lane's last event */
-    char last_at[48], last_id[40];   /* this claim's last event, "" if none */
+    bool bounded;       /* claims after the event after_id */
+    char after_id[40];  /* the other lane's last event */
+    char last_id[40];   /* this claim's last event, "" if none */
     bool holds_full;                 /* claimed a full batch, holds it (loop) */
     struct claimed_event {
         char id[40], tid[32];
@@ -246,10 +247,8 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
     int nev = PQntuples(evs), nf = PQntuples(eps);
     int nendpoints = 0;
-    if (nev > 0) { /* in claim order: the newest */
+    if (nev > 0) /* in claim order: the newest */
         snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, 0));
-        snprintf(p->last_at, sizeof p->last_at, "%s", PQgetvalue(evs, nev - 1, 4));
-    }
     for (int f = 0; f < nf; f++)
         if (f == 0 || strcmp(PQgetvalue(eps, f, 0), PQgetvalue(eps, f - 1, 0)) != 0)
             nendpoints++;
@@ -332,11 +331,11 @@ static void work_claim(PGconn *conn, void *arg)
         goto fail;
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", p->limit);
-    const char *pl[] = {limit, p->after_at, p->after_id};
+    const char *pl[] = {limit, p->after_id};
     PGresult *eps = db_exec_prepared(conn, endpoints_sql, 0, NULL, p->err, sizeof p->err);
     if (!eps)
         goto fail;
-    PGresult *evs = p->bounded ? db_exec_prepared(conn, claim_after_sql, 3, pl, p->err, sizeof p->err)
+    PGresult *evs = p->bounded ? db_exec_prepared(conn, claim_after_sql, 2, pl, p->err, sizeof p->err)
                                : db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
     if (!evs) {
         PQclear(eps);
@@ -759,7 +758,6 @@ static void start_pass(struct relay *r)
     }
     if (o && r->bounded_run < BOUNDED_MAX) {
         p->bounded = true;
-        snprintf(p->after_at, sizeof p->after_at, "%s", o->last_at);
         snprintf(p->after_id, sizeof p->after_id, "%s", o->last_id);
         r->bounded_run++;
     } else {
