@@ -346,6 +346,114 @@ char *db_plain_array(const char *const *v, size_t n)
     return out;
 }
 
+/* ---- binary array parameters ---------------------------------------------- */
+
+static void array_put(struct db_array *a, const void *p, size_t n)
+{
+    if (a->len + n > a->cap) {
+        a->cap = (a->len + n) * 2;
+        a->buf = xrealloc(a->buf, a->cap);
+    }
+    memcpy(a->buf + a->len, p, n);
+    a->len += n;
+}
+
+static void array_u32(struct db_array *a, uint32_t v)
+{
+    unsigned char b[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                          (unsigned char)v};
+    array_put(a, b, 4);
+}
+
+static void array_u64(struct db_array *a, uint64_t v)
+{
+    array_u32(a, (uint32_t)(v >> 32));
+    array_u32(a, (uint32_t)v);
+}
+
+void db_array_init(struct db_array *a, unsigned elem_oid, size_t n)
+{
+    a->buf = NULL;
+    a->len = a->cap = 0;
+    array_u32(a, 1);        /* dimensions */
+    array_u32(a, 0);        /* has NULLs: set by db_array_null */
+    array_u32(a, elem_oid); /* element type */
+    array_u32(a, (uint32_t)n);
+    array_u32(a, 1); /* lower bound */
+}
+
+void db_array_null(struct db_array *a)
+{
+    a->buf[7] = 1;
+    array_u32(a, UINT32_MAX); /* length -1 */
+}
+
+void db_array_int4(struct db_array *a, int32_t v)
+{
+    array_u32(a, 4);
+    array_u32(a, (uint32_t)v);
+}
+
+void db_array_int8(struct db_array *a, int64_t v)
+{
+    array_u32(a, 8);
+    array_u64(a, (uint64_t)v);
+}
+
+void db_array_float8(struct db_array *a, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    array_u32(a, 8);
+    array_u64(a, bits);
+}
+
+void db_array_text(struct db_array *a, const char *v)
+{
+    size_t n = strlen(v);
+    array_u32(a, (uint32_t)n);
+    array_put(a, v, n);
+}
+
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int db_array_uuid(struct db_array *a, const char *v)
+{
+    unsigned char b[16];
+    size_t k = 0;
+    for (size_t i = 0; v[i] && k < 32; i++) {
+        if ((i == 8 || i == 13 || i == 18 || i == 23) && v[i] == '-')
+            continue;
+        int h = hex_value(v[i]);
+        if (h < 0)
+            return -1;
+        b[k / 2] = (unsigned char)(k % 2 ? (b[k / 2] | h) : h << 4);
+        k++;
+    }
+    if (k != 32 || strlen(v) != 36)
+        return -1;
+    array_u32(a, 16);
+    array_put(a, b, 16);
+    return 0;
+}
+
+int db_array_tid(struct db_array *a, const char *v)
+{
+    unsigned long block, offset;
+    char end;
+    if (sscanf(v, "(%lu,%lu%c", &block, &offset, &end) != 3 || end != ')' || block > UINT32_MAX ||
+        offset > UINT16_MAX)
+        return -1;
+    unsigned char b[6] = {(unsigned char)(block >> 24), (unsigned char)(block >> 16), (unsigned char)(block >> 8),
+                          (unsigned char)block,         (unsigned char)(offset >> 8), (unsigned char)offset};
+    array_u32(a, 6);
+    array_put(a, b, 6);
+    return 0;
+}
+
 char *db_uuid_array(const char *const *ids, size_t n)
 {
     return db_plain_array(ids, n);
@@ -412,7 +520,8 @@ static _Thread_local struct {
     int n;
 } prepared;
 
-PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params)
+static PGresult *prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                              const int *lengths, const int *formats)
 {
     if (prepared.conn != conn || prepared.backend_pid != PQbackendPID(conn)) {
         prepared.conn = conn;
@@ -426,7 +535,7 @@ PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char
     char name[16];
     if (slot < 0) {
         if (prepared.n == PREPARED_MAX)
-            return PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+            return PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0);
         slot = prepared.n;
         snprintf(name, sizeof name, "hookd_%d", slot);
         PGresult *r = PQprepare(conn, name, sql, nparams, NULL);
@@ -436,7 +545,22 @@ PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char
         prepared.sql[prepared.n++] = sql;
     }
     snprintf(name, sizeof name, "hookd_%d", slot);
-    return PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0);
+    return PQexecPrepared(conn, name, nparams, params, lengths, formats, 0);
+}
+
+PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params)
+{
+    return prepared_fmt(conn, sql, nparams, params, NULL, NULL);
+}
+
+PGresult *db_exec_prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                               const int *lengths, const int *formats, char *err, size_t errlen)
+{
+    if (!conn) {
+        snprintf(err, errlen, "database unavailable");
+        return NULL;
+    }
+    return checked(conn, prepared_fmt(conn, sql, nparams, params, lengths, formats), err, errlen);
 }
 
 PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,

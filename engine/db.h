@@ -10,6 +10,7 @@
 
 #include <libpq-fe.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 struct event_base;
@@ -66,6 +67,32 @@ char *db_text_array(const char *const *v, size_t n);
 /* The same for elements that need no quoting (numbers, booleans, UUIDs),
  * written as they are: for `unnest($1::bigint[], …)`. */
 char *db_plain_array(const char *const *v, size_t n);
+/* An array parameter in PostgreSQL's binary format (what array_send
+ * writes: one dimension, then each element as a length and its bytes), sent
+ * with format 1. The server takes it as it is; a text array literal of
+ * 1,000 UUIDs or numbers is parsed element by element (measured: 2.3 ms of
+ * binding per relay pass of 1,000 deliveries). */
+struct db_array {
+    char *buf; /* owned; free() it */
+    size_t len, cap;
+};
+enum { DB_OID_INT8 = 20, DB_OID_INT4 = 23, DB_OID_TEXT = 25, DB_OID_TID = 27, DB_OID_FLOAT8 = 701,
+       DB_OID_UUID = 2950 };
+/* Starts an array of n elements of type elem_oid; add exactly n. */
+void db_array_init(struct db_array *a, unsigned elem_oid, size_t n);
+void db_array_null(struct db_array *a);
+void db_array_int4(struct db_array *a, int32_t v);
+void db_array_int8(struct db_array *a, int64_t v);
+void db_array_float8(struct db_array *a, double v);
+void db_array_text(struct db_array *a, const char *v);
+/* From their text forms ("8-4-4-4-12" hex; "(block,offset)"): -1, nothing
+ * added, when v is not one. */
+int db_array_uuid(struct db_array *a, const char *v);
+int db_array_tid(struct db_array *a, const char *v);
+/* db_exec_prepared with per-parameter lengths and formats (0 text, 1
+ * binary; NULL: all text). */
+PGresult *db_exec_prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                               const int *lengths, const int *formats, char *err, size_t errlen);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);

@@ -184,6 +184,7 @@ struct pass {
     int64_t lease_ms;
     char worker_id[96];
     char *params[NPARAMS];
+    int lengths[NPARAMS], formats[NPARAMS];
     bool ok;
     char err[256];
 };
@@ -474,61 +475,61 @@ static void start_sending(struct pass *p)
 /* ---- 3. settle (lane thread) ------------------------------------------------- */
 
 /* The settle statement's parameters, from the outcomes copied when the
- * window closed (lane thread). */
-static void build_params(struct pass *p)
+ * window closed (lane thread): arrays in binary form, the worker id as
+ * text. -1: an id or tuple id that is not one (cannot come from Postgres). */
+static int build_params(struct pass *p)
 {
     size_t n = p->nrows;
-    const char **id = xcalloc(n + 1, sizeof *id), **ev = xcalloc(n + 1, sizeof *ev),
-               **ep = xcalloc(n + 1, sizeof *ep), **code = xcalloc(n + 1, sizeof *code),
-               **at = xcalloc(n + 1, sizeof *at), **dur = xcalloc(n + 1, sizeof *dur),
-               **excerpt = xcalloc(n + 1, sizeof *excerpt), **wait = xcalloc(n + 1, sizeof *wait);
-    char(*nums)[3][24] = xcalloc(n + 1, sizeof *nums);
-    char lease[24];
-    snprintf(lease, sizeof lease, "%lld", (long long)p->lease_ms);
+    struct db_array a[NPARAMS] = {0};
+    db_array_init(&a[P_ID], DB_OID_UUID, n);
+    db_array_init(&a[P_EVENT], DB_OID_UUID, n);
+    db_array_init(&a[P_ENDPOINT], DB_OID_UUID, n);
+    db_array_init(&a[P_CODE], DB_OID_INT4, n);
+    db_array_init(&a[P_AT], DB_OID_INT8, n);
+    db_array_init(&a[P_DUR], DB_OID_FLOAT8, n);
+    db_array_init(&a[P_EXCERPT], DB_OID_TEXT, n);
+    db_array_init(&a[P_WAIT], DB_OID_INT8, n);
+    db_array_init(&a[P_EVENTS], DB_OID_TID, p->nevents);
+    int rc = 0;
     for (size_t i = 0; i < n; i++) {
         struct row *row = &p->rows[i];
-        id[i] = row->id;
-        ev[i] = row->event_id;
-        ep[i] = row->endpoint_id;
+        if (db_array_uuid(&a[P_ID], row->id) != 0 || db_array_uuid(&a[P_EVENT], row->event_id) != 0 ||
+            db_array_uuid(&a[P_ENDPOINT], row->endpoint_id) != 0)
+            rc = -1;
         if (row->succeeded) {
-            snprintf(nums[i][0], sizeof nums[i][0], "%d", row->status);
-            snprintf(nums[i][1], sizeof nums[i][1], "%lld", (long long)row->answered_ms);
-            snprintf(nums[i][2], sizeof nums[i][2], "%.3f", row->duration_ms);
-            code[i] = nums[i][0];
-            at[i] = nums[i][1];
-            dur[i] = nums[i][2];
-            excerpt[i] = row->excerpt;
-            wait[i] = "0";
+            db_array_int4(&a[P_CODE], row->status);
+            db_array_int8(&a[P_AT], row->answered_ms);
+            db_array_float8(&a[P_DUR], row->duration_ms);
+            if (row->excerpt)
+                db_array_text(&a[P_EXCERPT], row->excerpt);
+            else
+                db_array_null(&a[P_EXCERPT]);
+            db_array_int8(&a[P_WAIT], 0);
         } else {
+            db_array_null(&a[P_CODE]);
+            db_array_null(&a[P_AT]);
+            db_array_null(&a[P_DUR]);
+            db_array_null(&a[P_EXCERPT]);
             /* on the wire or failed: the regular path finishes it under this
              * worker's lease; due when the lease would end, should it die.
              * Not sent: due now, scheduled after the commit. */
-            wait[i] = row->item ? lease : "0";
+            db_array_int8(&a[P_WAIT], row->item ? p->lease_ms : 0);
         }
     }
-    const char **events = xcalloc(p->nevents + 1, sizeof *events);
     for (size_t i = 0; i < p->nevents; i++)
-        events[i] = p->events[i].tid;
-    p->params[P_ID] = db_plain_array(id, n);
-    p->params[P_EVENT] = db_plain_array(ev, n);
-    p->params[P_ENDPOINT] = db_plain_array(ep, n);
-    p->params[P_CODE] = db_plain_array(code, n);
-    p->params[P_AT] = db_plain_array(at, n);
-    p->params[P_DUR] = db_plain_array(dur, n);
-    p->params[P_EXCERPT] = db_text_array(excerpt, n);
-    p->params[P_WAIT] = db_plain_array(wait, n);
-    p->params[P_EVENTS] = db_text_array(events, p->nevents);
+        if (db_array_tid(&a[P_EVENTS], p->events[i].tid) != 0)
+            rc = -1;
+    for (int i = 0; i < NPARAMS; i++) {
+        if (i == P_WORKER)
+            continue;
+        p->params[i] = a[i].buf;
+        p->lengths[i] = (int)a[i].len;
+        p->formats[i] = 1;
+    }
     p->params[P_WORKER] = xstrdup(p->worker_id);
-    free(id);
-    free(ev);
-    free(ep);
-    free(code);
-    free(at);
-    free(dur);
-    free(excerpt);
-    free(wait);
-    free(nums);
-    free(events);
+    if (rc != 0)
+        snprintf(p->err, sizeof p->err, "a delivery id or tuple id that is not one");
+    return rc;
 }
 
 static void work_settle(PGconn *conn, void *arg)
@@ -547,9 +548,10 @@ static void work_settle(PGconn *conn, void *arg)
         snprintf(p->err, sizeof p->err, "shutting down");
         return;
     }
-    build_params(p);
-    PGresult *res = db_exec_prepared(conn, settle_sql, NPARAMS, (const char *const *)p->params, p->err,
-                                     sizeof p->err);
+    if (build_params(p) != 0)
+        goto fail;
+    PGresult *res = db_exec_prepared_fmt(conn, settle_sql, NPARAMS, (const char *const *)p->params, p->lengths,
+                                         p->formats, p->err, sizeof p->err);
     if (!res)
         goto fail;
     size_t inserted = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
@@ -559,7 +561,8 @@ static void work_settle(PGconn *conn, void *arg)
             p->rows[i].inserted = true;
     } else {
         const char *pi[] = {p->params[P_ID]};
-        res = db_exec_prepared(conn, inserted_sql, 1, pi, p->err, sizeof p->err);
+        res = db_exec_prepared_fmt(conn, inserted_sql, 1, pi, &p->lengths[P_ID], &p->formats[P_ID], p->err,
+                                   sizeof p->err);
         if (!res)
             goto fail;
         for (int k = 0; k < PQntuples(res); k++)
