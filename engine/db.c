@@ -415,6 +415,15 @@ void db_array_text(struct db_array *a, const char *v)
     array_put(a, v, n);
 }
 
+void db_array_jsonb(struct db_array *a, const char *v)
+{
+    size_t n = strlen(v);
+    static const char version = 1; /* jsonb's binary form: a version byte, then the text */
+    array_u32(a, (uint32_t)(n + 1));
+    array_put(a, &version, 1);
+    array_put(a, v, n);
+}
+
 static int hex_value(char c)
 {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;

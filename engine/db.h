@@ -77,7 +77,7 @@ struct db_array {
     size_t len, cap;
 };
 enum { DB_OID_INT8 = 20, DB_OID_INT4 = 23, DB_OID_TEXT = 25, DB_OID_TID = 27, DB_OID_FLOAT8 = 701,
-       DB_OID_UUID = 2950 };
+       DB_OID_UUID = 2950, DB_OID_JSONB = 3802 };
 /* Starts an array of n elements of type elem_oid; add exactly n. */
 void db_array_init(struct db_array *a, unsigned elem_oid, size_t n);
 void db_array_null(struct db_array *a);
@@ -85,6 +85,8 @@ void db_array_int4(struct db_array *a, int32_t v);
 void db_array_int8(struct db_array *a, int64_t v);
 void db_array_float8(struct db_array *a, double v);
 void db_array_text(struct db_array *a, const char *v);
+/* JSON text as a jsonb element (Postgres parses it as it would the text). */
+void db_array_jsonb(struct db_array *a, const char *v);
 /* From their text forms ("8-4-4-4-12" hex; "(block,offset)"): -1, nothing
  * added, when v is not one. */
 int db_array_uuid(struct db_array *a, const char *v);

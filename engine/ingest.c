@@ -145,40 +145,53 @@ static void answer(struct pending *p)
 
 /* ---- the batch insert (DB thread) ----------------------------------------- */
 
-static char *insert_sql(size_t n)
+/* One prepared statement for every batch size: the rows go as arrays in
+ * binary form (db_array), so Postgres neither parses and plans a VALUES
+ * list per batch nor parses the arrays element by element. */
+static const char insert_sql[] =
+    "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,"
+    " entity_type, entity_id, headers)"
+    " SELECT p, e, pl, true, t, et, ei, h FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[],"
+    "  $6::text[], $7::jsonb[]) AS x(p, e, pl, t, et, ei, h)"
+    " ON CONFLICT (partner_name, partner_event_id) DO NOTHING"
+    " RETURNING id::text, partner_name, partner_event_id, (extract(epoch FROM next_attempt_at) * 1000)::bigint";
+
+static void add_text(struct db_array *a, const char *v, bool jsonb)
 {
-    size_t cap = 512 + n * 64;
-    char *sql = xmalloc(cap);
-    size_t len = (size_t)snprintf(sql, cap,
-                                  "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, "
-                                  "signature_verified, event_type, entity_type, entity_id, headers) VALUES ");
-    for (size_t i = 0; i < n; i++) {
-        int b = (int)(i * PARAMS_PER_ROW);
-        len += (size_t)snprintf(sql + len, cap - len, "%s($%d,$%d,$%d::jsonb,true,$%d,$%d,$%d,$%d::jsonb)",
-                                i ? "," : "", b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
-    }
-    snprintf(sql + len, cap - len,
-             " ON CONFLICT (partner_name, partner_event_id) DO NOTHING"
-             " RETURNING id::text, partner_name, partner_event_id,"
-             " (extract(epoch FROM next_attempt_at) * 1000)::bigint");
-    return sql;
+    if (!v)
+        db_array_null(a);
+    else if (jsonb)
+        db_array_jsonb(a, v);
+    else
+        db_array_text(a, v);
 }
 
 /* One INSERT for items[0..n). Returns 0, or -1 with err (the statement
  * failed as a whole; nothing of it was stored). */
 static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retried, char *err, size_t errlen)
 {
-    const char **params = xcalloc(n * PARAMS_PER_ROW, sizeof *params);
+    struct db_array cols[PARAMS_PER_ROW];
+    static const unsigned oids[PARAMS_PER_ROW] = {DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT,
+                                                  DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB};
+    for (int c = 0; c < PARAMS_PER_ROW; c++)
+        db_array_init(&cols[c], oids[c], n);
     for (size_t i = 0; i < n; i++) {
         const struct pending *p = items[i];
-        const char **r = params + i * PARAMS_PER_ROW;
-        r[0] = p->partner, r[1] = p->event_id, r[2] = p->payload, r[3] = p->event_type;
-        r[4] = p->entity_type, r[5] = p->entity_id, r[6] = p->headers;
+        const char *row[PARAMS_PER_ROW] = {p->partner,     p->event_id,  p->payload, p->event_type,
+                                           p->entity_type, p->entity_id, p->headers};
+        for (int c = 0; c < PARAMS_PER_ROW; c++)
+            add_text(&cols[c], row[c], oids[c] == DB_OID_JSONB);
     }
-    char *sql = insert_sql(n);
-    PGresult *res = db_exec(conn, sql, (int)(n * PARAMS_PER_ROW), params, err, errlen);
-    free(sql);
-    free(params);
+    const char *params[PARAMS_PER_ROW];
+    int lengths[PARAMS_PER_ROW], formats[PARAMS_PER_ROW];
+    for (int c = 0; c < PARAMS_PER_ROW; c++) {
+        params[c] = cols[c].buf;
+        lengths[c] = (int)cols[c].len;
+        formats[c] = 1;
+    }
+    PGresult *res = db_exec_prepared_fmt(conn, insert_sql, PARAMS_PER_ROW, params, lengths, formats, err, errlen);
+    for (int c = 0; c < PARAMS_PER_ROW; c++)
+        free(cols[c].buf);
     if (!res)
         return -1;
     for (size_t i = 0; i < n; i++)

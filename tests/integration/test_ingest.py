@@ -361,6 +361,22 @@ def test_many_concurrent_distinct_events_all_stored(env):
     wait_for(lambda: stats(env).get("ingested") == str(n), what=f"ingested={n} in the stats hash")
 
 
+def test_text_beyond_ascii_is_stored_exactly_as_sent(env):
+    """Rows go to Postgres as binary arrays (ingest.c): what a partner sends
+    outside plain ASCII - accents, CJK, an emoji, JSON escapes, quotes and
+    backslashes, an order id with a comma and braces - comes back the same,
+    in the payload and in the extracted entity id."""
+    w = ingest_only(env)
+    order_id = 'ordre-é{1,2}"\\'
+    doc = {"type": "order.started", "data": {"order_id": order_id},
+           "note": "Grüße aus Köln, 東京 🚚 \"quoted\" back\\slash\nnewline\ttab \u00e9"}
+    body = json.dumps(doc, ensure_ascii=False).encode()
+    assert_accepted(post(w, "shop", body, sign_headers("shop", "evt-utf8", body)))
+    row = env.db.one("SELECT payload, entity_id FROM webhook_inbox WHERE partner_event_id = 'evt-utf8'")
+    assert row["payload"] == doc
+    assert row["entity_id"] == order_id
+
+
 # ---- refusals ------------------------------------------------------------------
 
 def test_every_bad_input_is_refused_with_its_code_and_counted(env):
