@@ -527,15 +527,23 @@ static _Thread_local struct {
     int backend_pid;
     const char *sql[PREPARED_MAX];
     int n;
+    bool deallocate; /* the server's statements are stale: drop them first */
 } prepared;
 
-static PGresult *prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                              const int *lengths, const int *formats)
+static PGresult *prepared_once(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                               const int *lengths, const int *formats)
 {
     if (prepared.conn != conn || prepared.backend_pid != PQbackendPID(conn)) {
         prepared.conn = conn;
         prepared.backend_pid = PQbackendPID(conn);
         prepared.n = 0;
+        prepared.deallocate = false;
+    }
+    if (prepared.deallocate && PQtransactionStatus(conn) != PQTRANS_INERROR) {
+        PGresult *r = PQexec(conn, "DEALLOCATE ALL");
+        if (PQresultStatus(r) == PGRES_COMMAND_OK)
+            prepared.deallocate = false;
+        PQclear(r);
     }
     int slot = -1;
     for (int i = 0; i < prepared.n && slot < 0; i++)
@@ -543,7 +551,7 @@ static PGresult *prepared_fmt(PGconn *conn, const char *sql, int nparams, const 
             slot = i;
     char name[16];
     if (slot < 0) {
-        if (prepared.n == PREPARED_MAX)
+        if (prepared.n == PREPARED_MAX || prepared.deallocate)
             return PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0);
         slot = prepared.n;
         snprintf(name, sizeof name, "hookd_%d", slot);
@@ -555,6 +563,40 @@ static PGresult *prepared_fmt(PGconn *conn, const char *sql, int nparams, const 
     }
     snprintf(name, sizeof name, "hookd_%d", slot);
     return PQexecPrepared(conn, name, nparams, params, lengths, formats, 0);
+}
+
+/* A statement this cache prepared that the server no longer runs as it
+ * was: gone (26000: a new session that happens to have the old one's pid),
+ * or planned for a table a migration has changed since (0A000: "cached plan
+ * must not change result type"). */
+static bool stale_statement(const PGresult *r)
+{
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    return state && (strcmp(state, "26000") == 0 || strcmp(state, "0A000") == 0);
+}
+
+/* Prepared on first use, and prepared again once when the server's copy
+ * went stale: outside a transaction the statement then runs again at once;
+ * inside one the error stands (the transaction is aborted) and the next use
+ * prepares afresh. */
+static PGresult *prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                              const int *lengths, const int *formats)
+{
+    PGresult *r = prepared_once(conn, sql, nparams, params, lengths, formats);
+    if (!stale_statement(r))
+        return r;
+    prepared.n = 0;
+    prepared.deallocate = true;
+    if (PQtransactionStatus(conn) != PQTRANS_IDLE)
+        return r;
+    PQclear(r);
+    return prepared_once(conn, sql, nparams, params, lengths, formats);
+}
+
+PGresult *db_prepared_fmt_raw(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                              const int *lengths, const int *formats)
+{
+    return prepared_fmt(conn, sql, nparams, params, lengths, formats);
 }
 
 PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params)

@@ -95,6 +95,9 @@ int db_array_tid(struct db_array *a, const char *v);
  * binary; NULL: all text). */
 PGresult *db_exec_prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
                                const int *lengths, const int *formats, char *err, size_t errlen);
+/* The same, returning the raw result whatever its status (may be NULL). */
+PGresult *db_prepared_fmt_raw(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                              const int *lengths, const int *formats);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);

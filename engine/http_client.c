@@ -942,6 +942,13 @@ static void add_request_headers(struct hc_request *r, struct evkeyvalq *h)
  * plaintext for the TLS layer. */
 static void write_now(struct hc_conn *conn)
 {
+#if LIBEVENT_VERSION_NUMBER < 0x02010000 || LIBEVENT_VERSION_NUMBER >= 0x02020000
+    /* Written against 2.1's evhttp (one request per connection at a time,
+     * the state moved on by the write callback): another series writes on
+     * the next turn, as before. */
+    (void)conn;
+    return;
+#endif
     if (conn->tls || !conn->established)
         return;
     struct bufferevent *bev = evhttp_connection_get_bufferevent(conn->evcon);

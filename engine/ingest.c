@@ -29,6 +29,10 @@
 
 #define PARAMS_PER_ROW 7
 #define ENTITY_ID_MAX 1000
+/* A batch is also closed at this many bytes of payload and headers: its
+ * rows travel as one array per column, and Postgres refuses a value over
+ * 1 GB (partners' max_body can be large). */
+#define BATCH_BYTES_MAX (64u << 20)
 
 /* One accepted request waiting for its commit. */
 struct pending {
@@ -47,6 +51,7 @@ struct batch {
     struct ingest *in;
     struct pending **items;
     size_t n, cap;
+    size_t bytes; /* payloads and headers */
 };
 
 struct ingest {
@@ -167,9 +172,14 @@ static void add_text(struct db_array *a, const char *v, bool jsonb)
 }
 
 /* One INSERT for items[0..n). Returns 0, or -1 with err (the statement
- * failed as a whole; nothing of it was stored). */
-static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retried, char *err, size_t errlen)
+ * failed as a whole; nothing of it was stored) and *content set when
+ * Postgres refused what a row holds (SQLSTATE class 22, data exception, or
+ * 23, integrity constraint) rather than anything else (a schema it does not
+ * expect, permissions, a full disk, a server going away). */
+static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retried, bool *content, char *err,
+                       size_t errlen)
 {
+    *content = false;
     struct db_array cols[PARAMS_PER_ROW];
     static const unsigned oids[PARAMS_PER_ROW] = {DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT,
                                                   DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB};
@@ -189,11 +199,17 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
         lengths[c] = (int)cols[c].len;
         formats[c] = 1;
     }
-    PGresult *res = db_exec_prepared_fmt(conn, insert_sql, PARAMS_PER_ROW, params, lengths, formats, err, errlen);
+    PGresult *res = db_prepared_fmt_raw(conn, insert_sql, PARAMS_PER_ROW, params, lengths, formats);
     for (int c = 0; c < PARAMS_PER_ROW; c++)
         free(cols[c].buf);
-    if (!res)
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        *content = state && (strncmp(state, "22", 2) == 0 || strncmp(state, "23", 2) == 0);
+        const char *msg = res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res) : PQerrorMessage(conn);
+        snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+        PQclear(res);
         return -1;
+    }
     for (size_t i = 0; i < n; i++)
         items[i]->result = RES_DUPLICATE;
     for (int row = 0; row < PQntuples(res); row++) {
@@ -240,26 +256,33 @@ static void work_batch(PGconn *conn, void *arg)
 {
     struct batch *b = arg;
     char err[256];
+    bool content;
     if (!conn)
         return; /* RES_NONE: 503 */
-    if (insert_rows(conn, b->items, b->n, false, err, sizeof err) == 0)
+    if (insert_rows(conn, b->items, b->n, false, &content, err, sizeof err) == 0)
         return;
     if (db_conn_lost(conn)) {
         /* Lost mid-statement: the outcome is unknown. Reconnect once and
          * insert again; ON CONFLICT makes the second attempt safe. */
         PQreset(conn);
-        if (PQstatus(conn) == CONNECTION_OK && insert_rows(conn, b->items, b->n, true, err, sizeof err) == 0)
+        if (PQstatus(conn) == CONNECTION_OK && insert_rows(conn, b->items, b->n, true, &content, err, sizeof err) == 0)
             return;
         for (size_t i = 0; i < b->n; i++)
             b->items[i]->result = RES_UNAVAILABLE;
         return;
     }
-    /* A statement error is about some row's content (a payload Postgres
-     * refuses): insert one by one so only the bad request fails. */
+    if (!content) { /* not the senders' fault: 503, they retry later */
+        log_error("ingest.insert_failed", "rows=%zu error=\"%s\"", b->n, err);
+        for (size_t i = 0; i < b->n; i++)
+            b->items[i]->result = RES_UNAVAILABLE;
+        return;
+    }
+    /* Some row's content (a payload Postgres refuses): insert one by one so
+     * only the bad request fails, with a 400. */
     for (size_t i = 0; i < b->n; i++) {
         struct pending *p = b->items[i];
-        if (insert_rows(conn, &p, 1, false, p->error, sizeof p->error) != 0)
-            p->result = db_conn_lost(conn) ? RES_UNAVAILABLE : RES_INVALID;
+        if (insert_rows(conn, &p, 1, false, &content, p->error, sizeof p->error) != 0)
+            p->result = content ? RES_INVALID : RES_UNAVAILABLE;
     }
 }
 
@@ -325,9 +348,10 @@ static void enqueue(struct ingest *in, struct pending *p)
         b->items = xrealloc(b->items, b->cap * sizeof *b->items);
     }
     b->items[b->n++] = p;
+    b->bytes += strlen(p->payload) + (p->headers ? strlen(p->headers) : 0);
     in->pending++;
     evhttp_connection_set_closecb(evhttp_request_get_connection(p->req), on_client_closed, p);
-    if ((int64_t)b->n >= in->w->cfg->ingest_batch_max) {
+    if ((int64_t)b->n >= in->w->cfg->ingest_batch_max || b->bytes >= BATCH_BYTES_MAX) {
         if (in->running < in->w->cfg->ingest_concurrency)
             start_batches(in);
         else

@@ -377,6 +377,47 @@ def test_text_beyond_ascii_is_stored_exactly_as_sent(env):
     assert row["entity_id"] == order_id
 
 
+def test_a_migration_under_a_running_worker_does_not_make_it_refuse_events(env):
+    """The batch INSERT is a prepared statement on each ingest connection. A
+    schema change underneath it (here: a column of its RETURNING list changes
+    type, as a rolling upgrade's migration may do) makes Postgres refuse the
+    old plan ("cached plan must not change result type"); hookd prepares it
+    again instead of answering 400 (which senders do not retry) or 503."""
+    w = ingest_only(env)
+
+    def send(i: int):
+        body = event_body("shop", f"mig-{i}", f"order-{i}")
+        return post(w, "shop", body, sign_headers("shop", f"mig-{i}", body))
+
+    with ThreadPoolExecutor(8) as pool:  # every ingest connection prepares the statement
+        for resp in pool.map(send, range(40)):
+            assert_accepted(resp)
+    env.db.all("ALTER TABLE webhook_inbox ALTER COLUMN partner_event_id TYPE varchar(300)")
+    with ThreadPoolExecutor(8) as pool:
+        for resp in pool.map(send, range(40, 80)):
+            assert_accepted(resp)
+    assert count(env) == 80
+
+
+def test_a_database_fault_that_is_not_the_senders_is_a_503_not_a_400(env):
+    """An INSERT Postgres refuses for a reason other than the row's content
+    (here the table is missing: SQLSTATE 42P01) must not answer 400, which
+    senders take as final: 503 with Retry-After, and the retry is stored."""
+    w = ingest_only(env)
+    body = event_body("shop", "fault-1", "order-1")
+    warm = event_body("shop", "warm", "order-0")  # the statement is prepared on this connection
+    assert_accepted(post(w, "shop", warm, sign_headers("shop", "warm", warm)))
+    env.db.all("ALTER TABLE webhook_inbox RENAME TO webhook_inbox_away")
+    try:
+        status, headers, doc = post(w, "shop", body, sign_headers("shop", "fault-1", body))
+        assert (status, doc["error"]) == (503, "unavailable"), (status, doc)
+        assert headers.get("Retry-After") == "5"
+    finally:
+        env.db.all("ALTER TABLE webhook_inbox_away RENAME TO webhook_inbox")
+    assert_accepted(post(w, "shop", body, sign_headers("shop", "fault-1", body)))
+    assert count(env) == 2
+
+
 # ---- refusals ------------------------------------------------------------------
 
 def test_every_bad_input_is_refused_with_its_code_and_counted(env):
