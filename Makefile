@@ -8,15 +8,26 @@ BUILD    ?= build
 PKGS     := libevent libevent_openssl libevent_pthreads hiredis jansson libpq openssl inih
 WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2
 OPT      ?= -O2 -g
-CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -iquote engine -iquote schedulers -iquote $(BUILD) \
-              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+# The layers, bottom to top (docs/architecture.md). Each folder is compiled
+# with the include paths of its own layer and those below it, so a header
+# from a layer above does not exist for it: an upward include fails to build.
+LAYERS      := engine/base engine/io engine/core schedulers engine/roles engine/cli
+INC_base       := -iquote engine/base
+INC_io         := $(INC_base) -iquote engine/io
+INC_core       := $(INC_io) -iquote engine/core -iquote $(BUILD)
+INC_schedulers := $(INC_core) -iquote schedulers -iquote engine/cli -iquote engine/roles
+INC_roles      := $(INC_schedulers) -iquote engine/roles
+INC_cli        := $(INC_roles) -iquote engine/cli
+INC_ALL        := $(INC_cli)
 LDLIBS_BASE = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 SAN      ?=
 CFLAGS   += $(CFLAGS_BASE) $(SAN)
 LDLIBS   += $(LDLIBS_BASE) $(SAN)
 
-SRCS     := $(wildcard engine/*.c) $(wildcard schedulers/*.c)
-LIB_SRCS := $(filter-out engine/main.c,$(SRCS))
+SRCS     := $(foreach d,$(LAYERS),$(wildcard $(d)/*.c))
+LIB_SRCS := $(filter-out engine/cli/main.c,$(SRCS))
 OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/embedded.o
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
@@ -37,24 +48,31 @@ deps:
 $(BUILD)/hookd: $(OBJS)
 	$(CC) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/engine/base/%.o:  LAYER_INC = $(INC_base)
+$(BUILD)/engine/io/%.o:    LAYER_INC = $(INC_io)
+$(BUILD)/engine/core/%.o:  LAYER_INC = $(INC_core)
+$(BUILD)/schedulers/%.o:   LAYER_INC = $(INC_schedulers)
+$(BUILD)/engine/roles/%.o: LAYER_INC = $(INC_roles)
+$(BUILD)/engine/cli/%.o:   LAYER_INC = $(INC_cli)
+
 $(BUILD)/%.o: %.c $(BUILD)/embedded.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) $(LAYER_INC) -MMD -MP -c -o $@ $<
 
 $(BUILD)/embedded.c $(BUILD)/embedded.h: $(EMBEDDED) scripts/embed.py
 	@mkdir -p $(BUILD)
 	/usr/bin/python3 scripts/embed.py $(BUILD)/embedded $(EMBEDDED)
 
 $(BUILD)/embedded.o: $(BUILD)/embedded.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -iquote $(BUILD) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(INC_ALL) -o $@ $< $(LIB_OBJS) $(LDLIBS) -lcmocka
 
 $(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(INC_ALL) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 # Unit tests (cmocka), then integration tests (pytest against real Postgres,
 # Redis and hookd processes that the harness starts and always stops).
@@ -115,7 +133,7 @@ run: deps $(BUILD)/hookd
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) scripts/run.sh
 
 format:
-	clang-format -i engine/*.[ch] schedulers/*.[ch] tests/unit/*.c tests/tools/*.c
+	clang-format -i $(foreach d,$(LAYERS),$(wildcard $(d)/*.[ch])) tests/unit/*.c tests/tools/*.c
 
 services-stop:
 	scripts/services.sh stop .run

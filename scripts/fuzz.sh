@@ -12,7 +12,7 @@
 #
 # Each fuzz_*.c names the sources it links in a `/* fuzz.sh links: ... */`
 # comment: source paths, or ALL (every engine/ and schedulers/ source but
-# engine/main.c) minus any `-path`. Engine sources are compiled once per
+# engine/cli/main.c) minus any `-path`. Engine sources are compiled once per
 # change with -fsanitize=fuzzer-no-link (coverage without libFuzzer's main);
 # only the final link of a target uses -fsanitize=fuzzer.
 #
@@ -85,7 +85,7 @@ PKG_CFLAGS=$(pkg-config --cflags $PKGS)
 # shellcheck disable=SC2086
 PKG_LIBS="$(pkg-config --libs $PKGS) -lpthread -lm"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -iquote engine -iquote schedulers -iquote $BUILD $PKG_CFLAGS"
+CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -iquote engine/base -iquote engine/io -iquote engine/core -iquote schedulers -iquote engine/roles -iquote engine/cli -iquote $BUILD $PKG_CFLAGS"
 WARN="-Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2"
 
 mkdir -p "$OUT/bin" "$OUT/obj" "$OUT/corpus" "$OUT/logs" "$OUT/crashes"
@@ -120,8 +120,8 @@ compile_obj() {
 }
 
 ALL_SRCS=""
-for f in engine/*.c schedulers/*.c; do
-  [ "$f" = engine/main.c ] || ALL_SRCS="$ALL_SRCS $f"
+for f in engine/*/*.c schedulers/*.c; do
+  [ "$f" = engine/cli/main.c ] || ALL_SRCS="$ALL_SRCS $f"
 done
 
 # The sources a target links, from its `fuzz.sh links:` comment.

@@ -1,8 +1,8 @@
 /*
- * fuzz_config.c — libFuzzer target for the config loader (engine/config.h):
+ * fuzz_config.c — libFuzzer target for the config loader (engine/core/config.h):
  * libinih plus hookd's own line reader, section and key tables, value
- * parsers, state-machine building (engine/machine.h), secret decoding
- * (engine/signature.h) and whole-file validation. The input is the whole
+ * parsers, state-machine building (engine/base/machine.h), secret decoding
+ * (engine/core/signature.h) and whole-file validation. The input is the whole
  * INI file. It is written to a memfd and loaded through its
  * /proc/self/fd/N path, so config_load() runs unchanged, with fopen(). A
  * loaded config has its lookups exercised with names taken from it and is
@@ -13,8 +13,8 @@
  * that the `env:NAME` secrets in the seeds resolve. Leaks on any error path
  * are findings too.
  */
-/* fuzz.sh links: engine/backoff.c engine/config.c engine/machine.c engine/signature.c
- * engine/encoding.c engine/jsonpath.c engine/log.c engine/xmalloc.c */
+/* fuzz.sh links: engine/base/backoff.c engine/core/config.c engine/base/machine.c engine/core/signature.c
+ * engine/base/encoding.c engine/base/jsonpath.c engine/base/log.c engine/base/xmalloc.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

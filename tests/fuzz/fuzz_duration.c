@@ -1,8 +1,8 @@
 /*
  * fuzz_duration.c — libFuzzer target for the small text parsers that read
  * durations, schedules, percentages and sizes out of the config file
- * (engine/backoff.h: backoff_parse_duration, backoff_parse_schedule,
- * backoff_parse_percent; engine/config.h: config_parse_size). The input is
+ * (engine/base/backoff.h: backoff_parse_duration, backoff_parse_schedule,
+ * backoff_parse_percent; engine/core/config.h: config_parse_size). The input is
  * one NUL-terminated string given to every parser. Each parser is compared
  * with a reference parser written here from the grammar its header
  * documents, so a value accepted with trailing junk, refused although well
@@ -12,8 +12,8 @@
  * output untouched. Error messages go into exactly-sized heap buffers (256
  * and 7 bytes), so a write past errlen is an ASan report.
  */
-/* fuzz.sh links: engine/backoff.c engine/config.c engine/machine.c engine/signature.c
- * engine/encoding.c engine/jsonpath.c engine/log.c engine/xmalloc.c */
+/* fuzz.sh links: engine/base/backoff.c engine/core/config.c engine/base/machine.c engine/core/signature.c
+ * engine/base/encoding.c engine/base/jsonpath.c engine/base/log.c engine/base/xmalloc.c */
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>

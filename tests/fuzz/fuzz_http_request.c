@@ -20,7 +20,7 @@
  *      and would otherwise never reach them; the seeds carry valid
  *      signatures so the success path is covered too.
  *
- * engine/ingest.c is #included so that its static helpers (the ones that
+ * engine/roles/ingest.c is #included so that its static helpers (the ones that
  * read headers and bodies) are the code under test, not copies. Requests
  * in absolute form ("POST http://host/path HTTP/1.1") are skipped: libevent
  * then looks the host up in the server's vhost list, which needs a live
@@ -31,8 +31,8 @@
  * include a signature or credential header (checked against a list written
  * out here, not ingest.c's); sig_reason() maps every failure to 400 or 401.
  */
-/* fuzz.sh links: ALL -engine/ingest.c */
-#include "../../engine/ingest.c"
+/* fuzz.sh links: ALL -engine/roles/ingest.c */
+#include "../../engine/roles/ingest.c"
 
 #include <event2/http_struct.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_jsonpath.c — libFuzzer target for engine/jsonpath.h, the code that
+ * fuzz_jsonpath.c — libFuzzer target for engine/base/jsonpath.h, the code that
  * pulls a partner's event id, event type and entity id out of an inbound
  * JSON body. The input is "PATH\nJSON": everything before the first newline
  * is the path (as a config file would give it after `json:`), the rest is
@@ -16,7 +16,7 @@
  * does not depend on the buffer size as long as it fits; a failure leaves
  * "" behind.
  */
-/* fuzz.sh links: engine/jsonpath.c */
+/* fuzz.sh links: engine/base/jsonpath.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * fuzz_signature.c — libFuzzer target for inbound signature verification
- * (engine/signature.h) and the hex/base64 codecs beneath it
- * (engine/encoding.h): the code that reads attacker-controlled header text
+ * (engine/core/signature.h) and the hex/base64 codecs beneath it
+ * (engine/base/encoding.h): the code that reads attacker-controlled header text
  * before anything else in hookd looks at a request. Input format, one item
  * per line ('\n'); a line whose first byte is NUL stands for an absent
  * header, and when the input ends early the remaining headers are absent:
@@ -26,7 +26,7 @@
  * fed every line and the body, into exactly-sized heap buffers, and
  * round-tripped.
  */
-/* fuzz.sh links: engine/signature.c engine/encoding.c engine/xmalloc.c */
+/* fuzz.sh links: engine/core/signature.c engine/base/encoding.c engine/base/xmalloc.c */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_url.c — libFuzzer target for engine/netguard.h, the SSRF guard in
+ * fuzz_url.c — libFuzzer target for engine/base/netguard.h, the SSRF guard in
  * front of every outbound delivery: netguard_parse_url() reads endpoint
  * URLs that users register (`hookd endpoint add --url`, stored in
  * webhook_endpoints) and netguard_is_private() classifies the addresses
@@ -14,7 +14,7 @@
  * IPv6 address: the IPv4-mapped IPv6 form must be classified exactly like
  * the IPv4 address, and IP-literal hosts are classified too.
  */
-/* fuzz.sh links: engine/netguard.c */
+/* fuzz.sh links: engine/base/netguard.c */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
