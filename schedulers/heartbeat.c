@@ -10,23 +10,26 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "ctx.h"
 #include "db.h"
 #include "log.h"
-#include "sched.h"
 #include "version.h"
-#include "worker.h"
 #include "xmalloc.h"
 
 struct heartbeat {
-    struct worker *w;
+    struct hookd_ctx *ctx;
     struct event *timer;
+    heartbeat_inflight_fn inflight;
+    void *inflight_arg;
+    struct heartbeat_view view;
     void (*removed)(void *);
     void *removed_arg;
 };
 
 /* A flushed batch of deltas; added back if Redis did not confirm it. */
 struct flush {
-    struct worker *w;
+    struct hookd_ctx *ctx;
     uint64_t delta[STAT__COUNT];
     uint64_t rdelta[REJECT__COUNT];
 };
@@ -36,34 +39,34 @@ static void on_flushed(struct redisReply *reply, void *arg)
     struct flush *f = arg;
     if (!reply || reply->type == REDIS_REPLY_ERROR) {
         for (int i = 0; i < STAT__COUNT; i++)
-            f->w->stats.unflushed[i] += f->delta[i];
+            f->ctx->stats.unflushed[i] += f->delta[i];
         for (int i = 0; i < REJECT__COUNT; i++)
-            f->w->stats.rejected_unflushed[i] += f->rdelta[i];
+            f->ctx->stats.rejected_unflushed[i] += f->rdelta[i];
     }
     free(f);
 }
 
 /* One EXEC'd transaction of HINCRBYs, so the hash never shows half a batch. */
-static void flush_stats(struct worker *w)
+static void flush_stats(struct hookd_ctx *ctx)
 {
-    struct stats *s = &w->stats;
+    struct stats *s = &ctx->stats;
     bool any = false;
     for (int i = 0; i < STAT__COUNT; i++)
         any |= s->unflushed[i] != 0;
-    if (!any || !redis_conn_ready(w->redis))
+    if (!any || !redis_conn_ready(ctx->redis))
         return;
     char key[256];
-    worker_key(w, "stats", key, sizeof key);
+    ctx_key(ctx, "stats", key, sizeof key);
     struct flush *f = xcalloc(1, sizeof *f);
-    f->w = w;
-    if (redis_conn_cmdf(w->redis, NULL, NULL, "MULTI") != 0) {
+    f->ctx = ctx;
+    if (redis_conn_cmdf(ctx->redis, NULL, NULL, "MULTI") != 0) {
         free(f);
         return;
     }
     for (int i = 0; i < STAT__COUNT; i++) {
         if (!s->unflushed[i])
             continue;
-        if (redis_conn_cmdf(w->redis, NULL, NULL, "HINCRBY %s %s %llu", key, stats_name(i),
+        if (redis_conn_cmdf(ctx->redis, NULL, NULL, "HINCRBY %s %s %llu", key, stats_name(i),
                             (unsigned long long)s->unflushed[i]) == 0) {
             f->delta[i] = s->unflushed[i];
             s->unflushed[i] = 0;
@@ -72,13 +75,13 @@ static void flush_stats(struct worker *w)
     for (int i = 0; i < REJECT__COUNT; i++) {
         if (!s->rejected_unflushed[i])
             continue;
-        if (redis_conn_cmdf(w->redis, NULL, NULL, "HINCRBY %s rejected_%s %llu", key, stats_reject_name(i),
+        if (redis_conn_cmdf(ctx->redis, NULL, NULL, "HINCRBY %s rejected_%s %llu", key, stats_reject_name(i),
                             (unsigned long long)s->rejected_unflushed[i]) == 0) {
             f->rdelta[i] = s->rejected_unflushed[i];
             s->rejected_unflushed[i] = 0;
         }
     }
-    if (redis_conn_cmdf(w->redis, on_flushed, f, "EXEC") != 0)
+    if (redis_conn_cmdf(ctx->redis, on_flushed, f, "EXEC") != 0)
         on_flushed(NULL, f);
 }
 
@@ -90,7 +93,7 @@ static void roles_text(unsigned roles, char *buf, size_t len)
 }
 
 struct depth_req {
-    struct worker *w;
+    struct heartbeat *hb;
     int slot;
 };
 
@@ -98,85 +101,85 @@ static void on_depth(struct redisReply *reply, void *arg)
 {
     struct depth_req *d = arg;
     if (reply && reply->type == REDIS_REPLY_INTEGER)
-        d->w->depth[d->slot] = reply->integer;
+        d->hb->view.depth[d->slot] = reply->integer;
     free(d);
 }
 
 static void on_live(struct redisReply *reply, void *arg)
 {
-    struct worker *w = arg;
+    struct heartbeat *hb = arg;
     if (!reply || reply->type != REDIS_REPLY_ARRAY)
         return;
-    json_array_clear(w->live_workers);
+    json_array_clear(hb->view.live_workers);
     for (size_t i = 0; i < reply->elements; i++)
-        json_array_append_new(w->live_workers, json_string(reply->element[i]->str));
+        json_array_append_new(hb->view.live_workers, json_string(reply->element[i]->str));
 }
 
 /* Queue depths for /metrics, read with the beat. */
-static void refresh_depths(struct worker *w)
+static void refresh_depths(struct heartbeat *hb)
 {
+    struct hookd_ctx *ctx = hb->ctx;
     static const char *const keys[] = {"{inbox}:due", "{inbox}:inflight", "{delivery}:due", "{delivery}:inflight"};
     for (int i = 0; i < 4; i++) {
         char key[256];
         struct depth_req *d = xcalloc(1, sizeof *d);
-        d->w = w;
+        d->hb = hb;
         d->slot = i;
-        if (redis_conn_cmdf(w->redis, on_depth, d, "ZCARD %s", worker_key(w, keys[i], key, sizeof key)) != 0)
+        if (redis_conn_cmdf(ctx->redis, on_depth, d, "ZCARD %s", ctx_key(ctx, keys[i], key, sizeof key)) != 0)
             free(d);
     }
 }
 
 static void beat(struct heartbeat *hb)
 {
-    struct worker *w = hb->w;
-    if (!redis_conn_ready(w->redis))
+    struct hookd_ctx *ctx = hb->ctx;
+    if (!redis_conn_ready(ctx->redis))
         return;
     char key[256], set[256], roles[64], num[32][32];
-    worker_key(w, "worker:", key, sizeof key);
-    strncat(key, w->id, sizeof key - strlen(key) - 1);
-    worker_key(w, "workers", set, sizeof set);
-    roles_text(w->cfg->roles, roles, sizeof roles);
-    int64_t now = worker_now_ms();
+    ctx_key(ctx, "worker:", key, sizeof key);
+    strncat(key, ctx->id, sizeof key - strlen(key) - 1);
+    ctx_key(ctx, "workers", set, sizeof set);
+    roles_text(ctx->cfg->roles, roles, sizeof roles);
+    int64_t now = clock_wall_ms();
     const char *argv[96];
     int argc = 0, k = 0;
     argv[argc++] = "HSET";
     argv[argc++] = key;
 #define FIELD(name, value) (argv[argc++] = (name), argv[argc++] = (value))
 #define NUM(name, fmt, v) (snprintf(num[k], sizeof num[k], fmt, v), FIELD(name, num[k++]))
-    FIELD("host", w->host);
+    FIELD("host", ctx->host);
     NUM("pid", "%d", (int)getpid());
     FIELD("version", HOOKD_VERSION);
     FIELD("roles", roles);
-    NUM("started_at", "%lld", (long long)w->started_ms);
+    NUM("started_at", "%lld", (long long)ctx->started_ms);
     NUM("last_beat", "%lld", (long long)now);
-    NUM("config_generation", "%llu", (unsigned long long)w->cfg->generation);
-    FIELD("ready", worker_ready(w) ? "1" : "0");
-    FIELD("draining", w->draining ? "1" : "0");
-    NUM("inflight", "%zu",
-        (w->inbox_sched ? sched_inflight(w->inbox_sched) : 0) + (w->delivery_sched ? sched_inflight(w->delivery_sched) : 0));
-    NUM("db_pending", "%zu", db_pool_pending(w->db));
+    NUM("config_generation", "%llu", (unsigned long long)ctx->cfg->generation);
+    FIELD("ready", ctx_ready(ctx) ? "1" : "0");
+    FIELD("draining", ctx->draining ? "1" : "0");
+    NUM("inflight", "%zu", hb->inflight(hb->inflight_arg));
+    NUM("db_pending", "%zu", db_pool_pending(ctx->db));
     for (int i = 0; i < STAT__COUNT && k < 32; i++)
-        NUM(stats_name(i), "%llu", (unsigned long long)w->stats.total[i]);
+        NUM(stats_name(i), "%llu", (unsigned long long)ctx->stats.total[i]);
 #undef NUM
 #undef FIELD
-    if (redis_conn_cmd(w->redis, NULL, NULL, argc, argv, NULL) != 0)
+    if (redis_conn_cmd(ctx->redis, NULL, NULL, argc, argv, NULL) != 0)
         return;
-    long long ttl = w->cfg->heartbeat_interval * 3;
+    long long ttl = ctx->cfg->heartbeat_interval * 3;
     if (ttl < 3000)
         ttl = 3000;
-    if (redis_conn_cmdf(w->redis, NULL, NULL, "PEXPIRE %s %lld", key, ttl) != 0 ||
-        redis_conn_cmdf(w->redis, NULL, NULL, "ZADD %s %lld %s", set, (long long)now, w->id) != 0)
+    if (redis_conn_cmdf(ctx->redis, NULL, NULL, "PEXPIRE %s %lld", key, ttl) != 0 ||
+        redis_conn_cmdf(ctx->redis, NULL, NULL, "ZADD %s %lld %s", set, (long long)now, ctx->id) != 0)
         return;
-    if (w->dlq_size >= 0) {
+    if (hb->view.dlq_size >= 0) {
         char dlq[256];
-        worker_key(w, "dlq_size", dlq, sizeof dlq);
-        if (redis_conn_cmdf(w->redis, NULL, NULL, "SET %s %ld", dlq, w->dlq_size) != 0)
+        ctx_key(ctx, "dlq_size", dlq, sizeof dlq);
+        if (redis_conn_cmdf(ctx->redis, NULL, NULL, "SET %s %ld", dlq, hb->view.dlq_size) != 0)
             return;
     }
-    refresh_depths(w);
-    if (redis_conn_cmdf(w->redis, on_live, w, "ZRANGEBYSCORE %s %lld +inf", set, (long long)(now - ttl)) != 0)
+    refresh_depths(hb);
+    if (redis_conn_cmdf(ctx->redis, on_live, hb, "ZRANGEBYSCORE %s %lld +inf", set, (long long)(now - ttl)) != 0)
         return;
-    flush_stats(w);
+    flush_stats(ctx);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -188,11 +191,15 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     heartbeat_reschedule(hb);
 }
 
-struct heartbeat *heartbeat_new(struct worker *w)
+struct heartbeat *heartbeat_new(struct hookd_ctx *ctx, heartbeat_inflight_fn inflight, void *arg)
 {
     struct heartbeat *hb = xcalloc(1, sizeof *hb);
-    hb->w = w;
-    hb->timer = evtimer_new(w->base, on_timer, hb);
+    hb->ctx = ctx;
+    hb->inflight = inflight;
+    hb->inflight_arg = arg;
+    hb->view.dlq_size = -1;
+    hb->view.live_workers = json_array();
+    hb->timer = evtimer_new(ctx->base, on_timer, hb);
     struct timeval now = {0, 0};
     evtimer_add(hb->timer, &now);
     return hb;
@@ -200,7 +207,7 @@ struct heartbeat *heartbeat_new(struct worker *w)
 
 void heartbeat_reschedule(struct heartbeat *hb)
 {
-    int64_t ms = hb->w->cfg->heartbeat_interval;
+    int64_t ms = hb->ctx->cfg->heartbeat_interval;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(hb->timer, &tv);
 }
@@ -210,7 +217,18 @@ void heartbeat_free(struct heartbeat *hb)
     if (!hb)
         return;
     event_free(hb->timer);
+    json_decref(hb->view.live_workers);
     free(hb);
+}
+
+const struct heartbeat_view *heartbeat_view(const struct heartbeat *hb)
+{
+    return &hb->view;
+}
+
+void heartbeat_set_dlq_size(struct heartbeat *hb, long n)
+{
+    hb->view.dlq_size = n;
 }
 
 static void on_removed(struct redisReply *reply, void *arg)
@@ -225,16 +243,16 @@ static void on_removed(struct redisReply *reply, void *arg)
 
 void heartbeat_remove(struct heartbeat *hb, void (*done)(void *arg), void *arg)
 {
-    struct worker *w = hb->w;
+    struct hookd_ctx *ctx = hb->ctx;
     evtimer_del(hb->timer);
     hb->removed = done;
     hb->removed_arg = arg;
     char key[256], set[256];
-    worker_key(w, "worker:", key, sizeof key);
-    strncat(key, w->id, sizeof key - strlen(key) - 1);
-    worker_key(w, "workers", set, sizeof set);
-    flush_stats(w);
-    if (redis_conn_cmdf(w->redis, NULL, NULL, "DEL %s", key) != 0 ||
-        redis_conn_cmdf(w->redis, on_removed, hb, "ZREM %s %s", set, w->id) != 0)
+    ctx_key(ctx, "worker:", key, sizeof key);
+    strncat(key, ctx->id, sizeof key - strlen(key) - 1);
+    ctx_key(ctx, "workers", set, sizeof set);
+    flush_stats(ctx);
+    if (redis_conn_cmdf(ctx->redis, NULL, NULL, "DEL %s", key) != 0 ||
+        redis_conn_cmdf(ctx->redis, on_removed, hb, "ZREM %s %s", set, ctx->id) != 0)
         on_removed(NULL, hb);
 }

@@ -12,7 +12,7 @@
 #include "db.h"
 #include "log.h"
 #include "sched.h"
-#include "worker.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
 #define PAGE 1000
@@ -45,7 +45,7 @@ static const struct queue_def queues[] = {
 #define NQUEUES (sizeof queues / sizeof queues[0])
 
 struct reconcile {
-    struct worker *w;
+    struct hookd_ctx *ctx;
     struct event *timer;
     bool running, again, freeing;
     size_t queue;
@@ -121,21 +121,21 @@ static void finish_pass(struct reconcile *r, bool ok)
         return;
     }
     /* After a failure (Postgres or Redis down) try again soon. */
-    arm(r, ok ? r->w->cfg->reconcile_interval : 1000);
+    arm(r, ok ? r->ctx->cfg->reconcile_interval : 1000);
 }
 
 static void done_page(void *arg)
 {
     struct page *p = arg;
     struct reconcile *r = p->r;
-    if (r->freeing || !p->ok || !redis_conn_ready(r->w->redis)) {
+    if (r->freeing || !p->ok || !redis_conn_ready(r->ctx->redis)) {
         if (!p->ok)
             log_warn("reconcile.failed", "queue=%s error=\"%s\"", p->q->name, p->err);
         page_free(p);
         finish_pass(r, false);
         return;
     }
-    sched_seed(r->w, p->q->name, p->ids, p->due, p->n, true);
+    sched_seed(r->ctx, p->q->name, p->ids, p->due, p->n, true);
     r->seeded += p->n;
     r->pass_seeded += p->n;
     bool more = p->n == PAGE;
@@ -158,10 +158,10 @@ static void start_page(struct reconcile *r)
     struct page *p = xcalloc(1, sizeof *p);
     p->r = r;
     p->q = &queues[r->queue];
-    snprintf(p->horizon, sizeof p->horizon, "%lld", (long long)r->w->cfg->reconcile_horizon);
+    snprintf(p->horizon, sizeof p->horizon, "%lld", (long long)r->ctx->cfg->reconcile_horizon);
     snprintf(p->ts, sizeof p->ts, "%s", r->cursor_ts);
     snprintf(p->id, sizeof p->id, "%s", r->cursor_id);
-    db_pool_submit(r->w->db, work_page, done_page, p);
+    db_pool_submit(r->ctx->db, work_page, done_page, p);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -173,7 +173,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         r->again = true;
         return;
     }
-    if (!redis_conn_ready(r->w->redis)) {
+    if (!redis_conn_ready(r->ctx->redis)) {
         arm(r, 1000);
         return;
     }
@@ -185,11 +185,18 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     start_page(r);
 }
 
-struct reconcile *reconcile_new(struct worker *w)
+/* A reconnect may mean a restarted, empty Redis: rebuild the schedule. */
+static void on_redis_ready(void *arg)
+{
+    reconcile_now(arg);
+}
+
+struct reconcile *reconcile_new(struct hookd_ctx *ctx)
 {
     struct reconcile *r = xcalloc(1, sizeof *r);
-    r->w = w;
-    r->timer = evtimer_new(w->base, on_timer, r);
+    r->ctx = ctx;
+    r->timer = evtimer_new(ctx->base, on_timer, r);
+    redis_conn_on_ready(ctx->redis, on_redis_ready, r);
     arm(r, 0);
     return r;
 }
@@ -213,6 +220,7 @@ void reconcile_free(struct reconcile *r)
     if (!r)
         return;
     /* A page in flight completes during db_pool_free, which runs first. */
+    redis_conn_off_ready(r->ctx->redis, on_redis_ready, r);
     event_free(r->timer);
     free(r);
 }

@@ -10,10 +10,12 @@
 
 #include <stdint.h>
 
-struct worker;
+struct hookd_ctx;
 struct reconcile;
 
-struct reconcile *reconcile_new(struct worker *w);
+/* ctx is borrowed and must outlive the reconciler. A pass starts at once and
+ * after every reconnect of ctx->redis. */
+struct reconcile *reconcile_new(struct hookd_ctx *ctx);
 /* Stops scheduling passes; a page still in flight is dropped when it
  * completes. Call before the DB pool is freed, free after. */
 void reconcile_stop(struct reconcile *r);

@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "log.h"
-#include "worker.h"
+#include "clock.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
 #define LATENESS_WINDOW 1024
@@ -27,7 +28,7 @@ struct verdicts {
 };
 
 struct sched {
-    struct worker *w;
+    struct hookd_ctx *ctx;
     char queue[16];
     char due_key[160], inflight_key[160], woken_key[160];
     sched_process_fn fn;
@@ -49,7 +50,7 @@ static void arm(struct sched *s, int64_t delay_ms)
         return;
     if (delay_ms < 0)
         delay_ms = 0;
-    int64_t at = worker_now_ms() + delay_ms;
+    int64_t at = clock_wall_ms() + delay_ms;
     if (evtimer_pending(s->timer, NULL) && s->armed_at_ms <= at)
         return; /* already firing sooner */
     struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
@@ -75,10 +76,10 @@ size_t sched_inflight(const struct sched *s)
 static void on_next_due(struct redisReply *reply, void *arg)
 {
     struct sched *s = arg;
-    int64_t max_sleep = s->w->cfg->max_sleep;
+    int64_t max_sleep = s->ctx->cfg->max_sleep;
     if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
         int64_t due = strtoll(reply->element[1]->str, NULL, 10);
-        int64_t delay = due - worker_now_ms();
+        int64_t delay = due - clock_wall_ms();
         arm(s, delay < max_sleep ? delay : max_sleep);
         return;
     }
@@ -109,7 +110,7 @@ void sched_adopt(struct sched *s, char **ids, size_t n)
         return;
     hold(s, ids, n);
     char deadline[24];
-    snprintf(deadline, sizeof deadline, "%lld", (long long)(worker_now_ms() + s->w->cfg->lease));
+    snprintf(deadline, sizeof deadline, "%lld", (long long)(clock_wall_ms() + s->ctx->cfg->lease));
     size_t argc = 3 + n;
     const char **argv = xcalloc(argc, sizeof *argv);
     argv[0] = s->due_key;
@@ -119,8 +120,8 @@ void sched_adopt(struct sched *s, char **ids, size_t n)
         argv[3 + i] = ids[i];
     /* Redis unreachable: the rows are PENDING and due at the lease's end
      * (see relay.c), so the reconciler schedules them if this worker dies. */
-    if (redis_conn_eval(s->w->redis, &s->w->scripts.adopt, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
-        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+    if (redis_conn_eval(s->ctx->redis, &s->ctx->scripts.adopt, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
+        stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);
 }
 
@@ -131,15 +132,15 @@ static void on_claimed(struct redisReply *reply, void *arg)
     if (!reply || reply->type != REDIS_REPLY_ARRAY) {
         if (reply && reply->type == REDIS_REPLY_ERROR)
             log_error("sched.claim_failed", "queue=%s error=\"%s\"", s->queue, reply->str);
-        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
-        arm(s, s->w->cfg->max_sleep);
+        stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
+        arm(s, s->ctx->cfg->max_sleep);
         return;
     }
     size_t n = reply->elements / 2;
     if (n > 0) {
         char **ids = xcalloc(n, sizeof *ids);
         int64_t *due = xcalloc(n, sizeof *due);
-        int64_t now = worker_now_ms();
+        int64_t now = clock_wall_ms();
         for (size_t i = 0; i < n; i++) {
             ids[i] = reply->element[2 * i]->str;
             due[i] = strtoll(reply->element[2 * i + 1]->str, NULL, 10);
@@ -150,8 +151,8 @@ static void on_claimed(struct redisReply *reply, void *arg)
         free(ids);
         free(due);
     }
-    int64_t room = s->w->cfg->max_inflight - (int64_t)s->inflight;
-    if (s->woken || (n > 0 && room > 0 && n == (size_t)(s->w->cfg->batch_size < room ? s->w->cfg->batch_size : room))) {
+    int64_t room = s->ctx->cfg->max_inflight - (int64_t)s->inflight;
+    if (s->woken || (n > 0 && room > 0 && n == (size_t)(s->ctx->cfg->batch_size < room ? s->ctx->cfg->batch_size : room))) {
         s->woken = false;
         arm(s, 0);
         return;
@@ -160,16 +161,16 @@ static void on_claimed(struct redisReply *reply, void *arg)
         s->starved = true; /* a verdict re-arms */
         return;
     }
-    if (redis_conn_cmdf(s->w->redis, on_next_due, s, "ZRANGE %s 0 0 WITHSCORES", s->due_key) != 0)
-        arm(s, s->w->cfg->max_sleep);
+    if (redis_conn_cmdf(s->ctx->redis, on_next_due, s, "ZRANGE %s 0 0 WITHSCORES", s->due_key) != 0)
+        arm(s, s->ctx->cfg->max_sleep);
 }
 
 static void claim(struct sched *s)
 {
-    const struct hookd_config *cfg = s->w->cfg;
+    const struct hookd_config *cfg = s->ctx->cfg;
     if (s->stopped || s->claiming)
         return;
-    if (!redis_conn_ready(s->w->redis)) {
+    if (!redis_conn_ready(s->ctx->redis)) {
         arm(s, cfg->max_sleep);
         return;
     }
@@ -179,13 +180,13 @@ static void claim(struct sched *s)
         return;
     }
     int64_t n = cfg->batch_size < room ? cfg->batch_size : room;
-    int64_t now = worker_now_ms();
+    int64_t now = clock_wall_ms();
     char now_s[24], n_s[24], lease_s[24];
     snprintf(now_s, sizeof now_s, "%lld", (long long)now);
     snprintf(n_s, sizeof n_s, "%lld", (long long)n);
     snprintf(lease_s, sizeof lease_s, "%lld", (long long)(now + cfg->lease));
     const char *argv[] = {s->due_key, s->inflight_key, now_s, n_s, lease_s};
-    if (redis_conn_eval(s->w->redis, &s->w->scripts.claim, on_claimed, s, 2, 5, argv, NULL) != 0) {
+    if (redis_conn_eval(s->ctx->redis, &s->ctx->scripts.claim, on_claimed, s, 2, 5, argv, NULL) != 0) {
         arm(s, cfg->max_sleep);
         return;
     }
@@ -215,13 +216,13 @@ static void on_reap_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct sched *s = arg;
-    if (!redis_conn_ready(s->w->redis) || s->stopped)
+    if (!redis_conn_ready(s->ctx->redis) || s->stopped)
         return;
     char now_s[24];
-    snprintf(now_s, sizeof now_s, "%lld", (long long)worker_now_ms());
+    snprintf(now_s, sizeof now_s, "%lld", (long long)clock_wall_ms());
     const char *argv[] = {s->inflight_key, s->due_key, now_s, "1000"};
-    if (redis_conn_eval(s->w->redis, &s->w->scripts.reap, on_reaped, s, 2, 4, argv, NULL) != 0)
-        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+    if (redis_conn_eval(s->ctx->redis, &s->ctx->scripts.reap, on_reaped, s, 2, 4, argv, NULL) != 0)
+        stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
 }
 
 static void verdicts_push(struct verdicts *v, const char *id, const char *score)
@@ -257,7 +258,7 @@ static void verdicts_free(struct verdicts *v)
  * re-evaluated, and Postgres (already terminal) turns that into an ack. */
 static void flush_verdicts(struct sched *s)
 {
-    struct worker *w = s->w;
+    struct hookd_ctx *ctx = s->ctx;
     if (s->acks.n > 0) {
         size_t argc = s->acks.n + 2;
         const char **argv = xcalloc(argc, sizeof *argv);
@@ -265,8 +266,8 @@ static void flush_verdicts(struct sched *s)
         argv[1] = s->woken_key;
         for (size_t i = 0; i < s->acks.n; i++)
             argv[i + 2] = s->acks.ids[i];
-        if (redis_conn_eval(w->redis, &w->scripts.ack, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
-            stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+        if (redis_conn_eval(ctx->redis, &ctx->scripts.ack, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
+            stats_add(&ctx->stats, STAT_REDIS_ERRORS, 1);
         free(argv);
     }
     if (s->reschedules.n > 0) {
@@ -279,8 +280,8 @@ static void flush_verdicts(struct sched *s)
             argv[3 + 2 * i] = s->reschedules.ids[i];
             argv[4 + 2 * i] = s->reschedules.scores[i];
         }
-        if (redis_conn_eval(w->redis, &w->scripts.reschedule, NULL, NULL, 3, (int)argc, argv, NULL) != 0)
-            stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+        if (redis_conn_eval(ctx->redis, &ctx->scripts.reschedule, NULL, NULL, 3, (int)argc, argv, NULL) != 0)
+            stats_add(&ctx->stats, STAT_REDIS_ERRORS, 1);
         free(argv);
     }
     verdicts_clear(&s->acks);
@@ -314,10 +315,10 @@ static void on_renew_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct sched *s = arg;
-    if (s->nheld == 0 || !redis_conn_ready(s->w->redis))
+    if (s->nheld == 0 || !redis_conn_ready(s->ctx->redis))
         return;
     char deadline[24];
-    snprintf(deadline, sizeof deadline, "%lld", (long long)(worker_now_ms() + s->w->cfg->lease));
+    snprintf(deadline, sizeof deadline, "%lld", (long long)(clock_wall_ms() + s->ctx->cfg->lease));
     size_t argc = 3 + 2 * s->nheld;
     const char **argv = xcalloc(argc, sizeof *argv);
     argv[0] = "ZADD";
@@ -327,8 +328,8 @@ static void on_renew_timer(evutil_socket_t fd, short what, void *arg)
         argv[3 + 2 * i] = deadline;
         argv[4 + 2 * i] = s->held[i];
     }
-    if (redis_conn_cmd(s->w->redis, NULL, NULL, (int)argc, argv, NULL) != 0)
-        stats_add(&s->w->stats, STAT_REDIS_ERRORS, 1);
+    if (redis_conn_cmd(s->ctx->redis, NULL, NULL, (int)argc, argv, NULL) != 0)
+        stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);
 }
 
@@ -343,7 +344,7 @@ void sched_done(struct sched *s, const char *id, int64_t next_due_ms)
         char score[24];
         snprintf(score, sizeof score, "%lld", (long long)next_due_ms);
         verdicts_push(&s->reschedules, id, score);
-        arm(s, next_due_ms - worker_now_ms());
+        arm(s, next_due_ms - clock_wall_ms());
     }
     event_active(s->flush_ev, EV_TIMEOUT, 0);
     if (s->starved) {
@@ -367,31 +368,53 @@ void sched_stop(struct sched *s)
     evtimer_del(s->reap_timer);
 }
 
-struct sched *sched_new(struct worker *w, const char *queue, sched_process_fn fn, void *arg)
+/* `<prefix>:wake:<queue>`: new work is due now. */
+static void on_wake(const char *channel, const char *msg, size_t len, void *arg)
+{
+    (void)channel;
+    (void)msg;
+    (void)len;
+    struct sched *s = arg;
+    if (!s->stopped)
+        sched_wake(s);
+}
+
+/* A reconnect may mean a restarted, empty Redis: claim at once (the
+ * reconciler rebuilds the schedule). */
+static void on_redis_ready(void *arg)
+{
+    sched_wake(arg);
+}
+
+struct sched *sched_new(struct hookd_ctx *ctx, const char *queue, sched_process_fn fn, void *arg)
 {
     struct sched *s = xcalloc(1, sizeof *s);
-    s->w = w;
+    s->ctx = ctx;
     snprintf(s->queue, sizeof s->queue, "%s", queue);
     char suffix[64];
     snprintf(suffix, sizeof suffix, "{%s}:due", queue);
-    worker_key(w, suffix, s->due_key, sizeof s->due_key);
+    ctx_key(ctx, suffix, s->due_key, sizeof s->due_key);
     snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
-    worker_key(w, suffix, s->inflight_key, sizeof s->inflight_key);
+    ctx_key(ctx, suffix, s->inflight_key, sizeof s->inflight_key);
     snprintf(suffix, sizeof suffix, "{%s}:woken", queue);
-    worker_key(w, suffix, s->woken_key, sizeof s->woken_key);
+    ctx_key(ctx, suffix, s->woken_key, sizeof s->woken_key);
     s->fn = fn;
     s->arg = arg;
     s->armed_at_ms = INT64_MAX;
-    s->timer = evtimer_new(w->base, on_timer, s);
-    s->flush_ev = event_new(w->base, -1, 0, on_flush, s);
-    s->reap_timer = event_new(w->base, -1, EV_PERSIST, on_reap_timer, s);
-    int64_t reap_ms = w->cfg->lease / 2 < 1000 ? w->cfg->lease / 2 : 1000;
+    s->timer = evtimer_new(ctx->base, on_timer, s);
+    s->flush_ev = event_new(ctx->base, -1, 0, on_flush, s);
+    s->reap_timer = event_new(ctx->base, -1, EV_PERSIST, on_reap_timer, s);
+    int64_t reap_ms = ctx->cfg->lease / 2 < 1000 ? ctx->cfg->lease / 2 : 1000;
     struct timeval tv = {reap_ms / 1000, (reap_ms % 1000) * 1000};
     event_add(s->reap_timer, &tv);
-    s->renew_timer = event_new(w->base, -1, EV_PERSIST, on_renew_timer, s);
-    int64_t renew_ms = w->cfg->lease / 3 > 0 ? w->cfg->lease / 3 : 1;
+    s->renew_timer = event_new(ctx->base, -1, EV_PERSIST, on_renew_timer, s);
+    int64_t renew_ms = ctx->cfg->lease / 3 > 0 ? ctx->cfg->lease / 3 : 1;
     struct timeval rtv = {renew_ms / 1000, (renew_ms % 1000) * 1000};
     event_add(s->renew_timer, &rtv);
+    char channel[160];
+    snprintf(suffix, sizeof suffix, "wake:%s", queue);
+    redis_conn_subscribe(ctx->redis_sub, ctx_key(ctx, suffix, channel, sizeof channel), on_wake, s);
+    redis_conn_on_ready(ctx->redis, on_redis_ready, s);
     arm(s, 0);
     return s;
 }
@@ -400,6 +423,7 @@ void sched_free(struct sched *s)
 {
     if (!s)
         return;
+    redis_conn_off_ready(s->ctx->redis, on_redis_ready, s);
     flush_verdicts(s);
     event_free(s->timer);
     event_free(s->reap_timer);
@@ -433,19 +457,19 @@ void sched_lateness(const struct sched *s, int64_t *p50, int64_t *p99)
     free(copy);
 }
 
-void sched_seed(struct worker *w, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing)
+void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing)
 {
-    if (n == 0 || !redis_conn_ready(w->redis))
+    if (n == 0 || !redis_conn_ready(ctx->redis))
         return;
     char due_key[160], inflight_key[160], woken_key[160], channel[160], suffix[64];
     snprintf(suffix, sizeof suffix, "{%s}:due", queue);
-    worker_key(w, suffix, due_key, sizeof due_key);
+    ctx_key(ctx, suffix, due_key, sizeof due_key);
     snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
-    worker_key(w, suffix, inflight_key, sizeof inflight_key);
+    ctx_key(ctx, suffix, inflight_key, sizeof inflight_key);
     snprintf(suffix, sizeof suffix, "{%s}:woken", queue);
-    worker_key(w, suffix, woken_key, sizeof woken_key);
+    ctx_key(ctx, suffix, woken_key, sizeof woken_key);
     snprintf(suffix, sizeof suffix, "wake:%s", queue);
-    worker_key(w, suffix, channel, sizeof channel);
+    ctx_key(ctx, suffix, channel, sizeof channel);
     size_t argc = 4 + 2 * n;
     const char **argv = xcalloc(argc, sizeof *argv);
     char (*scores)[24] = xcalloc(n, sizeof *scores);
@@ -458,9 +482,9 @@ void sched_seed(struct worker *w, const char *queue, char **ids, const int64_t *
         argv[4 + 2 * i] = ids[i];
         argv[5 + 2 * i] = scores[i];
     }
-    if (redis_conn_eval(w->redis, &w->scripts.seed, NULL, NULL, 3, (int)argc, argv, NULL) != 0 ||
-        redis_conn_cmdf(w->redis, NULL, NULL, "PUBLISH %s 1", channel) != 0)
-        stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+    if (redis_conn_eval(ctx->redis, &ctx->scripts.seed, NULL, NULL, 3, (int)argc, argv, NULL) != 0 ||
+        redis_conn_cmdf(ctx->redis, NULL, NULL, "PUBLISH %s 1", channel) != 0)
+        stats_add(&ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);
     free(scores);
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct worker;
+struct hookd_ctx;
 struct sched;
 
 /* Called with a claimed batch: ids[i] (borrowed, valid during the call) was
@@ -23,9 +23,13 @@ struct sched;
  * per id. */
 typedef void (*sched_process_fn)(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n);
 
-/* queue: "inbox" or "delivery". */
-struct sched *sched_new(struct worker *w, const char *queue, sched_process_fn fn, void *arg);
-void sched_free(struct sched *s); /* accepts NULL */
+/* queue: "inbox" or "delivery". The scheduler subscribes to the queue's
+ * wake channel `<prefix>:wake:<queue>` on ctx->redis_sub and claims at once
+ * whenever ctx->redis (re)connects. ctx is borrowed and must outlive it. */
+struct sched *sched_new(struct hookd_ctx *ctx, const char *queue, sched_process_fn fn, void *arg);
+/* Accepts NULL. Free the Redis connections first: replies still pending are
+ * delivered (as NULL) while the scheduler lives. */
+void sched_free(struct sched *s);
 
 /* New work may be due now: claim without waiting for the timer. */
 void sched_wake(struct sched *s);
@@ -53,6 +57,6 @@ void sched_lateness(const struct sched *s, int64_t *p50, int64_t *p99);
  * worker may have rescheduled it after the reconciler read the row). Ids
  * held in inflight are never touched. Safe to call when Redis is down: then
  * the reconciler picks the rows up later. */
-void sched_seed(struct worker *w, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing);
+void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing);
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/time.h>
 
 #include "backoff.h"
+#include "clock.h"
 #include "config.h"
 #include "db.h"
 #include "dlq.h"
@@ -174,14 +175,12 @@ static void schedule(redisContext *rc, const struct hookd_config *cfg, const str
     const struct embedded_file *seed = seed_script();
     if (!rc || !seed)
         return;
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
     char due[128], inflight[128], wake[128], stats[128], now[24];
     snprintf(due, sizeof due, "%s:{%s}:due", cfg->key_prefix, r->source);
     snprintf(inflight, sizeof inflight, "%s:{%s}:inflight", cfg->key_prefix, r->source);
     snprintf(wake, sizeof wake, "%s:wake:%s", cfg->key_prefix, r->source);
     snprintf(stats, sizeof stats, "%s:stats", cfg->key_prefix);
-    snprintf(now, sizeof now, "%lld", (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000);
+    snprintf(now, sizeof now, "%lld", (long long)clock_wall_ms());
     freeReplyObject(redisCommand(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, r->source_id, now));
     freeReplyObject(redisCommand(rc, "PUBLISH %s 1", wake));
     freeReplyObject(redisCommand(rc, "HINCRBY %s replayed 1", stats));

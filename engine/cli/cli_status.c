@@ -14,15 +14,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "redis_conn.h"
-
-static int64_t now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
 
 static json_t *hash_json(redisReply *r)
 {
@@ -89,7 +83,7 @@ static json_t *snapshot(redisContext *c, const struct hookd_config *cfg)
 {
     json_t *before = stats(c, cfg);
     usleep(500 * 1000);
-    int64_t now = now_ms();
+    int64_t now = clock_wall_ms();
     json_t *after = stats(c, cfg);
     json_t *rates = json_object();
     const char *key;

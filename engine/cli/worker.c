@@ -1,6 +1,21 @@
 /* `hookd run`: the worker's lifecycle; see worker.h. Start-up never waits
  * for Postgres or Redis: both connect in the background and the worker
- * reports not-ready on /readyz until they answer and the schema is current. */
+ * reports not-ready on /readyz until they answer and the schema is current.
+ *
+ * The worker is the composition root. It owns the context the roles see
+ * (struct hookd_ctx: loop, config, shared pool, Redis, scripts, counters),
+ * the HTTP listener, and one instance of each part in the table `parts`
+ * below. The table is the whole wiring: each row says when the part runs
+ * and how it starts (with the explicit peers it needs), drains, counts its
+ * pending work, takes a reload, closes its own I/O and is freed. Start-up
+ * walks the table in order; shutdown walks it in reverse:
+ *
+ *   close (reverse)   each part stops and closes what it owns while every
+ *                     peer lives (the relay settles its passes into the
+ *                     delivery role; the ingest role's inserts complete);
+ *   shared I/O        the shared pool, then Redis: jobs still queued and
+ *                     replies still pending reach their owners, which live;
+ *   free (reverse)    each part releases its memory. */
 #include "worker.h"
 
 #include <event2/event.h>
@@ -10,15 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "admin.h"
 #include "alert.h"
+#include "clock.h"
+#include "ctx.h"
 #include "db.h"
 #include "delivery.h"
 #include "dlq.h"
-#include "embedded.h"
 #include "heartbeat.h"
 #include "http_server.h"
 #include "inbox.h"
@@ -28,59 +43,225 @@
 #include "migrate.h"
 #include "reconcile.h"
 #include "relay.h"
-#include "sched.h"
 #include "xmalloc.h"
 
-int64_t worker_now_ms(void)
+struct worker {
+    struct hookd_ctx ctx;
+    struct http_server *http;
+    /* the parts, one per row of the table */
+    struct alerter *alerter;
+    struct ingest *ingest;
+    struct inbox *inbox;
+    struct delivery *delivery;
+    struct relay *relay;
+    struct reconcile *reconcile;
+    struct heartbeat *heartbeat;
+    struct admin *admin;
+    struct metrics *metrics;
+    bool started[16]; /* per row: started, so it is closed and freed */
+    int64_t drain_deadline_ms;
+    struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev;
+};
+
+/* ---- the parts ------------------------------------------------------------
+ * One row per part. `roles`: the [hookd] roles bits that enable it (0:
+ * always). Every operation but start may be NULL. */
+
+struct part_ops {
+    const char *name;
+    unsigned roles;
+    int (*start)(struct worker *w, char *err, size_t errlen);
+    void (*drain)(struct worker *w);            /* SIGTERM: take no new work */
+    size_t (*pending)(const struct worker *w);  /* work in flight the drain waits for */
+    void (*reload)(struct worker *w);           /* w->ctx.cfg is the new snapshot */
+    void (*close)(struct worker *w);            /* stop; close own I/O while peers live */
+    void (*free)(struct worker *w);             /* after the shared pool and Redis closed */
+};
+
+static int start_alerter(struct worker *w, char *err, size_t errlen)
 {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+    w->alerter = alerter_new(&w->ctx, err, errlen);
+    return w->alerter ? 0 : -1;
+}
+static void reload_alerter(struct worker *w)
+{
+    alerter_reload(w->alerter);
+}
+static void free_alerter(struct worker *w)
+{
+    alerter_free(w->alerter);
 }
 
-const char *worker_key(const struct worker *w, const char *suffix, char *buf, size_t buflen)
+static int start_ingest(struct worker *w, char *err, size_t errlen)
 {
-    snprintf(buf, buflen, "%s:%s", w->cfg->key_prefix, suffix);
-    return buf;
+    w->ingest = ingest_new(&w->ctx, w->http, err, errlen);
+    return w->ingest ? 0 : -1;
+}
+static void drain_ingest(struct worker *w)
+{
+    ingest_flush(w->ingest);
+}
+static size_t pending_ingest(const struct worker *w)
+{
+    return ingest_pending(w->ingest);
+}
+static void reload_ingest(struct worker *w)
+{
+    ingest_config_changed(w->ingest);
+}
+static void close_ingest(struct worker *w)
+{
+    ingest_close(w->ingest);
+}
+static void free_ingest(struct worker *w)
+{
+    ingest_free(w->ingest);
 }
 
-bool worker_ready(const struct worker *w)
+static int start_inbox(struct worker *w, char *err, size_t errlen)
 {
-    /* The main pool is probed every second; the ingest pool only learns of
-     * an outage or a recovery when a request arrives, so it does not count:
-     * a stale "down" there must not keep load balancers away for good. */
-    return !w->draining && db_pool_healthy(w->db) && redis_conn_ready(w->redis) && w->migrations_current;
+    (void)err;
+    (void)errlen;
+    w->inbox = inbox_new(&w->ctx, w->alerter);
+    return 0;
+}
+static void drain_inbox(struct worker *w)
+{
+    inbox_drain(w->inbox);
+}
+static size_t pending_inbox(const struct worker *w)
+{
+    return inbox_pending(w->inbox);
+}
+static void free_inbox(struct worker *w)
+{
+    inbox_free(w->inbox);
 }
 
-static const struct embedded_file *embedded(const char *path)
+static int start_delivery(struct worker *w, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < embedded_nfiles; i++)
-        if (strcmp(embedded_files[i].path, path) == 0)
-            return &embedded_files[i];
-    HOOKD_ASSERT(!"embedded file missing");
+    w->delivery = delivery_new(&w->ctx, w->alerter, err, errlen);
+    return w->delivery ? 0 : -1;
+}
+static void drain_delivery(struct worker *w)
+{
+    delivery_drain(w->delivery);
+}
+static void reload_delivery(struct worker *w)
+{
+    delivery_reload(w->delivery);
+}
+static size_t pending_delivery(const struct worker *w)
+{
+    return delivery_inflight(w->delivery) + delivery_pending(w->delivery);
+}
+static void free_delivery(struct worker *w)
+{
+    delivery_free(w->delivery);
 }
 
-static void load_scripts(struct worker *w)
+static int start_relay(struct worker *w, char *err, size_t errlen)
 {
-    static const struct {
-        const char *name;
-        size_t offset;
-    } defs[] = {
-        {"claim", offsetof(struct worker_scripts, claim)},
-        {"ack", offsetof(struct worker_scripts, ack)},
-        {"reschedule", offsetof(struct worker_scripts, reschedule)},
-        {"reap", offsetof(struct worker_scripts, reap)},
-        {"seed", offsetof(struct worker_scripts, seed)},
-        {"adopt", offsetof(struct worker_scripts, adopt)},
-    };
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
-        char path[64];
-        snprintf(path, sizeof path, "lua/%s.lua", defs[i].name);
-        const struct embedded_file *f = embedded(path);
-        struct redis_script *s = (struct redis_script *)((char *)&w->scripts + defs[i].offset);
-        redis_script_init(s, defs[i].name, f->data, f->len);
-        redis_conn_add_script(w->redis, s);
-    }
+    w->relay = relay_new(&w->ctx, w->delivery);
+    if (!w->relay)
+        return snprintf(err, errlen, "cannot start the outbox relay"), -1;
+    return 0;
+}
+static void drain_relay(struct worker *w)
+{
+    relay_stop(w->relay);
+}
+static size_t pending_relay(const struct worker *w)
+{
+    return relay_pending(w->relay);
+}
+static void close_relay(struct worker *w)
+{
+    relay_close(w->relay);
+}
+static void free_relay(struct worker *w)
+{
+    relay_free(w->relay);
+}
+
+static int start_reconcile(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->reconcile = reconcile_new(&w->ctx);
+    return 0;
+}
+static void close_reconcile(struct worker *w)
+{
+    reconcile_stop(w->reconcile);
+}
+static void free_reconcile(struct worker *w)
+{
+    reconcile_free(w->reconcile);
+}
+
+static size_t worker_inflight(void *arg);
+
+static int start_heartbeat(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->heartbeat = heartbeat_new(&w->ctx, worker_inflight, w);
+    return 0;
+}
+static void reload_heartbeat(struct worker *w)
+{
+    heartbeat_reschedule(w->heartbeat);
+}
+static void free_heartbeat(struct worker *w)
+{
+    heartbeat_free(w->heartbeat);
+}
+
+static int start_admin(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->admin = admin_new(&w->ctx, w->http, w->heartbeat);
+    return 0;
+}
+static void free_admin(struct worker *w)
+{
+    admin_free(w->admin);
+}
+
+static int start_metrics(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->metrics = metrics_new(&w->ctx, w->http, w->heartbeat, w->inbox);
+    return 0;
+}
+static void free_metrics(struct worker *w)
+{
+    metrics_free(w->metrics);
+}
+
+/* Start order: a part may take any part above it as a peer. */
+static const struct part_ops parts[] = {
+    {"alerter", 0, start_alerter, NULL, NULL, reload_alerter, NULL, free_alerter},
+    {"ingest", ROLE_INGEST, start_ingest, drain_ingest, pending_ingest, reload_ingest, close_ingest, free_ingest},
+    {"inbox", ROLE_INBOX, start_inbox, drain_inbox, pending_inbox, NULL, NULL, free_inbox},
+    {"delivery", ROLE_RELAY, start_delivery, drain_delivery, pending_delivery, reload_delivery, NULL, free_delivery},
+    {"relay", ROLE_RELAY, start_relay, drain_relay, pending_relay, NULL, close_relay, free_relay},
+    {"reconcile", 0, start_reconcile, NULL, NULL, NULL, close_reconcile, free_reconcile},
+    {"heartbeat", 0, start_heartbeat, NULL, NULL, reload_heartbeat, NULL, free_heartbeat},
+    {"admin", 0, start_admin, NULL, NULL, NULL, NULL, free_admin},
+    {"metrics", 0, start_metrics, NULL, NULL, NULL, NULL, free_metrics},
+};
+#define NPARTS (sizeof parts / sizeof parts[0])
+_Static_assert(NPARTS <= sizeof((struct worker *)0)->started / sizeof(bool), "worker.started too small");
+
+/* Items claimed by this worker's queues and not yet finished (heartbeat). */
+static size_t worker_inflight(void *arg)
+{
+    const struct worker *w = arg;
+    return (w->inbox ? inbox_pending(w->inbox) : 0) + (w->delivery ? delivery_inflight(w->delivery) : 0);
 }
 
 /* ---- readiness --------------------------------------------------------- */
@@ -102,18 +283,19 @@ static void work_schema_check(PGconn *conn, void *arg)
 static void done_schema_check(void *arg)
 {
     struct schema_check *c = arg;
+    struct hookd_ctx *ctx = &c->w->ctx;
     bool current = c->state == 0;
-    if (current != c->w->migrations_current) {
+    if (current != ctx->migrations_current) {
         if (current)
             log_info("schema.current", "%s", "");
         else if (c->state == 1)
             log_warn("schema.pending", "hint=\"run hookd migrate\"");
-        else if (db_pool_healthy(c->w->db))
+        else if (db_pool_healthy(ctx->db))
             log_warn("schema.check_failed", "error=\"%s\"", c->err);
     }
-    c->w->migrations_current = current;
-    if (c->dlq_size >= 0)
-        c->w->dlq_size = c->dlq_size;
+    ctx->migrations_current = current;
+    if (c->dlq_size >= 0 && c->w->heartbeat)
+        heartbeat_set_dlq_size(c->w->heartbeat, c->dlq_size);
     free(c);
 }
 
@@ -124,7 +306,7 @@ static void on_readiness_timer(evutil_socket_t fd, short what, void *arg)
     struct worker *w = arg;
     struct schema_check *c = xcalloc(1, sizeof *c);
     c->w = w;
-    db_pool_submit(w->db, work_schema_check, done_schema_check, c);
+    db_pool_submit(w->ctx.db, work_schema_check, done_schema_check, c);
 }
 
 static void handle_healthz(struct evhttp_request *req, void *arg)
@@ -135,52 +317,19 @@ static void handle_healthz(struct evhttp_request *req, void *arg)
 
 static void handle_readyz(struct evhttp_request *req, void *arg)
 {
-    struct worker *w = arg;
-    bool ready = worker_ready(w);
+    const struct hookd_ctx *ctx = arg;
+    bool ready = ctx_ready(ctx);
     http_reply_json(req, ready ? 200 : 503,
-                    json_pack("{s:b, s:b, s:b, s:b, s:b}", "ready", ready, "postgres", db_pool_healthy(w->db),
-                              "redis", redis_conn_ready(w->redis), "migrations", w->migrations_current, "draining",
-                              w->draining));
-}
-
-/* ---- Redis events ------------------------------------------------------ */
-
-static void on_redis_ready(void *arg)
-{
-    struct worker *w = arg;
-    /* A reconnect may mean a restarted, empty Redis: rebuild the schedule. */
-    if (w->reconcile)
-        reconcile_now(w->reconcile);
-    if (w->inbox_sched)
-        sched_wake(w->inbox_sched);
-    if (w->delivery_sched)
-        sched_wake(w->delivery_sched);
-}
-
-/* `<prefix>:wake:inbox` / `<prefix>:wake:delivery`: new work is due now. */
-static void on_wake(const char *channel, const char *msg, size_t len, void *arg)
-{
-    (void)msg;
-    (void)len;
-    struct worker *w = arg;
-    size_t n = strlen(channel);
-    if (w->draining)
-        return;
-    if (w->inbox_sched && n >= 5 && strcmp(channel + n - 5, "inbox") == 0)
-        sched_wake(w->inbox_sched);
-    else if (w->delivery_sched && n >= 8 && strcmp(channel + n - 8, "delivery") == 0)
-        sched_wake(w->delivery_sched);
+                    json_pack("{s:b, s:b, s:b, s:b, s:b}", "ready", ready, "postgres", db_pool_healthy(ctx->db),
+                              "redis", redis_conn_ready(ctx->redis), "migrations", ctx->migrations_current,
+                              "draining", ctx->draining));
 }
 
 /* ---- signals ------------------------------------------------------------ */
 
-static void warn_unreloadable(const struct hookd_config *o, const struct hookd_config *n)
+static bool runs(const struct worker *w, size_t i)
 {
-    if (strcmp(o->database.text, n->database.text) != 0 || strcmp(o->redis.text, n->redis.text) != 0 ||
-        strcmp(o->listen, n->listen) != 0 || o->roles != n->roles || strcmp(o->key_prefix, n->key_prefix) != 0 ||
-        o->db_pool_size != n->db_pool_size)
-        log_warn("config.restart_needed",
-                 "keys=\"database, redis, listen, roles, key_prefix, db_pool_size\" note=\"changed, take effect on restart\"");
+    return w->started[i];
 }
 
 static void on_sighup(evutil_socket_t fd, short what, void *arg)
@@ -189,28 +338,39 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct worker *w = arg;
     char err[512];
-    struct hookd_config *n = config_load(w->cfg->path, err, sizeof err);
+    struct hookd_config *n = config_load(w->ctx.cfg->path, err, sizeof err);
     if (!n) {
         log_error("config.reload_failed", "error=\"%s\" note=\"keeping the previous config\"", err);
         return;
     }
-    warn_unreloadable(w->cfg, n);
-    n->generation = w->cfg->generation + 1;
+    char keys[512];
+    if (config_restart_keys(w->ctx.cfg, n, keys, sizeof keys) > 0)
+        log_warn("config.restart_needed", "keys=\"%s\" note=\"changed, take effect on restart\"", keys);
+    n->generation = w->ctx.cfg->generation + 1;
     enum log_level lvl;
     if (log_level_parse(n->log_level, &lvl) == 0)
         log_min_level = lvl;
-    config_unref(w->cfg);
-    w->cfg = n;
-    if (w->ingest)
-        ingest_config_changed(w->ingest);
-    heartbeat_reschedule(w->heartbeat);
+    config_unref(w->ctx.cfg);
+    w->ctx.cfg = n;
+    for (size_t i = 0; i < NPARTS; i++)
+        if (runs(w, i) && parts[i].reload)
+            parts[i].reload(w);
     log_info("config.reloaded", "generation=%llu", (unsigned long long)n->generation);
 }
 
 static void on_drained(void *arg)
 {
     struct worker *w = arg;
-    event_base_loopexit(w->base, NULL);
+    event_base_loopexit(w->ctx.base, NULL);
+}
+
+static size_t pending_work(const struct worker *w)
+{
+    size_t n = db_pool_pending(w->ctx.db);
+    for (size_t i = 0; i < NPARTS; i++)
+        if (runs(w, i) && parts[i].pending)
+            n += parts[i].pending(w);
+    return n;
 }
 
 static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
@@ -218,16 +378,11 @@ static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct worker *w = arg;
-    size_t inflight = (w->inbox_sched ? sched_inflight(w->inbox_sched) : 0) +
-                      (w->delivery_sched ? sched_inflight(w->delivery_sched) : 0);
-    size_t pending = db_pool_pending(w->db) + (w->ingest_db ? db_pool_pending(w->ingest_db) : 0) +
-                     (w->ingest ? ingest_pending(w->ingest) : 0) +
-                     (w->delivery ? delivery_pending(w->delivery) : 0) + relay_pending(w->relay);
-    bool late = worker_now_ms() > w->drain_deadline_ms;
-    if ((inflight == 0 && pending == 0) || late) {
+    size_t pending = pending_work(w);
+    bool late = clock_wall_ms() > w->drain_deadline_ms;
+    if (pending == 0 || late) {
         if (late)
-            log_warn("worker.drain_timeout", "inflight=%zu pending=%zu note=\"leases expire, others take over\"",
-                     inflight, pending);
+            log_warn("worker.drain_timeout", "pending=%zu note=\"leases expire, others take over\"", pending);
         event_del(w->drain_ev);
         heartbeat_remove(w->heartbeat, on_drained, w);
     }
@@ -238,142 +393,125 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct worker *w = arg;
-    if (w->draining)
+    if (w->ctx.draining)
         return;
-    w->draining = true;
+    w->ctx.draining = true;
     log_info("worker.draining", "%s", "");
-    w->drain_deadline_ms = worker_now_ms() + w->cfg->shutdown_timeout;
-    if (w->http)
-        http_server_stop_accepting(w->http);
-    if (w->inbox_sched)
-        sched_stop(w->inbox_sched);
-    if (w->delivery_sched)
-        sched_stop(w->delivery_sched);
-    if (w->relay)
-        relay_stop(w->relay);
-    if (w->ingest)
-        ingest_flush(w->ingest);
+    w->drain_deadline_ms = clock_wall_ms() + w->ctx.cfg->shutdown_timeout;
+    http_server_stop_accepting(w->http);
+    for (size_t i = 0; i < NPARTS; i++)
+        if (runs(w, i) && parts[i].drain)
+            parts[i].drain(w);
     struct timeval tv = {0, 20 * 1000};
     event_add(w->drain_ev, &tv);
 }
 
 /* ---- start and stop ----------------------------------------------------- */
 
-static void make_id(struct worker *w)
+static void make_id(struct hookd_ctx *ctx)
 {
     unsigned char rnd[3];
     if (RAND_bytes(rnd, sizeof rnd) != 1)
         memset(rnd, 0, sizeof rnd);
-    if (gethostname(w->host, sizeof w->host) != 0)
-        snprintf(w->host, sizeof w->host, "unknown");
-    w->host[sizeof w->host - 1] = '\0';
-    snprintf(w->id, sizeof w->id, "%s-%d-%02x%02x%02x", w->host, (int)getpid(), rnd[0], rnd[1], rnd[2]);
+    if (gethostname(ctx->host, sizeof ctx->host) != 0)
+        snprintf(ctx->host, sizeof ctx->host, "unknown");
+    ctx->host[sizeof ctx->host - 1] = '\0';
+    snprintf(ctx->id, sizeof ctx->id, "%s-%d-%02x%02x%02x", ctx->host, (int)getpid(), rnd[0], rnd[1], rnd[2]);
+}
+
+/* The shared I/O every part sees through the context, and the listener. */
+static int start_io(struct worker *w, char *err, size_t errlen)
+{
+    struct hookd_ctx *ctx = &w->ctx;
+    const struct hookd_config *cfg = ctx->cfg;
+    ctx->db = db_pool_new(ctx->base, cfg->database.text, (int)cfg->db_pool_size, true);
+    if (!ctx->db)
+        return snprintf(err, errlen, "cannot start the database threads"), -1;
+    ctx->redis = redis_conn_new(ctx->base, cfg->redis.text, "main", err, errlen);
+    if (!ctx->redis)
+        return -1;
+    ctx->redis_sub = redis_conn_new(ctx->base, cfg->redis.text, "sub", err, errlen);
+    if (!ctx->redis_sub)
+        return -1;
+    ctx_load_scripts(ctx);
+    w->http = http_server_new(ctx->base, cfg->listen, err, errlen);
+    if (!w->http)
+        return -1;
+    http_server_route(w->http, "/healthz", handle_healthz, ctx);
+    http_server_route(w->http, "/readyz", handle_readyz, ctx);
+    return 0;
 }
 
 static int start(struct worker *w, char *err, size_t errlen)
 {
-    const struct hookd_config *cfg = w->cfg;
-    w->db = db_pool_new(w->base, cfg->database.text, (int)cfg->db_pool_size, true);
-    if (!w->db)
-        return snprintf(err, errlen, "cannot start the database threads"), -1;
-    w->redis = redis_conn_new(w->base, cfg->redis.text, "main", err, errlen);
-    if (!w->redis)
+    if (start_io(w, err, errlen) != 0)
         return -1;
-    w->redis_sub = redis_conn_new(w->base, cfg->redis.text, "sub", err, errlen);
-    if (!w->redis_sub)
-        return -1;
-    load_scripts(w);
-    redis_conn_on_ready(w->redis, on_redis_ready, w);
-    char channel[160];
-    redis_conn_subscribe(w->redis_sub, worker_key(w, "wake:inbox", channel, sizeof channel), on_wake, w);
-    redis_conn_subscribe(w->redis_sub, worker_key(w, "wake:delivery", channel, sizeof channel), on_wake, w);
-
-    w->http = http_server_new(w->base, cfg->listen, err, errlen);
-    if (!w->http)
-        return -1;
-    http_server_route(w->http, "/healthz", handle_healthz, w);
-    http_server_route(w->http, "/readyz", handle_readyz, w);
-    http_server_route(w->http, "/metrics", metrics_handle, w);
-    admin_register(w);
-    w->alerter = alerter_new(w, err, errlen);
-    if (!w->alerter)
-        return -1;
-    if (cfg->roles & ROLE_INGEST) {
-        w->ingest_db = db_pool_new(w->base, cfg->database.text, (int)cfg->ingest_concurrency, false);
-        if (!w->ingest_db)
-            return snprintf(err, errlen, "cannot start the database threads"), -1;
-        w->ingest = ingest_new(w);
-    }
-    if (cfg->roles & ROLE_INBOX) {
-        w->inbox = inbox_new(w);
-        w->inbox_sched = sched_new(w, "inbox", inbox_process, w->inbox);
-    }
-    if (cfg->roles & ROLE_RELAY) {
-        w->delivery = delivery_new(w, err, errlen);
-        if (!w->delivery)
+    for (size_t i = 0; i < NPARTS; i++) {
+        if (parts[i].roles && !(w->ctx.cfg->roles & parts[i].roles))
+            continue;
+        if (parts[i].start(w, err, errlen) != 0)
             return -1;
-        w->delivery_sched = sched_new(w, "delivery", delivery_process, w->delivery);
-        w->relay = relay_new(w);
-        if (!w->relay)
-            return snprintf(err, errlen, "cannot start the outbox relay"), -1;
+        w->started[i] = true;
     }
-    w->reconcile = reconcile_new(w);
-    w->heartbeat = heartbeat_new(w);
-
-    w->readiness_ev = event_new(w->base, -1, EV_PERSIST, on_readiness_timer, w);
+    struct event_base *base = w->ctx.base;
+    w->readiness_ev = event_new(base, -1, EV_PERSIST, on_readiness_timer, w);
     struct timeval second = {1, 0};
     event_add(w->readiness_ev, &second);
     on_readiness_timer(-1, 0, w);
-    w->drain_ev = event_new(w->base, -1, EV_PERSIST, on_drain_timer, w);
-    w->sig_hup = evsignal_new(w->base, SIGHUP, on_sighup, w);
-    w->sig_term = evsignal_new(w->base, SIGTERM, on_sigterm, w);
-    w->sig_int = evsignal_new(w->base, SIGINT, on_sigterm, w);
+    w->drain_ev = event_new(base, -1, EV_PERSIST, on_drain_timer, w);
+    w->sig_hup = evsignal_new(base, SIGHUP, on_sighup, w);
+    w->sig_term = evsignal_new(base, SIGTERM, on_sigterm, w);
+    w->sig_int = evsignal_new(base, SIGINT, on_sigterm, w);
     evsignal_add(w->sig_hup, NULL);
     evsignal_add(w->sig_term, NULL);
     evsignal_add(w->sig_int, NULL);
     return 0;
 }
 
+/* Also after a failed start: only what started is closed and freed. */
 static void stop(struct worker *w)
 {
-    if (w->reconcile)
-        reconcile_stop(w->reconcile);
-    if (w->inbox_sched)
-        sched_stop(w->inbox_sched);
-    if (w->delivery_sched)
-        sched_stop(w->delivery_sched);
-    relay_stop(w->relay);
-    /* Settles the relay's passes while the delivery role and its scheduler
-     * live, then runs the completions of jobs still in flight while their
-     * owners live. */
-    relay_free(w->relay);
-    w->relay = NULL;
-    db_pool_free(w->ingest_db);
-    w->ingest_db = NULL;
-    db_pool_free(w->db);
-    w->db = NULL;
-    ingest_free(w->ingest);
-    /* These two turn the loop once more (evdns releases cancelled lookups). */
-    delivery_free(w->delivery);
-    alerter_free(w->alerter);
-    /* Redis before the objects its replies are addressed to: freeing a
-     * connection runs the callbacks still pending (with NULL replies) while
-     * their owners live; a reply arriving in a later loop turn found a freed
-     * scheduler once (ASan). Nothing talks to Redis after this: the calls
-     * below see NULL connections and return -1. */
-    redis_conn_free(w->redis_sub);
-    redis_conn_free(w->redis);
-    w->redis_sub = w->redis = NULL;
-    sched_free(w->delivery_sched);
-    sched_free(w->inbox_sched);
-    inbox_free(w->inbox);
-    reconcile_free(w->reconcile);
-    heartbeat_free(w->heartbeat);
+    struct hookd_ctx *ctx = &w->ctx;
+    for (size_t i = NPARTS; i-- > 0;)
+        if (runs(w, i) && parts[i].drain)
+            parts[i].drain(w);
+    for (size_t i = NPARTS; i-- > 0;)
+        if (runs(w, i) && parts[i].close)
+            parts[i].close(w);
+    /* Jobs still queued run, and their completions reach their owners. */
+    db_pool_free(ctx->db);
+    ctx->db = NULL;
+    /* Freeing a connection runs the callbacks still pending (with NULL
+     * replies) while their owners live. Nothing talks to Redis after this:
+     * later calls see NULL connections and return -1. */
+    redis_conn_free(ctx->redis_sub);
+    redis_conn_free(ctx->redis);
+    ctx->redis_sub = ctx->redis = NULL;
+    for (size_t i = NPARTS; i-- > 0;) {
+        if (runs(w, i) && parts[i].free)
+            parts[i].free(w);
+        w->started[i] = false;
+    }
     http_server_free(w->http);
     struct event *evs[] = {w->readiness_ev, w->drain_ev, w->sig_hup, w->sig_term, w->sig_int};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])
             event_free(evs[i]);
+}
+
+static struct event_base *new_base(void)
+{
+    /* epoll changelist: a connection's read/write interest flips several
+     * times per request (evhttp enables and disables them as a request
+     * moves on); with the changelist only the net change of a loop turn
+     * reaches epoll_ctl (measured: epoll_ctl was 17% of the relay's CPU).
+     * Safe as long as no fd is dup()ed, which hookd never does. */
+    struct event_config *ecfg = event_config_new();
+    if (ecfg)
+        event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+    struct event_base *base = ecfg ? event_base_new_with_config(ecfg) : NULL;
+    event_config_free(ecfg);
+    return base ? base : event_base_new();
 }
 
 int worker_run(const char *config_path)
@@ -389,24 +527,11 @@ int worker_run(const char *config_path)
         log_min_level = lvl;
     signal(SIGPIPE, SIG_IGN);
     struct worker *w = xcalloc(1, sizeof *w);
-    w->cfg = cfg;
-    /* epoll changelist: a connection's read/write interest flips several
-     * times per request (evhttp enables and disables them as a request
-     * moves on); with the changelist only the net change of a loop turn
-     * reaches epoll_ctl (measured: epoll_ctl was 17% of the relay's CPU).
-     * Safe as long as no fd is dup()ed, which hookd never does. */
-    struct event_config *ecfg = event_config_new();
-    if (ecfg)
-        event_config_set_flag(ecfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-    w->base = ecfg ? event_base_new_with_config(ecfg) : NULL;
-    event_config_free(ecfg);
-    if (!w->base)
-        w->base = event_base_new();
-    w->started_ms = worker_now_ms();
-    w->dlq_size = -1;
-    w->live_workers = json_array();
-    make_id(w);
-    log_set_worker(w->id);
+    w->ctx.cfg = cfg;
+    w->ctx.base = new_base();
+    w->ctx.started_ms = clock_wall_ms();
+    make_id(&w->ctx);
+    log_set_worker(w->ctx.id);
     int status = 0;
     if (start(w, err, sizeof err) != 0) {
         fprintf(stderr, "hookd: %s\n", err);
@@ -414,13 +539,12 @@ int worker_run(const char *config_path)
     } else {
         log_info("worker.started", "listen=%s port=%d config=%s", cfg->listen, http_server_port(w->http),
                  cfg->path);
-        event_base_dispatch(w->base);
+        event_base_dispatch(w->ctx.base);
         log_info("worker.stopped", "%s", "");
     }
     stop(w);
-    event_base_free(w->base);
-    json_decref(w->live_workers);
-    config_unref(w->cfg);
+    event_base_free(w->ctx.base);
+    config_unref(w->ctx.cfg);
     free(w);
     return status;
 }

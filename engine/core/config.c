@@ -50,7 +50,7 @@ static const struct key_def hookd_keys[] = {
     HK(max_inflight, KT_INT, "1000", true),
     HK(first_attempt_window, KT_DURATION, "250ms", true),
     HK(ingest_batch_max, KT_INT, "256", true),
-    HK(ingest_concurrency, KT_INT, "2", true),
+    HK(ingest_concurrency, KT_INT, "2", false), /* the ingest pool's threads */
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
 };
@@ -1070,6 +1070,49 @@ static void print_retry(FILE *out, const struct backoff_policy *p)
     fprintf(out, "schedule = ");
     print_schedule(out, p->schedule_ms, p->nsteps);
     fprintf(out, "max_attempts = %d\njitter = %d%%\n", p->max_attempts, p->jitter_pct);
+}
+
+static bool key_changed(const struct key_def *k, const struct hookd_config *a, const struct hookd_config *b)
+{
+    const void *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
+    switch (k->type) {
+    case KT_STRING: {
+        const char *s = *(char *const *)x, *t = *(char *const *)y;
+        return (s == NULL) != (t == NULL) || (s && strcmp(s, t) != 0);
+    }
+    case KT_SECRET: {
+        const char *s = ((const struct config_secret *)x)->text, *t = ((const struct config_secret *)y)->text;
+        return (s == NULL) != (t == NULL) || (s && strcmp(s, t) != 0);
+    }
+    case KT_DURATION:
+    case KT_INT:
+    case KT_SIZE:
+        return *(const int64_t *)x != *(const int64_t *)y;
+    case KT_BOOL:
+        return *(const bool *)x != *(const bool *)y;
+    case KT_ROLES:
+        return *(const unsigned *)x != *(const unsigned *)y;
+    }
+    return false;
+}
+
+size_t config_restart_keys(const struct hookd_config *old, const struct hookd_config *new_cfg, char *buf,
+                           size_t buflen)
+{
+    size_t n = 0, used = 0;
+    if (buflen > 0)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof hookd_keys / sizeof hookd_keys[0]; i++) {
+        const struct key_def *k = &hookd_keys[i];
+        if (k->reloadable || !key_changed(k, old, new_cfg))
+            continue;
+        if (used < buflen) {
+            int w = snprintf(buf + used, buflen - used, "%s%s", n ? ", " : "", k->name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        n++;
+    }
+    return n;
 }
 
 static void print_source(FILE *out, const char *key, const struct field_source *f)

@@ -130,6 +130,12 @@ void config_unref(struct hookd_config *);
  * secret redacted, to out. */
 void config_print(const struct hookd_config *, FILE *out);
 
+/* The [hookd] keys whose value differs between old and new although the
+ * key table marks them as taking effect only on restart: their names,
+ * comma-separated, into buf (truncated to buflen); returns how many. */
+size_t config_restart_keys(const struct hookd_config *old, const struct hookd_config *new_cfg, char *buf,
+                           size_t buflen);
+
 const struct partner_config *config_partner(const struct hookd_config *, const char *name);
 /* The machine for an event: the partner's entity_type if given, otherwise
  * the one machine whose transitions name the event type. NULL if none. */

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -49,13 +50,6 @@ struct db_pool {
     atomic_bool healthy;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Server notices ("relation already exists, skipping") are not errors and
  * must not interleave with our structured log lines. */
 static void ignore_notice(void *arg, const char *message)
@@ -87,7 +81,7 @@ static PGconn *thread_conn(struct db_thread *t)
         PQfinish(t->conn);
         t->conn = NULL;
     }
-    int64_t now = mono_ms();
+    int64_t now = clock_mono_ms();
     if (now < t->next_connect_ms)
         return NULL;
     char err[256];

@@ -20,6 +20,7 @@
  * us anything. */
 #include "http_client.h"
 
+#include "clock.h"
 #include "netguard.h"
 #include "xmalloc.h"
 
@@ -169,6 +170,7 @@ struct http_client {
     struct event_base *base;
     struct evdns_base *evdns;
     SSL_CTX *ssl_ctx;
+    char *ca_file; /* what ssl_ctx verifies with; NULL = the default store */
     int allow_private;
     size_t max_response;
     int max_total;
@@ -193,13 +195,6 @@ static void request_finish(struct hc_request *r);
 static void request_resolve(struct hc_request *r);
 static void on_timeout(evutil_socket_t fd, short what, void *arg);
 static void client_destroy(struct http_client *c);
-
-static int64_t now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -680,7 +675,7 @@ static void request_finish(struct hc_request *r)
     if (r->phase == REQ_DONE)
         return;
     r->phase = REQ_DONE;
-    r->duration_us = r->started_us ? now_us() - r->started_us : 0;
+    r->duration_us = r->started_us ? clock_mono_us() - r->started_us : 0;
     if (r->timer)
         event_del(r->timer);
     request_drop_dns(r);
@@ -970,7 +965,7 @@ static void write_now(struct hc_conn *conn)
 static void request_send(struct hc_request *r, struct hc_conn *conn)
 {
     struct evhttp_request *ereq;
-    int64_t left_ms = r->timeout_ms - (now_us() - r->started_us) / 1000;
+    int64_t left_ms = r->timeout_ms - (clock_mono_us() - r->started_us) / 1000;
     struct timeval tv;
 
     r->conn = conn;
@@ -1121,7 +1116,7 @@ static void request_start(struct hc_request *r)
     struct timeval tv = {r->timeout_ms / 1000, (r->timeout_ms % 1000) * 1000};
     struct hc_conn *conn;
 
-    r->started_us = now_us();
+    r->started_us = clock_mono_us();
     evtimer_add(r->timer, &tv);
     conn = conn_take_idle(r->key, &r->url);
     if (conn) {
@@ -1256,6 +1251,7 @@ static void client_destroy(struct http_client *c)
         event_free(c->deliver_ev);
     if (c->ssl_ctx)
         SSL_CTX_free(c->ssl_ctx);
+    free(c->ca_file);
     free(c->user_agent);
     free(c);
 }
@@ -1301,11 +1297,57 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     c->ssl_ctx = tls_ctx_new(config->ca_file, err, errlen);
     if (!c->ssl_ctx)
         goto fail;
+    c->ca_file = config->ca_file ? xstrdup(config->ca_file) : NULL;
     return c;
 
 fail:
     client_destroy(c);
     return NULL;
+}
+
+/* Closes every idle keep-alive connection, so the next request connects
+ * (and is checked) afresh. */
+static void drop_idle(struct http_client *c)
+{
+    for (size_t i = 0; i < c->nbuckets; i++) {
+        struct hc_key *k = c->buckets[i], *next;
+        for (; k; k = next) {
+            struct hc_conn *conn;
+            next = k->hash_next;
+            while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
+                TAILQ_REMOVE(&k->idle, conn, idle_link);
+                k->nidle--;
+                conn_free(conn);
+            }
+            key_maybe_free(c, k);
+        }
+    }
+}
+
+int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err,
+                            size_t errlen)
+{
+    const char *old_ca = c->ca_file, *new_ca = config->ca_file;
+    int ca_changed = (old_ca == NULL) != (new_ca == NULL) || (old_ca && strcmp(old_ca, new_ca) != 0);
+    if (ca_changed) {
+        SSL_CTX *ssl = tls_ctx_new(new_ca, err, errlen);
+        if (!ssl)
+            return -1;
+        /* Connections made with the old context keep their reference. */
+        SSL_CTX_free(c->ssl_ctx);
+        c->ssl_ctx = ssl;
+        free(c->ca_file);
+        c->ca_file = new_ca ? xstrdup(new_ca) : NULL;
+    }
+    int tighter = c->allow_private && !config->allow_private_networks;
+    c->allow_private = config->allow_private_networks != 0;
+    c->max_total = config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
+    /* A connection to an address now refused, or verified with the old CAs,
+     * must not carry another request. */
+    if (ca_changed || tighter)
+        drop_idle(c);
+    dispatch(c); /* a larger max_inflight_total may start queued requests */
+    return 0;
 }
 
 /* Cancels everything outstanding and reports it; see http_client.h. */

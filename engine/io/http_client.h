@@ -45,6 +45,16 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
                                     const struct http_client_config *config, char *err,
                                     size_t errlen) __attribute__((warn_unused_result));
 
+/* Applies a changed config (a reload): allow_private_networks,
+ * max_inflight_total and ca_file (a new TLS context for new connections).
+ * Idle keep-alive connections are closed when the address policy got
+ * stricter or the CAs changed, so the next request connects and is checked
+ * afresh; requests already on the wire finish as they started. The other
+ * fields are fixed at creation. -1 with err (and nothing changed) when the
+ * new ca_file cannot be loaded. */
+int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err,
+                            size_t errlen) __attribute__((warn_unused_result));
+
 /* Cancels every request not yet reported: their callbacks run, before
  * http_client_free returns, with error "cancelled" (requests that had
  * already finished report their real result instead). May be called from

@@ -21,6 +21,7 @@
 
 #define MAX_SCRIPTS 16
 #define MAX_CHANNELS 8
+#define MAX_LISTENERS 8
 
 struct subscription {
     char *channel;
@@ -42,8 +43,11 @@ struct redis_conn {
     struct event *ping_ev;
     int backoff_ms;
     int pings_outstanding;
-    redis_event_fn on_ready;
-    void *on_ready_arg;
+    struct {
+        redis_event_fn fn;
+        void *arg;
+    } on_ready[MAX_LISTENERS];
+    int non_ready;
     const struct redis_script *scripts[MAX_SCRIPTS];
     int nscripts;
     struct subscription subs[MAX_CHANNELS];
@@ -227,8 +231,8 @@ static void on_connect(const redisAsyncContext *cac, int status)
     rc->backoff_ms = 0;
     rc->pings_outstanding = 0;
     log_info("redis.up", "conn=%s addr=%s:%d", rc->name, rc->host, rc->port);
-    if (rc->on_ready)
-        rc->on_ready(rc->on_ready_arg);
+    for (int i = 0; i < rc->non_ready; i++)
+        rc->on_ready[i].fn(rc->on_ready[i].arg);
 }
 
 static void connect_now(struct redis_conn *rc)
@@ -333,8 +337,20 @@ bool redis_conn_ready(const struct redis_conn *rc)
 
 void redis_conn_on_ready(struct redis_conn *rc, redis_event_fn fn, void *arg)
 {
-    rc->on_ready = fn;
-    rc->on_ready_arg = arg;
+    HOOKD_ASSERT(rc->non_ready < MAX_LISTENERS);
+    rc->on_ready[rc->non_ready].fn = fn;
+    rc->on_ready[rc->non_ready].arg = arg;
+    rc->non_ready++;
+}
+
+void redis_conn_off_ready(struct redis_conn *rc, redis_event_fn fn, void *arg)
+{
+    for (int i = 0; rc && i < rc->non_ready; i++) {
+        if (rc->on_ready[i].fn == fn && rc->on_ready[i].arg == arg) {
+            rc->on_ready[i] = rc->on_ready[--rc->non_ready];
+            return;
+        }
+    }
 }
 
 void redis_conn_add_script(struct redis_conn *rc, const struct redis_script *s)

@@ -51,8 +51,11 @@ __attribute__((warn_unused_result)) struct redis_conn *redis_conn_new(struct eve
 /* Disconnects; pending callbacks run with a NULL reply. Accepts NULL. */
 void redis_conn_free(struct redis_conn *rc);
 bool redis_conn_ready(const struct redis_conn *rc);
-/* Called on the loop each time the connection is (re)established and set up. */
+/* Adds a listener called on the loop each time the connection is
+ * (re)established and set up (at most 8 per connection). */
 void redis_conn_on_ready(struct redis_conn *rc, redis_event_fn fn, void *arg);
+/* Removes a listener added with the same fn and arg; accepts a NULL rc. */
+void redis_conn_off_ready(struct redis_conn *rc, redis_event_fn fn, void *arg);
 /* Scripts to SCRIPT LOAD after each connect (the pointer is kept). */
 void redis_conn_add_script(struct redis_conn *rc, const struct redis_script *s);
 

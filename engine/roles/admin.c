@@ -16,19 +16,26 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include "clock.h"
 #include "db.h"
 #include "dlq.h"
 #include "encoding.h"
 #include "http_server.h"
 #include "log.h"
+#include "ctx.h"
+#include "heartbeat.h"
 #include "sched.h"
-#include "worker.h"
 #include "xmalloc.h"
 
 enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY };
 
+struct admin {
+    struct hookd_ctx *ctx;
+    const struct heartbeat *hb; /* borrowed: queue depths and live workers */
+};
+
 struct job {
-    struct worker *w;
+    struct admin *a;
     struct evhttp_request *req; /* NULL once the client went away */
     enum page page;
     char id[64];
@@ -57,9 +64,9 @@ static bool same(const char *a, const char *b)
     return n == strlen(b) && n > 0 && CRYPTO_memcmp(a, b, n) == 0;
 }
 
-static bool authorised(struct worker *w, struct evhttp_request *req)
+static bool authorised(struct admin *a, struct evhttp_request *req)
 {
-    const char *token = w->cfg->admin_token.text;
+    const char *token = a->ctx->cfg->admin_token.text;
     struct evkeyvalq *h = evhttp_request_get_input_headers(req);
     const char *auth = evhttp_find_header(h, "Authorization");
     if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
@@ -153,16 +160,17 @@ static void redirect(struct evhttp_request *req, const char *to)
     evhttp_send_reply(req, 303, "See Other", NULL);
 }
 
-static void render_overview(struct worker *w, struct evbuffer *b)
+static void render_overview(struct admin *a, struct evbuffer *b)
 {
+    const struct heartbeat_view *v = heartbeat_view(a->hb);
     evbuffer_add_printf(b, "<h2>Queues</h2><table id=queues><tr><th>queue</th><th>due</th><th>inflight</th></tr>"
                            "<tr><td>inbox</td><td>%lld</td><td>%lld</td></tr>"
                            "<tr><td>delivery</td><td>%lld</td><td>%lld</td></tr></table>",
-                        w->depth[0], w->depth[1], w->depth[2], w->depth[3]);
+                        v->depth[0], v->depth[1], v->depth[2], v->depth[3]);
     evbuffer_add_printf(b, "<h2>Live workers</h2><ul id=workers>");
     size_t i;
     json_t *wk;
-    json_array_foreach(w->live_workers, i, wk)
+    json_array_foreach(v->live_workers, i, wk)
     {
         evbuffer_add_printf(b, "<li>");
         esc(b, json_string_value(wk));
@@ -211,7 +219,7 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     }
     evbuffer_add_printf(b, "</table><p id=count>%zu open dead letter%s</p>", json_array_size(j->result),
                         json_array_size(j->result) == 1 ? "" : "s");
-    render_overview(j->w, b);
+    render_overview(j->a, b);
 }
 
 static void render_detail(struct job *j, struct evbuffer *b)
@@ -232,7 +240,7 @@ static void render_detail(struct job *j, struct evbuffer *b)
                         (long long)json_integer_value(json_object_get(e, "attempts")));
     if (!json_is_string(json_object_get(e, "replayed_at"))) {
         char csrf[65];
-        derive(j->w->cfg->admin_token.text, "hookd-admin-csrf", csrf);
+        derive(j->a->ctx->cfg->admin_token.text, "hookd-admin-csrf", csrf);
         evbuffer_add_printf(b, "<form method=post action=\"/admin/dlq/");
         esc(b, jstr(e, "id"));
         evbuffer_add_printf(b, "/replay\" onsubmit=\"return confirm('Replay this event through the normal path?')\">"
@@ -304,9 +312,9 @@ static void done(void *arg)
         evhttp_connection_set_closecb(evhttp_request_get_connection(req), NULL, NULL);
     if (j->page == PAGE_REPLAY && j->result) {
         char *ids[] = {j->replayed.source_id};
-        int64_t now = worker_now_ms();
-        sched_seed(j->w, j->replayed.source, ids, &now, 1, false);
-        stats_add(&j->w->stats, STAT_REPLAYED, 1);
+        int64_t now = clock_wall_ms();
+        sched_seed(j->a->ctx, j->replayed.source, ids, &now, 1, false);
+        stats_add(&j->a->ctx->stats, STAT_REPLAYED, 1);
         log_info("admin.replayed", "id=%s source=%s source_id=%s", j->id, j->replayed.source, j->replayed.source_id);
     }
     if (req) {
@@ -344,17 +352,17 @@ static void done(void *arg)
     free(j);
 }
 
-static void submit(struct worker *w, struct evhttp_request *req, struct job *j)
+static void submit(struct admin *a, struct evhttp_request *req, struct job *j)
 {
-    j->w = w;
+    j->a = a;
     j->req = req;
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_client_closed, j);
-    db_pool_submit(w->db, work, done, j);
+    db_pool_submit(a->ctx->db, work, done, j);
 }
 
 /* ---- routing ---------------------------------------------------------------------- */
 
-static void handle_login(struct worker *w, struct evhttp_request *req)
+static void handle_login(struct admin *a, struct evhttp_request *req)
 {
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
         login_page(req, 200, NULL);
@@ -366,9 +374,9 @@ static void handle_login(struct worker *w, struct evhttp_request *req)
     struct evkeyvalq form;
     TAILQ_INIT(&form);
     const char *token = evhttp_parse_query_str(body, &form) == 0 ? evhttp_find_header(&form, "token") : NULL;
-    if (token && same(token, w->cfg->admin_token.text)) {
+    if (token && same(token, a->ctx->cfg->admin_token.text)) {
         char session[65], cookie[160];
-        derive(w->cfg->admin_token.text, "hookd-admin-session", session);
+        derive(a->ctx->cfg->admin_token.text, "hookd-admin-session", session);
         snprintf(cookie, sizeof cookie, "hookd_admin=%s; HttpOnly; SameSite=Strict; Path=/admin", session);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
         redirect(req, "/admin");
@@ -381,7 +389,7 @@ static void handle_login(struct worker *w, struct evhttp_request *req)
     free(body);
 }
 
-static void handle_replay(struct worker *w, struct evhttp_request *req, const char *id)
+static void handle_replay(struct admin *a, struct evhttp_request *req, const char *id)
 {
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
         http_reply_error(req, 405, "method", "replay is a POST");
@@ -394,7 +402,7 @@ static void handle_replay(struct worker *w, struct evhttp_request *req, const ch
     TAILQ_INIT(&form);
     const char *csrf = evhttp_parse_query_str(body, &form) == 0 ? evhttp_find_header(&form, "csrf") : NULL;
     char want[65];
-    derive(w->cfg->admin_token.text, "hookd-admin-csrf", want);
+    derive(a->ctx->cfg->admin_token.text, "hookd-admin-csrf", want);
     bool ok = csrf && same(csrf, want);
     evhttp_clear_headers(&form);
     free(body);
@@ -406,21 +414,21 @@ static void handle_replay(struct worker *w, struct evhttp_request *req, const ch
     struct job *j = xcalloc(1, sizeof *j);
     j->page = PAGE_REPLAY;
     snprintf(j->id, sizeof j->id, "%s", id);
-    submit(w, req, j);
+    submit(a, req, j);
 }
 
 static void handle_admin(struct evhttp_request *req, void *arg)
 {
-    struct worker *w = arg;
-    if (!w->cfg->admin_token.text) {
+    struct admin *a = arg;
+    if (!a->ctx->cfg->admin_token.text) {
         http_reply_error(req, 404, "not_found", "the admin view is disabled (set [hookd] admin_token)");
         return;
     }
     char *path = http_request_path(req);
     const char *p = path ? path : "";
     if (strcmp(p, "/admin/login") == 0) {
-        handle_login(w, req);
-    } else if (!authorised(w, req)) {
+        handle_login(a, req);
+    } else if (!authorised(a, req)) {
         login_page(req, 401, NULL);
     } else if (strncmp(p, "/admin/dlq/", 11) == 0) {
         const char *id = p + 11;
@@ -428,12 +436,12 @@ static void handle_admin(struct evhttp_request *req, void *arg)
         char idbuf[64];
         snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n < 63 ? n : 63), id);
         if (strcmp(id + n, "/replay") == 0) {
-            handle_replay(w, req, idbuf);
+            handle_replay(a, req, idbuf);
         } else {
             struct job *j = xcalloc(1, sizeof *j);
             j->page = PAGE_DETAIL;
             snprintf(j->id, sizeof j->id, "%s", idbuf);
-            submit(w, req, j);
+            submit(a, req, j);
         }
     } else if (strcmp(p, "/admin") == 0 || strcmp(p, "/admin/") == 0) {
         struct job *j = xcalloc(1, sizeof *j);
@@ -451,15 +459,24 @@ static void handle_admin(struct evhttp_request *req, void *arg)
                 snprintf(j->event_type, sizeof j->event_type, "%s", v);
         }
         evhttp_clear_headers(&q);
-        submit(w, req, j);
+        submit(a, req, j);
     } else {
         http_reply_error(req, 404, "not_found", "no such admin page");
     }
     free(path);
 }
 
-void admin_register(struct worker *w)
+struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb)
 {
-    http_server_route(w->http, "/admin", handle_admin, w);
-    http_server_route(w->http, "/admin/*", handle_admin, w);
+    struct admin *a = xcalloc(1, sizeof *a);
+    a->ctx = ctx;
+    a->hb = hb;
+    http_server_route(http, "/admin", handle_admin, a);
+    http_server_route(http, "/admin/*", handle_admin, a);
+    return a;
+}
+
+void admin_free(struct admin *a)
+{
+    free(a);
 }

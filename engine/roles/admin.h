@@ -8,9 +8,14 @@
 #ifndef HOOKD_ADMIN_H
 #define HOOKD_ADMIN_H
 
-struct worker;
+struct hookd_ctx;
+struct http_server;
+struct heartbeat;
+struct admin;
 
-/* Registers the /admin routes on the worker's HTTP server. */
-void admin_register(struct worker *w);
+/* Registers the /admin routes on http. All arguments are borrowed and must
+ * outlive the admin view (requests in flight hold it). */
+struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb);
+void admin_free(struct admin *a); /* accepts NULL */
 
 #endif

@@ -13,14 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "http_client.h"
 #include "log.h"
 #include "version.h"
-#include "worker.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
 struct alerter {
-    struct worker *w;
+    struct hookd_ctx *ctx;
     struct evdns_base *dns;
     struct http_client *http;
     struct event *timer;
@@ -48,8 +49,8 @@ static void on_sent(const struct http_client_result *res, void *arg)
         a->failures++;
         static const int64_t waits[] = {1000, 5000, 30000};
         int64_t wait = waits[a->failures - 1 < 2 ? a->failures - 1 : 2];
-        if (wait > a->w->cfg->alert_interval)
-            wait = a->w->cfg->alert_interval;
+        if (wait > a->ctx->cfg->alert_interval)
+            wait = a->ctx->cfg->alert_interval;
         log_warn("alert.webhook_failed", "status=%d error=\"%s\" retry_in_ms=%lld", res->status,
                  res->error ? res->error : "", (long long)wait);
         a->in_flight = 0;
@@ -59,14 +60,14 @@ static void on_sent(const struct http_client_result *res, void *arg)
     a->failures = 0;
     a->pending -= a->in_flight;
     a->in_flight = 0;
-    arm(a, a->w->cfg->alert_interval); /* coalescing window */
+    arm(a, a->ctx->cfg->alert_interval); /* coalescing window */
 }
 
 /* One POST carrying every pending dead letter (count + the latest). */
 static void send_alert(struct alerter *a)
 {
-    struct worker *w = a->w;
-    if (!a->pending || a->sending || a->waiting || !w->cfg->alert_webhook.text)
+    struct hookd_ctx *ctx = a->ctx;
+    if (!a->pending || a->sending || a->waiting || !ctx->cfg->alert_webhook.text)
         return;
     char text[768];
     json_t *latest = a->latest;
@@ -80,7 +81,7 @@ static void send_alert(struct alerter *a)
     json_decref(body);
     const struct http_header hdrs[] = {{"Content-Type", "application/json"}};
     char err[256];
-    if (http_client_post(a->http, "alert", w->cfg->alert_webhook.text, hdrs, 1, payload, strlen(payload), 10000, 1,
+    if (http_client_post(a->http, "alert", ctx->cfg->alert_webhook.text, hdrs, 1, payload, strlen(payload), 10000, 1,
                          on_sent, a, err, sizeof err) == 0) {
         a->sending = true;
         a->in_flight = a->pending;
@@ -99,20 +100,26 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     send_alert(a);
 }
 
-struct alerter *alerter_new(struct worker *w, char *err, size_t errlen)
+static void client_config(const struct hookd_config *cfg, struct http_client_config *hc)
+{
+    *hc = (struct http_client_config){.allow_private_networks = cfg->allow_private_networks,
+                                      .ca_file = cfg->ca_file,
+                                      .max_response_bytes = 256,
+                                      .max_inflight_total = 1,
+                                      .user_agent = "hookd/" HOOKD_VERSION};
+}
+
+struct alerter *alerter_new(struct hookd_ctx *ctx, char *err, size_t errlen)
 {
     struct alerter *a = xcalloc(1, sizeof *a);
-    a->w = w;
-    a->timer = evtimer_new(w->base, on_timer, a);
-    a->dns = evdns_base_new(w->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    a->ctx = ctx;
+    a->timer = evtimer_new(ctx->base, on_timer, a);
+    a->dns = evdns_base_new(ctx->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
     if (!a->dns)
-        a->dns = evdns_base_new(w->base, 0);
-    const struct http_client_config hc = {.allow_private_networks = w->cfg->allow_private_networks,
-                                          .ca_file = w->cfg->ca_file,
-                                          .max_response_bytes = 256,
-                                          .max_inflight_total = 1,
-                                          .user_agent = "hookd/" HOOKD_VERSION};
-    a->http = a->dns ? http_client_new(w->base, a->dns, &hc, err, errlen) : NULL;
+        a->dns = evdns_base_new(ctx->base, 0);
+    struct http_client_config hc;
+    client_config(ctx->cfg, &hc);
+    a->http = a->dns ? http_client_new(ctx->base, a->dns, &hc, err, errlen) : NULL;
     if (!a->http) {
         if (!a->dns)
             snprintf(err, errlen, "cannot start the DNS resolver");
@@ -122,6 +129,15 @@ struct alerter *alerter_new(struct worker *w, char *err, size_t errlen)
     return a;
 }
 
+void alerter_reload(struct alerter *a)
+{
+    struct http_client_config hc;
+    client_config(a->ctx->cfg, &hc);
+    char err[256];
+    if (http_client_reconfigure(a->http, &hc, err, sizeof err) != 0)
+        log_error("alert.reload_failed", "error=\"%s\" note=\"alerts keep the previous ca_file\"", err);
+}
+
 void alerter_free(struct alerter *a)
 {
     if (!a)
@@ -129,7 +145,7 @@ void alerter_free(struct alerter *a)
     if (a->pending)
         log_warn("alert.unsent", "count=%ld note=\"worker stopping; the DLQ rows remain\"", a->pending);
     http_client_free(a->http);
-    event_base_loop(a->w->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
+    event_base_loop(a->ctx->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
     if (a->dns)
         evdns_base_free(a->dns, 0);
     event_free(a->timer);
@@ -137,22 +153,21 @@ void alerter_free(struct alerter *a)
     free(a);
 }
 
-void alert_dead_letter(struct worker *w, const char *source, const char *id, const char *partner,
+void alert_dead_letter(struct alerter *a, const char *source, const char *id, const char *partner,
                        const char *event_type, const char *entity, int attempts, const char *reason)
 {
     log_error("dlq.dead_letter", "source=%s id=%s partner=%s event=%s entity=%s attempts=%d reason=\"%s\"", source, id,
               partner, event_type, entity, attempts, reason);
     json_t *msg = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:s}", "severity", "high", "source", source,
                             "id", id, "partner", partner, "event_type", event_type, "entity", entity, "attempts",
-                            attempts, "reason", reason, "dead_at_ms", (json_int_t)worker_now_ms(), "worker", w->id);
+                            attempts, "reason", reason, "dead_at_ms", (json_int_t)clock_wall_ms(), "worker", a->ctx->id);
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
     char channel[160];
-    worker_key(w, "alerts", channel, sizeof channel);
-    if (!text || redis_conn_cmdf(w->redis, NULL, NULL, "PUBLISH %s %s", channel, text) != 0)
-        stats_add(&w->stats, STAT_REDIS_ERRORS, 1);
+    ctx_key(a->ctx, "alerts", channel, sizeof channel);
+    if (!text || redis_conn_cmdf(a->ctx->redis, NULL, NULL, "PUBLISH %s %s", channel, text) != 0)
+        stats_add(&a->ctx->stats, STAT_REDIS_ERRORS, 1);
     free(text);
-    struct alerter *a = w->alerter;
-    if (!a || !w->cfg->alert_webhook.text) {
+    if (!a->ctx->cfg->alert_webhook.text) {
         json_decref(msg);
         return;
     }

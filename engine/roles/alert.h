@@ -10,14 +10,18 @@
 
 #include <stddef.h>
 
-struct worker;
+struct hookd_ctx;
 struct alerter;
 
-struct alerter *alerter_new(struct worker *w, char *err, size_t errlen);
+/* ctx is borrowed and must outlive the alerter. */
+struct alerter *alerter_new(struct hookd_ctx *ctx, char *err, size_t errlen);
 void alerter_free(struct alerter *a); /* accepts NULL; unsent alerts are dropped (logged) */
+/* ctx->cfg changed: applies allow_private_networks and ca_file to the
+ * alert webhook's HTTP client. */
+void alerter_reload(struct alerter *a);
 
 /* source: "inbox" or "delivery"; all strings borrowed. */
-void alert_dead_letter(struct worker *w, const char *source, const char *id, const char *partner,
+void alert_dead_letter(struct alerter *a, const char *source, const char *id, const char *partner,
                        const char *event_type, const char *entity, int attempts, const char *reason);
 
 #endif

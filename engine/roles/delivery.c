@@ -20,13 +20,14 @@
 #include <time.h>
 
 #include "alert.h"
+#include "clock.h"
 #include "db.h"
 #include "http_client.h"
 #include "log.h"
 #include "sched.h"
 #include "signature.h"
 #include "version.h"
-#include "worker.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
 #define EXCERPT_MAX 512
@@ -86,7 +87,9 @@ struct record_job {
 };
 
 struct delivery {
-    struct worker *w;
+    struct hookd_ctx *ctx;
+    struct alerter *alerter; /* borrowed */
+    struct sched *sched;     /* owned: the delivery queue */
     struct evdns_base *dns;
     struct http_client *http;
     struct record_job *open; /* outcomes gathering for the next record job */
@@ -381,21 +384,21 @@ static void start_record(struct delivery *d);
 
 static void report(struct delivery *d, struct delivery_item *it)
 {
-    struct worker *w = d->w;
+    struct hookd_ctx *ctx = d->ctx;
     if (it->kind == R_SUCCEEDED) {
-        stats_add(&w->stats, STAT_DELIVERED, 1);
+        stats_add(&ctx->stats, STAT_DELIVERED, 1);
         log_debug("delivery.succeeded", "id=%s event=%s endpoint=%s status=%d attempt=%d", it->id, it->event_id,
                   it->endpoint_name, it->status, it->attempts);
         return;
     }
-    stats_add(&w->stats, STAT_DELIVERY_FAILED, 1);
+    stats_add(&ctx->stats, STAT_DELIVERY_FAILED, 1);
     if (it->dead) {
-        stats_add(&w->stats, STAT_DEAD, 1);
-        alert_dead_letter(w, "delivery", it->id, it->endpoint_name, "", it->event_id, it->attempts,
+        stats_add(&ctx->stats, STAT_DEAD, 1);
+        alert_dead_letter(d->alerter, "delivery", it->id, it->endpoint_name, "", it->event_id, it->attempts,
                           it->error ? it->error : "");
     } else {
         log_warn("delivery.retry", "id=%s endpoint=%s status=%d attempt=%d due_in_ms=%lld error=\"%s\"", it->id,
-                 it->endpoint_name, it->status, it->attempts, (long long)(it->next_due_ms - worker_now_ms()),
+                 it->endpoint_name, it->status, it->attempts, (long long)(it->next_due_ms - clock_wall_ms()),
                  it->error ? it->error : "");
     }
 }
@@ -408,12 +411,12 @@ static void done_record(void *arg)
         struct delivery_item *it = job->items[i];
         int64_t next = -1;
         if (it->kind == R_SKIP_LATER || !job->committed || (!it->recorded && it->kind != R_SKIP_ACK))
-            next = worker_now_ms() + 1000; /* not recorded: try again; Postgres decides */
+            next = clock_wall_ms() + 1000; /* not recorded: try again; Postgres decides */
         else if (it->kind == R_FAILED && !it->dead)
             next = it->next_due_ms;
         if (job->committed && it->recorded)
             report(d, it);
-        sched_done(d->w->delivery_sched, it->id, next);
+        sched_done(d->sched, it->id, next);
         item_free(it);
     }
     d->pending -= job->n;
@@ -431,7 +434,7 @@ static void start_record(struct delivery *d)
     struct record_job *job = d->open;
     d->open = NULL;
     d->recording++;
-    db_pool_submit(d->w->db, work_record, done_record, job);
+    db_pool_submit(d->ctx->db, work_record, done_record, job);
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg)
@@ -447,8 +450,8 @@ static void finish(struct delivery *d, struct delivery_item *it)
     if (!d->open) {
         d->open = xcalloc(1, sizeof *d->open);
         d->open->d = d;
-        d->open->cfg = config_ref(d->w->cfg);
-        snprintf(d->open->worker_id, sizeof d->open->worker_id, "%s", d->w->id);
+        d->open->cfg = config_ref(d->ctx->cfg);
+        snprintf(d->open->worker_id, sizeof d->open->worker_id, "%s", d->ctx->id);
     }
     struct record_job *job = d->open;
     if (job->n == job->cap) {
@@ -493,7 +496,7 @@ static int64_t parse_retry_after(const char *v)
     const char *rest = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
     if (!rest || *rest)
         return -1;
-    int64_t at = (int64_t)timegm(&tm) * 1000 - worker_now_ms();
+    int64_t at = (int64_t)timegm(&tm) * 1000 - clock_wall_ms();
     return at > 0 ? at : 0;
 }
 
@@ -519,8 +522,8 @@ static void on_response(const struct http_client_result *res, void *arg)
     struct delivery_item *it = arg;
     it->status = res->status;
     it->duration_us = res->duration_us;
-    it->answered_ms = worker_now_ms();
-    histogram_observe(&it->d->w->stats.delivery_seconds, (double)res->duration_us / 1e6);
+    it->answered_ms = clock_wall_ms();
+    histogram_observe(&it->d->ctx->stats.delivery_seconds, (double)res->duration_us / 1e6);
     it->excerpt = res->body_len ? excerpt(res->body, res->body_len) : NULL;
     it->retry_after_ms = parse_retry_after(res->retry_after);
     if (res->error) {
@@ -577,7 +580,7 @@ int delivery_sign(const char *secret, const char *prev_secret, const char *event
 static const struct http_header *headers_at_send(void *arg, size_t *n)
 {
     struct delivery_item *it = arg;
-    int64_t now = worker_now_ms() / 1000;
+    int64_t now = clock_wall_ms() / 1000;
     *n = 0;
     if (!it->signature[0] || now - it->signed_at > SIGNATURE_FRESH_S) {
         if (delivery_sign(it->secret, it->prev_secret, it->event_id, now, it->payload, it->signature) != 0)
@@ -595,7 +598,7 @@ static void send_item(struct delivery *d, struct delivery_item *it)
 {
     char err[256];
     if (!it->signature[0]) { /* not signed ahead (delivery_target.signature): the secret is checked now */
-        it->signed_at = worker_now_ms() / 1000;
+        it->signed_at = clock_wall_ms() / 1000;
         if (delivery_sign(it->secret, it->prev_secret, it->event_id, it->signed_at, it->payload, it->signature) !=
             0) {
             it->kind = R_FAILED;
@@ -705,7 +708,8 @@ static void done_load(void *arg)
     free(job);
 }
 
-void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
+/* sched_process_fn of the delivery queue. */
+static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
 {
     (void)due_ms;
     (void)s;
@@ -722,7 +726,7 @@ void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due
         job->items[i] = it;
     }
     d->pending += n;
-    db_pool_submit(d->w->db, work_load, done_load, job);
+    db_pool_submit(d->ctx->db, work_load, done_load, job);
 }
 
 /* ---- first attempts (the relay's fan-out) ------------------------------------ */
@@ -793,7 +797,7 @@ void delivery_first_settle(struct delivery *d, struct delivery_item **items, con
         }
     }
     if (nadopt > 0)
-        sched_adopt(d->w->delivery_sched, adopt, nadopt);
+        sched_adopt(d->sched, adopt, nadopt);
     free(adopt);
     for (size_t i = 0; i < n; i++) {
         if (fates[i] != DELIVERY_ADOPT)
@@ -809,27 +813,39 @@ size_t delivery_pending(const struct delivery *d)
     return d->pending;
 }
 
+size_t delivery_inflight(const struct delivery *d)
+{
+    return sched_inflight(d->sched);
+}
+
 size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name)
 {
     return http_client_key_backlog(d->http, endpoint_name);
 }
 
-struct delivery *delivery_new(struct worker *w, char *err, size_t errlen)
+static void client_config(const struct hookd_config *cfg, struct http_client_config *hc)
 {
-    struct delivery *d = xcalloc(1, sizeof *d);
-    d->w = w;
-    d->dns = evdns_base_new(w->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
-    if (!d->dns)
-        d->dns = evdns_base_new(w->base, 0); /* no resolv.conf: IP literals and /etc/hosts only */
-    const struct http_client_config hc = {
-        .ca_file = w->cfg->ca_file,
-        .allow_private_networks = w->cfg->allow_private_networks,
+    *hc = (struct http_client_config){
+        .ca_file = cfg->ca_file,
+        .allow_private_networks = cfg->allow_private_networks,
         .max_response_bytes = EXCERPT_MAX,
-        .max_inflight_total = (int)w->cfg->max_inflight,
+        .max_inflight_total = (int)cfg->max_inflight,
         .user_agent = "hookd/" HOOKD_VERSION,
         .headers_at_send = headers_at_send,
     };
-    d->http = d->dns ? http_client_new(w->base, d->dns, &hc, err, errlen) : NULL;
+}
+
+struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, char *err, size_t errlen)
+{
+    struct delivery *d = xcalloc(1, sizeof *d);
+    d->ctx = ctx;
+    d->alerter = alerter;
+    d->dns = evdns_base_new(ctx->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+    if (!d->dns)
+        d->dns = evdns_base_new(ctx->base, 0); /* no resolv.conf: IP literals and /etc/hosts only */
+    struct http_client_config hc;
+    client_config(ctx->cfg, &hc);
+    d->http = d->dns ? http_client_new(ctx->base, d->dns, &hc, err, errlen) : NULL;
     if (!d->http) {
         if (!d->dns)
             snprintf(err, errlen, "cannot start the DNS resolver");
@@ -838,8 +854,23 @@ struct delivery *delivery_new(struct worker *w, char *err, size_t errlen)
         free(d);
         return NULL;
     }
-    d->flush_ev = event_new(w->base, -1, 0, on_flush, d);
+    d->flush_ev = event_new(ctx->base, -1, 0, on_flush, d);
+    d->sched = sched_new(ctx, "delivery", on_claimed, d);
     return d;
+}
+
+void delivery_reload(struct delivery *d)
+{
+    struct http_client_config hc;
+    client_config(d->ctx->cfg, &hc);
+    char err[256];
+    if (http_client_reconfigure(d->http, &hc, err, sizeof err) != 0)
+        log_error("delivery.reload_failed", "error=\"%s\" note=\"deliveries keep the previous ca_file\"", err);
+}
+
+void delivery_drain(struct delivery *d)
+{
+    sched_stop(d->sched);
 }
 
 void delivery_free(struct delivery *d)
@@ -856,8 +887,9 @@ void delivery_free(struct delivery *d)
         free(d->open);
         d->open = NULL;
     }
-    event_base_loop(d->w->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
+    event_base_loop(d->ctx->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
     evdns_base_free(d->dns, 0);
     event_free(d->flush_ev);
+    sched_free(d->sched);
     free(d);
 }

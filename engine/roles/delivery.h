@@ -19,19 +19,28 @@
 
 #include "signature.h"
 
-struct worker;
-struct sched;
+struct hookd_ctx;
+struct alerter;
 struct delivery;
 
-/* NULL with err when the HTTP client cannot start (e.g. unreadable ca_file). */
-struct delivery *delivery_new(struct worker *w, char *err, size_t errlen);
+/* Starts the sender and its scheduler of the delivery queue. ctx and
+ * alerter are borrowed and must outlive it. NULL with err when the HTTP
+ * client cannot start (e.g. unreadable ca_file). */
+struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, char *err, size_t errlen);
+/* Stops claiming (drain); requests on the wire still complete. */
+void delivery_drain(struct delivery *d);
+/* ctx->cfg changed: applies allow_private_networks, ca_file and
+ * max_inflight to the HTTP client (logged when the new ca_file fails). */
+void delivery_reload(struct delivery *d);
 /* Cancels requests on the wire (their deliveries are retried after their
- * lease) and frees. Call after the scheduler stopped. Accepts NULL. */
+ * lease) and frees. Free the Redis connections and the database pool
+ * first: their pending callbacks reach the role while it lives. Accepts
+ * NULL. */
 void delivery_free(struct delivery *d);
-/* sched_process_fn for the delivery queue; arg is the struct delivery. */
-void delivery_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n);
 /* Requests on the wire plus outcomes not yet recorded. */
 size_t delivery_pending(const struct delivery *d);
+/* Deliveries claimed from the queue (or adopted) and not yet finished. */
+size_t delivery_inflight(const struct delivery *d);
 /* Requests to one endpoint on the wire or waiting for a connection. */
 size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name);
 

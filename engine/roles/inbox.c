@@ -24,151 +24,39 @@
 
 #include "alert.h"
 #include "backoff.h"
+#include "clock.h"
 #include "db.h"
+#include "inbox_decide.h"
 #include "inbox_eval.h"
 #include "log.h"
 #include "machine.h"
 #include "sched.h"
-#include "worker.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
-const char *const inbox_outcome_names[] = {"none", "applied", "noop", "ignored", "deferred", "retry",
-                                           "dead", "busy", "terminal", "gone"};
-
 struct inbox {
-    struct worker *w;
-    struct sched *sched;
-    struct item *waiting; /* claimed, not yet submitted (ids only) */
+    struct hookd_ctx *ctx;
+    struct alerter *alerter; /* borrowed */
+    struct sched *sched;     /* owned: the inbox queue */
+    struct inbox_item *waiting; /* claimed, not yet submitted (ids only) */
     size_t nwaiting, capwaiting;
     int running, max_running; /* batch jobs on DB threads */
 };
 
-int64_t inbox_mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static uint64_t rnd64(void)
+uint64_t inbox_rnd64(void)
 {
     uint64_t r = 0;
     if (RAND_bytes((unsigned char *)&r, sizeof r) != 1)
-        r = (uint64_t)inbox_mono_us();
+        r = (uint64_t)clock_mono_us();
     return r;
-}
-
-void inbox_set_error(struct item *it, const char *fmt, ...)
-{
-    free(it->error);
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(&it->error, fmt, ap) < 0)
-        it->error = NULL;
-    va_end(ap);
-}
-
-bool inbox_valid_uuid(const char *s)
-{
-    static const char shape[] = "hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh"; /* h: a hex digit */
-    for (size_t i = 0; i < sizeof shape - 1; i++) {
-        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]) || !s[i])
-            return false;
-    }
-    return s[sizeof shape - 1] == '\0';
-}
-
-/* ---- the decision (no I/O) ----------------------------------------------- */
-
-const struct machine_config *inbox_machine_for(const struct hookd_config *cfg, struct item *it, char *err,
-                                               size_t errlen)
-{
-    const struct machine_config *m = config_machine_for(cfg, it->entity_type, it->event_type);
-    if (!m)
-        return snprintf(err, errlen, "no machine handles event type '%s'", it->event_type), NULL;
-    if (!machine_has_event(m->machine, it->event_type))
-        return snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type),
-               NULL;
-    snprintf(it->entity_type, sizeof it->entity_type, "%s", m->name);
-    if (!it->entity_id)
-        return snprintf(err, errlen, "event has no entity id (check the partner's entity_id source)"), NULL;
-    return m;
-}
-
-void inbox_decide(const struct hookd_config *cfg, const struct machine_config *m, struct item *it,
-                  const struct row *row, const char *state, struct decision *d, char *err, size_t errlen)
-{
-    d->to = NULL;
-    d->wait_ms = 0;
-    enum machine_verdict v = machine_classify(m->machine, it->event_type, state, &d->to);
-    if (!state && !m->create)
-        v = MACHINE_DEFER; /* the application has not created the entity yet */
-    const char *what = state ? "state '" : "a missing entity";
-    const char *quote = state ? "'" : "";
-    switch (v) {
-    case MACHINE_APPLY:
-        d->outcome = OUT_APPLIED;
-        inbox_set_error(it, "%s -> %s", state ? state : "(new)", d->to);
-        return;
-    case MACHINE_NOOP:
-        d->outcome = OUT_NOOP;
-        inbox_set_error(it, "entity already in '%s' (at or past the event's target)", state);
-        return;
-    case MACHINE_DEFER:
-        d->wait_ms = backoff_defer_delay(&cfg->defer, row->deferrals + 1, row->age_ms);
-        if (d->wait_ms < 0) {
-            inbox_set_error(it, "precondition never met: '%s' still cannot apply to %s%s%s after %lld s",
-                            it->event_type, what, state ? state : "", quote, (long long)(row->age_ms / 1000));
-            it->attempts = row->attempts + 1; /* this evaluation was the last attempt */
-            it->dead_reason = "precondition never met";
-            d->outcome = OUT_DEAD;
-            return;
-        }
-        inbox_set_error(it, "waiting: '%s' does not apply to %s%s%s yet", it->event_type, what, state ? state : "",
-                        quote);
-        d->outcome = OUT_DEFERRED;
-        return;
-    case MACHINE_CONFLICT:
-        inbox_set_error(it, "conflict: '%s' can never apply to an entity in state '%s'", it->event_type, state);
-        if (m->on_conflict == CONFLICT_IGNORE) {
-            d->outcome = OUT_IGNORED;
-            return;
-        }
-        it->attempts = row->attempts + 1;
-        it->dead_reason = "conflict";
-        d->outcome = OUT_DEAD;
-        return;
-    case MACHINE_UNKNOWN_STATE:
-        snprintf(err, errlen, "entity is in state '%s', which machine '%s' does not know", state, m->name);
-        break;
-    case MACHINE_UNKNOWN_EVENT:
-        snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type);
-        break;
-    }
-    d->outcome = OUT_RETRY;
-}
-
-void inbox_fail_verdict(const struct hookd_config *cfg, struct item *it, int attempts, const char *why,
-                        int64_t *wait_ms)
-{
-    it->attempts = attempts;
-    inbox_set_error(it, "%s", why);
-    const struct backoff_policy *policy = config_retry_for_inbox(cfg, it->partner, it->event_type);
-    *wait_ms = backoff_retry_delay(policy, attempts, rnd64());
-    if (*wait_ms < 0) {
-        it->outcome = OUT_DEAD;
-        it->dead_reason = "retries exhausted";
-    } else {
-        it->outcome = OUT_RETRY;
-    }
 }
 
 /* ---- statements of the per-event path ------------------------------------ */
 
-void inbox_busy(struct item *it, int64_t base_ms)
+void inbox_busy(struct inbox_item *it, int64_t base_ms)
 {
     it->outcome = OUT_BUSY;
-    it->next_due_ms = worker_now_ms() + base_ms + (int64_t)(rnd64() % 50);
+    it->next_due_ms = clock_wall_ms() + base_ms + (int64_t)(inbox_rnd64() % 50);
 }
 
 /* SQLSTATEs that mean "someone else holds it", not "this event is bad". */
@@ -208,10 +96,10 @@ static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *para
     return run(conn, sql, true, n, params, transient, err, errlen);
 }
 
-static void record_attempt(PGconn *conn, const struct job *job, const struct item *it, int64_t started_us)
+static void record_attempt(PGconn *conn, const struct inbox_job *job, const struct inbox_item *it, int64_t started_us)
 {
     char dur[32];
-    snprintf(dur, sizeof dur, "%.3f", (double)(inbox_mono_us() - started_us) / 1000.0);
+    snprintf(dur, sizeof dur, "%.3f", (double)(clock_mono_us() - started_us) / 1000.0);
     bool failed = it->outcome == OUT_RETRY || it->outcome == OUT_DEAD || it->outcome == OUT_DEFERRED;
     const char *params[] = {it->id, inbox_outcome_names[it->outcome], dur, failed ? it->error : NULL, job->worker_id};
     char err[256];
@@ -222,7 +110,7 @@ static void record_attempt(PGconn *conn, const struct job *job, const struct ite
 }
 
 /* QUARANTINED + a dead_letters row (reason: it->dead_reason). */
-static int dead_letter(PGconn *conn, struct item *it, char *err, size_t errlen)
+static int dead_letter(PGconn *conn, struct inbox_item *it, char *err, size_t errlen)
 {
     char attempts[16];
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
@@ -248,7 +136,7 @@ static int dead_letter(PGconn *conn, struct item *it, char *err, size_t errlen)
 }
 
 /* PROCESSED with an outcome; for applies also wakes deferred siblings. */
-static int mark_processed(PGconn *conn, struct item *it, const char *outcome, char *err, size_t errlen)
+static int mark_processed(PGconn *conn, struct inbox_item *it, const char *outcome, char *err, size_t errlen)
 {
     const char *p[] = {it->id, outcome};
     PGresult *r = q(conn,
@@ -261,7 +149,7 @@ static int mark_processed(PGconn *conn, struct item *it, const char *outcome, ch
     return 0;
 }
 
-static int wake_siblings(PGconn *conn, struct item *it, char *err, size_t errlen)
+static int wake_siblings(PGconn *conn, struct inbox_item *it, char *err, size_t errlen)
 {
     const char *p[] = {it->entity_type, it->entity_id, it->id};
     /* SKIP LOCKED: a sibling another worker holds is being evaluated right
@@ -373,7 +261,7 @@ static void entity_sql_free(struct entity_sql *s)
     free(s->update);
 }
 
-int inbox_emit_followups(PGconn *conn, const struct machine_config *m, const struct item *it, const char *from,
+int inbox_emit_followups(PGconn *conn, const struct machine_config *m, const struct inbox_item *it, const char *from,
                          const char *to, char *err, size_t errlen)
 {
     for (size_t i = 0; i < m->nemits; i++) {
@@ -397,7 +285,7 @@ int inbox_emit_followups(PGconn *conn, const struct machine_config *m, const str
 
 /* Locks and reads the row. 1 = locked, 0 = not evaluable (it->outcome set),
  * -1 = error. */
-static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, size_t errlen)
+static int lock_row(PGconn *conn, struct inbox_item *it, struct inbox_row *row, char *err, size_t errlen)
 {
     const char *p[] = {it->id};
     bool transient = false;
@@ -442,7 +330,7 @@ static int lock_row(PGconn *conn, struct item *it, struct row *row, char *err, s
 
 /* Classifies and writes the verdict. Returns 0, or -1 with err: then the
  * caller rolls back the savepoint and records a failed attempt. */
-static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *it, struct row *row, bool *transient,
+static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, struct inbox_row *row, bool *transient,
                     char *err, size_t errlen)
 {
     const struct machine_config *m = inbox_machine_for(cfg, it, err, errlen);
@@ -461,7 +349,7 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct item *i
     char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, 0)) : NULL;
     PQclear(r);
 
-    struct decision d;
+    struct inbox_decision d;
     inbox_decide(cfg, m, it, row, state, &d, err, errlen);
     switch (d.outcome) {
     case OUT_APPLIED: {
@@ -513,7 +401,7 @@ done:
 }
 
 /* A failed attempt: RETRYING with the retry schedule, or dead-lettered. */
-static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct item *it, const char *why, char *err,
+static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, const char *why, char *err,
                           size_t errlen)
 {
     const char *p[] = {it->id};
@@ -529,7 +417,7 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
     int attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
     PQclear(r);
     int64_t wait = 0;
-    inbox_fail_verdict(cfg, it, attempts, why, &wait);
+    inbox_fail_verdict(cfg, it, attempts, why, inbox_rnd64(), &wait);
     if (it->outcome == OUT_DEAD)
         return dead_letter(conn, it, err, errlen);
     char ms[24], n[16];
@@ -552,11 +440,11 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
  * Any failure — a bad event, a lock conflict, an SQL error — and the caller
  * rolls the whole batch back and runs it again with a savepoint around each
  * event. Returns 0 when the event was evaluated cleanly. */
-static int evaluate_fast(PGconn *conn, struct job *job, struct item *it)
+static int evaluate_fast(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
 {
     char err[512] = "";
-    int64_t started = inbox_mono_us();
-    struct row row = {0};
+    int64_t started = clock_mono_us();
+    struct inbox_row row = {0};
     bool transient = false;
     if (!inbox_valid_uuid(it->id)) {
         it->outcome = OUT_GONE;
@@ -575,10 +463,10 @@ static int evaluate_fast(PGconn *conn, struct job *job, struct item *it)
     return rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS ? 0 : -1;
 }
 
-static void item_free(struct item *it);
+static void item_free(struct inbox_item *it);
 
 /* Back to the state a claimed item starts in (the id alone). */
-static void item_reset(struct item *it)
+static void item_reset(struct inbox_item *it)
 {
     char id[sizeof it->id];
     memcpy(id, it->id, sizeof id);
@@ -587,11 +475,11 @@ static void item_reset(struct item *it)
     memcpy(it->id, id, sizeof id);
 }
 
-static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
+static void evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
 {
     char err[512] = "";
-    int64_t started = inbox_mono_us();
-    struct row row = {0};
+    int64_t started = clock_mono_us();
+    struct inbox_row row = {0};
     bool transient = false;
     if (!inbox_valid_uuid(it->id)) { /* not ours: drop it from the schedule */
         it->outcome = OUT_GONE;
@@ -642,7 +530,7 @@ static void evaluate_one(PGconn *conn, struct job *job, struct item *it)
  * would make other batches wait on it while holding their own row locks —
  * the deadlock of two batches. Keys are inserted sorted, so concurrent
  * creators lock in one order. */
-static void prepare_batch(PGconn *conn, struct job *job)
+static void prepare_batch(PGconn *conn, struct inbox_job *job)
 {
     char err[256];
     const char **each = xcalloc(job->n, sizeof *each);
@@ -663,7 +551,7 @@ static void prepare_batch(PGconn *conn, struct job *job)
     for (int i = 0; i < PQntuples(r); i++) { /* stable reorder: rows found first, in receipt order */
         for (size_t k = placed; k < job->n; k++) {
             if (strcmp(job->items[k].id, PQgetvalue(r, i, 0)) == 0) {
-                struct item tmp = job->items[placed];
+                struct inbox_item tmp = job->items[placed];
                 job->items[placed++] = job->items[k];
                 job->items[k] = tmp;
                 break;
@@ -738,7 +626,7 @@ static int begin(PGconn *conn)
 
 static void work_batch(PGconn *conn, void *arg)
 {
-    struct job *job = arg;
+    struct inbox_job *job = arg;
     char err[256];
     if (!conn)
         return;
@@ -772,7 +660,7 @@ static void work_batch(PGconn *conn, void *arg)
 
 /* ---- results on the loop ----------------------------------------------------- */
 
-static void item_free(struct item *it)
+static void item_free(struct inbox_item *it)
 {
     free(it->entity_id);
     free(it->error);
@@ -782,36 +670,36 @@ static void item_free(struct item *it)
     free(it->wake_due);
 }
 
-static void report(struct inbox *ib, struct item *it)
+static void report(struct inbox *ib, struct inbox_item *it)
 {
-    struct worker *w = ib->w;
+    struct hookd_ctx *ctx = ib->ctx;
     const char *entity = it->entity_id ? it->entity_id : "-";
     switch (it->outcome) {
     case OUT_APPLIED:
-        stats_add(&w->stats, STAT_APPLIED, 1);
+        stats_add(&ctx->stats, STAT_APPLIED, 1);
         log_debug("inbox.applied", "id=%s event=%s entity=%s:%s transition=\"%s\"", it->id, it->event_type,
                   it->entity_type, entity, it->error ? it->error : "");
         break;
     case OUT_NOOP:
-        stats_add(&w->stats, STAT_NOOP, 1);
+        stats_add(&ctx->stats, STAT_NOOP, 1);
         break;
     case OUT_IGNORED:
-        stats_add(&w->stats, STAT_IGNORED, 1);
+        stats_add(&ctx->stats, STAT_IGNORED, 1);
         break;
     case OUT_DEFERRED:
-        stats_add(&w->stats, STAT_DEFERRED, 1);
+        stats_add(&ctx->stats, STAT_DEFERRED, 1);
         log_info("inbox.deferred", "id=%s event=%s entity=%s:%s due_in_ms=%lld", it->id, it->event_type,
-                 it->entity_type, entity, (long long)(it->next_due_ms - worker_now_ms()));
+                 it->entity_type, entity, (long long)(it->next_due_ms - clock_wall_ms()));
         break;
     case OUT_RETRY:
-        stats_add(&w->stats, STAT_RETRIED, 1);
+        stats_add(&ctx->stats, STAT_RETRIED, 1);
         log_warn("inbox.retry", "id=%s event=%s entity=%s:%s attempt=%d due_in_ms=%lld error=\"%s\"", it->id,
                  it->event_type, it->entity_type, entity, it->attempts,
-                 (long long)(it->next_due_ms - worker_now_ms()), it->error ? it->error : "");
+                 (long long)(it->next_due_ms - clock_wall_ms()), it->error ? it->error : "");
         break;
     case OUT_DEAD:
-        stats_add(&w->stats, STAT_DEAD, 1);
-        alert_dead_letter(w, "inbox", it->id, it->partner, it->event_type, entity, it->attempts,
+        stats_add(&ctx->stats, STAT_DEAD, 1);
+        alert_dead_letter(ib->alerter, "inbox", it->id, it->partner, it->event_type, entity, it->attempts,
                           it->error ? it->error : "");
         break;
     case OUT_NONE:
@@ -826,23 +714,23 @@ static void submit(struct inbox *ib);
 
 static void done_batch(void *arg)
 {
-    struct job *job = arg;
+    struct inbox_job *job = arg;
     struct inbox *ib = job->ib;
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = &job->items[i];
+        struct inbox_item *it = &job->items[i];
         if (!job->committed || it->outcome == OUT_NONE) { /* not evaluated: again in a second */
-            sched_done(ib->sched, it->id, worker_now_ms() + 1000);
+            sched_done(ib->sched, it->id, clock_wall_ms() + 1000);
         } else {
             bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
             sched_done(ib->sched, it->id, again ? it->next_due_ms : -1);
             report(ib, it);
             if (it->nwake)
-                sched_seed(ib->w, "inbox", it->wake_ids, it->wake_due, it->nwake, false);
+                sched_seed(ib->ctx, "inbox", it->wake_ids, it->wake_due, it->nwake, false);
         }
         item_free(it);
     }
     if (!job->committed)
-        stats_add(&ib->w->stats, STAT_DB_ERRORS, 1);
+        stats_add(&ib->ctx->stats, STAT_DB_ERRORS, 1);
     config_unref(job->cfg);
     free(job->items);
     free(job);
@@ -857,51 +745,70 @@ static void submit(struct inbox *ib)
 {
     if (ib->nwaiting == 0 || ib->running >= ib->max_running)
         return;
-    struct job *job = xcalloc(1, sizeof *job);
+    struct inbox_job *job = xcalloc(1, sizeof *job);
     job->ib = ib;
-    job->cfg = config_ref(ib->w->cfg);
+    job->cfg = config_ref(ib->ctx->cfg);
     job->items = ib->waiting;
     job->n = ib->nwaiting;
-    snprintf(job->worker_id, sizeof job->worker_id, "%s", ib->w->id);
+    snprintf(job->worker_id, sizeof job->worker_id, "%s", ib->ctx->id);
     ib->waiting = NULL;
     ib->nwaiting = ib->capwaiting = 0;
     ib->running++;
-    db_pool_submit(ib->w->db, work_batch, done_batch, job);
+    db_pool_submit(ib->ctx->db, work_batch, done_batch, job);
 }
 
-void inbox_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
+/* sched_process_fn of the inbox queue. */
+static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
 {
     (void)due_ms;
+    (void)s;
     struct inbox *ib = arg;
-    ib->sched = s;
     if (ib->nwaiting + n > ib->capwaiting) {
         ib->capwaiting = ib->nwaiting + n > 2 * ib->capwaiting ? ib->nwaiting + n : 2 * ib->capwaiting;
         ib->waiting = xrealloc(ib->waiting, ib->capwaiting * sizeof *ib->waiting);
     }
     for (size_t i = 0; i < n; i++) {
-        struct item *it = &ib->waiting[ib->nwaiting++];
+        struct inbox_item *it = &ib->waiting[ib->nwaiting++];
         memset(it, 0, sizeof *it);
         snprintf(it->id, sizeof it->id, "%s", ids[i]);
     }
     submit(ib);
 }
 
-struct inbox *inbox_new(struct worker *w)
+struct inbox *inbox_new(struct hookd_ctx *ctx, struct alerter *alerter)
 {
     struct inbox *ib = xcalloc(1, sizeof *ib);
-    ib->w = w;
+    ib->ctx = ctx;
+    ib->alerter = alerter;
     /* Batches at once: enough to overlap one batch's commit with the next
      * one's work, few enough that they grow under load (one commit for more
      * events) rather than split; one DB thread stays free for the others. */
-    int64_t spare = w->cfg->db_pool_size - 1;
+    int64_t spare = ctx->cfg->db_pool_size - 1;
     ib->max_running = spare < 1 ? 1 : spare > 3 ? 3 : (int)spare;
+    ib->sched = sched_new(ctx, "inbox", on_claimed, ib);
     return ib;
+}
+
+void inbox_drain(struct inbox *ib)
+{
+    sched_stop(ib->sched);
+}
+
+size_t inbox_pending(const struct inbox *ib)
+{
+    return sched_inflight(ib->sched);
+}
+
+void inbox_lateness(const struct inbox *ib, int64_t *p50, int64_t *p99)
+{
+    sched_lateness(ib->sched, p50, p99);
 }
 
 void inbox_free(struct inbox *ib)
 {
     if (!ib)
         return;
+    sched_free(ib->sched);
     free(ib->waiting); /* still leased in Redis: the reaper hands them out again */
     free(ib);
 }

@@ -16,13 +16,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct worker;
-struct sched;
+struct hookd_ctx;
+struct alerter;
 struct inbox;
 
-struct inbox *inbox_new(struct worker *w);
-void inbox_free(struct inbox *ib); /* accepts NULL */
-/* sched_process_fn for the inbox queue; arg is the struct inbox. */
-void inbox_process(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n);
+/* Starts the role and its scheduler of the inbox queue. ctx and alerter
+ * are borrowed and must outlive it. */
+struct inbox *inbox_new(struct hookd_ctx *ctx, struct alerter *alerter);
+/* Stops claiming (drain); claimed items still complete. */
+void inbox_drain(struct inbox *ib);
+/* Items claimed and not yet finished. */
+size_t inbox_pending(const struct inbox *ib);
+/* Lateness of recent claims (see sched_lateness). */
+void inbox_lateness(const struct inbox *ib, int64_t *p50, int64_t *p99);
+/* Accepts NULL. Free the Redis connections and the database pool first:
+ * their pending callbacks reach the role while it lives. */
+void inbox_free(struct inbox *ib);
 
 #endif

@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "db.h"
+#include "inbox_decide.h"
 #include "inbox_eval.h"
 #include "machine.h"
 #include "xmalloc.h"
@@ -38,8 +40,8 @@ struct entity {
 
 struct batch {
     PGconn *conn;
-    struct job *job;
-    struct row *rows;     /* per item */
+    struct inbox_job *job;
+    struct inbox_row *rows;     /* per item */
     size_t *ent;          /* per item: index into ents, or NO_ENTITY */
     int64_t *wait;        /* per item: DEFERRED / RETRY wait (ms) */
     char **from;          /* per item: APPLIED: the state before (NULL: new) */
@@ -72,7 +74,7 @@ static int stmt_json(struct batch *b, const char *sql, json_t *arr, PGresult **o
     return 0;
 }
 
-static struct item *item_by_id(struct batch *b, json_t *index, const char *id)
+static struct inbox_item *item_by_id(struct batch *b, json_t *index, const char *id)
 {
     json_t *v = json_object_get(index, id);
     return v ? &b->job->items[json_integer_value(v)] : NULL;
@@ -91,7 +93,7 @@ static const char row_status_sql[] = "SELECT id::text, status FROM webhook_inbox
  * are gone, terminal or busy. */
 static int lock_rows(struct batch *b, json_t *index)
 {
-    struct job *job = b->job;
+    struct inbox_job *job = b->job;
     const char **ids = xcalloc(job->n, sizeof *ids);
     size_t nids = 0;
     for (size_t i = 0; i < job->n; i++) {
@@ -114,8 +116,8 @@ static int lock_rows(struct batch *b, json_t *index)
         if (!v)
             continue;
         size_t i = (size_t)json_integer_value(v);
-        struct item *it = &job->items[i];
-        struct row *row = &b->rows[i];
+        struct inbox_item *it = &job->items[i];
+        struct inbox_row *row = &b->rows[i];
         locked[i] = true;
         snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, k, 1));
         snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, k, 2));
@@ -143,7 +145,7 @@ static int lock_rows(struct batch *b, json_t *index)
                 job->items[i].outcome = OUT_GONE;
         }
         for (int k = 0; k < PQntuples(r); k++) {
-            struct item *it = item_by_id(b, index, PQgetvalue(r, k, 0));
+            struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, 0));
             if (!it || it->outcome != OUT_GONE)
                 continue;
             const char *st = PQgetvalue(r, k, 1);
@@ -326,16 +328,16 @@ static int lock_entities(struct batch *b)
 
 static void decide_all(struct batch *b)
 {
-    struct job *job = b->job;
+    struct inbox_job *job = b->job;
     /* Which machine, which entity. */
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = &job->items[i];
+        struct inbox_item *it = &job->items[i];
         b->ent[i] = NO_ENTITY;
         if (it->outcome != OUT_NONE)
             continue;
         const struct machine_config *m = inbox_machine_for(job->cfg, it, b->err, sizeof b->err);
         if (!m)
-            inbox_fail_verdict(job->cfg, it, b->rows[i].attempts + 1, b->err, &b->wait[i]);
+            inbox_fail_verdict(job->cfg, it, b->rows[i].attempts + 1, b->err, inbox_rnd64(), &b->wait[i]);
         else if (m->builtin)
             b->ent[i] = entity_for(b, m, it->entity_id);
         /* else: a table of the application's own; the per-event path */
@@ -344,9 +346,9 @@ static void decide_all(struct batch *b)
 
 static void classify_all(struct batch *b)
 {
-    struct job *job = b->job;
+    struct inbox_job *job = b->job;
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = &job->items[i];
+        struct inbox_item *it = &job->items[i];
         if (it->outcome != OUT_NONE || b->ent[i] == NO_ENTITY)
             continue;
         struct entity *e = &b->ents[b->ent[i]];
@@ -356,7 +358,7 @@ static void classify_all(struct batch *b)
         }
         if (e->lock == ENT_PER_EVENT)
             continue;
-        struct decision d;
+        struct inbox_decision d;
         b->err[0] = '\0';
         inbox_decide(job->cfg, e->m, it, &b->rows[i], e->state, &d, b->err, sizeof b->err);
         switch (d.outcome) {
@@ -378,7 +380,7 @@ static void classify_all(struct batch *b)
             it->outcome = OUT_DEFERRED;
             break;
         case OUT_RETRY:
-            inbox_fail_verdict(job->cfg, it, b->rows[i].attempts + 1, b->err, &b->wait[i]);
+            inbox_fail_verdict(job->cfg, it, b->rows[i].attempts + 1, b->err, inbox_rnd64(), &b->wait[i]);
             break;
         default: /* NOOP, IGNORED, DEAD */
             it->outcome = d.outcome;
@@ -389,7 +391,7 @@ static void classify_all(struct batch *b)
 
 /* ---- writing ---------------------------------------------------------------- */
 
-static bool evaluated(const struct item *it)
+static bool evaluated(const struct inbox_item *it)
 {
     return it->outcome >= OUT_APPLIED && it->outcome <= OUT_DEAD;
 }
@@ -448,7 +450,7 @@ static int write_entities(struct batch *b)
     if (rc != 0)
         return -1;
     for (size_t i = 0; i < b->job->n; i++) {
-        struct item *it = &b->job->items[i];
+        struct inbox_item *it = &b->job->items[i];
         if (it->outcome == OUT_APPLIED &&
             inbox_emit_followups(b->conn, b->ents[b->ent[i]].m, it, b->from[i], b->to[i], b->err, sizeof b->err) != 0)
             return -1;
@@ -458,7 +460,7 @@ static int write_entities(struct batch *b)
 
 static json_t *row_update(const struct batch *b, size_t i)
 {
-    const struct item *it = &b->job->items[i];
+    const struct inbox_item *it = &b->job->items[i];
     json_t *o = json_pack("{s:s}", "id", it->id);
     const char *status = "PROCESSED";
     json_t *wait = json_null(), *attempts = json_null(), *error = json_null();
@@ -498,10 +500,10 @@ static json_t *row_update(const struct batch *b, size_t i)
 
 static int write_rows(struct batch *b, json_t *index, int64_t started_us)
 {
-    struct job *job = b->job;
+    struct inbox_job *job = b->job;
     json_t *rows = json_array(), *dead = json_array(), *attempts = json_array();
     for (size_t i = 0; i < job->n; i++) {
-        struct item *it = &job->items[i];
+        struct inbox_item *it = &job->items[i];
         if (!evaluated(it))
             continue;
         json_array_append_new(rows, row_update(b, i));
@@ -520,7 +522,7 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
         rc = -1;
     if (r) {
         for (int k = 0; k < PQntuples(r); k++) {
-            struct item *it = item_by_id(b, index, PQgetvalue(r, k, 0));
+            struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, 0));
             if (it)
                 it->next_due_ms = strtoll(PQgetvalue(r, k, 1), NULL, 10);
         }
@@ -531,7 +533,7 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
     if (rc == 0 && n) {
         /* One evaluation of many: each attempt is charged its share. */
         char dur[32];
-        snprintf(dur, sizeof dur, "%.3f", (double)(inbox_mono_us() - started_us) / 1000.0 / (double)n);
+        snprintf(dur, sizeof dur, "%.3f", (double)(clock_mono_us() - started_us) / 1000.0 / (double)n);
         char *text = json_dumps(attempts, JSON_COMPACT);
         const char *p[] = {text, dur, job->worker_id};
         PGresult *a = stmt(b, attempts_sql, 3, p);
@@ -550,8 +552,8 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
  * They are handed to the first applied item for the scheduler. */
 static int wake_siblings(struct batch *b)
 {
-    struct job *job = b->job;
-    struct item *first = NULL;
+    struct inbox_job *job = b->job;
+    struct inbox_item *first = NULL;
     const char **ids = xcalloc(job->n, sizeof *ids);
     size_t nids = 0;
     for (size_t i = 0; i < job->n; i++) {
@@ -598,9 +600,9 @@ static int wake_siblings(struct batch *b)
     return rc;
 }
 
-int inbox_batch_evaluate(PGconn *conn, struct job *job)
+int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
 {
-    int64_t started = inbox_mono_us();
+    int64_t started = clock_mono_us();
     struct batch b = {
         .conn = conn,
         .job = job,

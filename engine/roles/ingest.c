@@ -19,12 +19,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "db.h"
 #include "http_server.h"
 #include "jsonpath.h"
 #include "log.h"
 #include "sched.h"
-#include "worker.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
 #define PARAMS_PER_ROW 7
@@ -55,7 +56,9 @@ struct batch {
 };
 
 struct ingest {
-    struct worker *w;
+    struct hookd_ctx *ctx;
+    struct http_server *http; /* borrowed: the listener the route is on */
+    struct db_pool *db;       /* inserts only, so they never queue behind processing */
     struct batch *open; /* gathering */
     struct event *flush_ev;
     int running; /* insert jobs in flight */
@@ -87,7 +90,7 @@ static void reject(struct ingest *in, struct evhttp_request *req, const char *pa
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    stats_reject(&in->w->stats, reason);
+    stats_reject(&in->ctx->stats, reason);
     log_info("ingest.rejected", "partner=%s status=%d reason=%s detail=\"%s\"", partner ? partner : "-", code,
              stats_reject_name(reason), msg);
     if (code == 405)
@@ -109,28 +112,21 @@ static void pending_free(struct pending *p)
     free(p);
 }
 
-static int64_t mono_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void answer(struct pending *p)
 {
     struct ingest *in = p->in;
-    struct worker *w = in->w;
+    struct hookd_ctx *ctx = in->ctx;
     forget_close_cb(p);
-    histogram_observe(&w->stats.ingest_seconds, (double)(mono_us() - p->arrived_us) / 1e6);
+    histogram_observe(&ctx->stats.ingest_seconds, (double)(clock_mono_us() - p->arrived_us) / 1e6);
     switch (p->result) {
     case RES_ACCEPTED:
-        stats_add(&w->stats, STAT_INGESTED, 1);
+        stats_add(&ctx->stats, STAT_INGESTED, 1);
         log_debug("ingest.accepted", "partner=%s event_id=%s id=%s", p->partner, p->event_id, p->id);
         if (p->req)
             http_reply_json(p->req, 200, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
         break;
     case RES_DUPLICATE:
-        stats_add(&w->stats, STAT_DUPLICATE, 1);
+        stats_add(&ctx->stats, STAT_DUPLICATE, 1);
         log_debug("ingest.duplicate", "partner=%s event_id=%s", p->partner, p->event_id);
         if (p->req)
             http_reply_json(p->req, 200, json_pack("{s:s}", "status", "duplicate"));
@@ -141,7 +137,7 @@ static void answer(struct pending *p)
         break;
     case RES_NONE:
     case RES_UNAVAILABLE:
-        stats_add(&w->stats, STAT_DB_ERRORS, 1);
+        stats_add(&ctx->stats, STAT_DB_ERRORS, 1);
         if (p->req)
             reject(in, p->req, p->partner, 503, REJECT_UNAVAILABLE, "database unavailable, nothing was stored; retry later");
         break;
@@ -292,7 +288,7 @@ static void done_batch(void *arg)
 {
     struct batch *b = arg;
     struct ingest *in = b->in;
-    struct worker *w = in->w;
+    struct hookd_ctx *ctx = in->ctx;
     char **ids = xcalloc(b->n, sizeof *ids);
     int64_t *due = xcalloc(b->n, sizeof *due);
     size_t nnew = 0;
@@ -305,7 +301,7 @@ static void done_batch(void *arg)
     }
     /* After the commit: schedule, then answer. If Redis is down the rows are
      * safe anyway; the reconciler schedules them. */
-    sched_seed(w, "inbox", ids, due, nnew, false);
+    sched_seed(ctx, "inbox", ids, due, nnew, false);
     for (size_t i = 0; i < b->n; i++) {
         answer(b->items[i]);
         pending_free(b->items[i]);
@@ -321,12 +317,12 @@ static void done_batch(void *arg)
 
 static void start_batches(struct ingest *in)
 {
-    if (!in->open || in->open->n == 0 || in->running >= in->w->cfg->ingest_concurrency)
+    if (!in->open || in->open->n == 0 || in->running >= in->ctx->cfg->ingest_concurrency)
         return;
     struct batch *b = in->open;
     in->open = NULL;
     in->running++;
-    db_pool_submit(in->w->ingest_db, work_batch, done_batch, b);
+    db_pool_submit(in->db, work_batch, done_batch, b);
 }
 
 static void on_flush(evutil_socket_t fd, short what, void *arg)
@@ -351,11 +347,11 @@ static void enqueue(struct ingest *in, struct pending *p)
     b->bytes += strlen(p->payload) + (p->headers ? strlen(p->headers) : 0);
     in->pending++;
     evhttp_connection_set_closecb(evhttp_request_get_connection(p->req), on_client_closed, p);
-    if ((int64_t)b->n >= in->w->cfg->ingest_batch_max || b->bytes >= BATCH_BYTES_MAX) {
-        if (in->running < in->w->cfg->ingest_concurrency)
+    if ((int64_t)b->n >= in->ctx->cfg->ingest_batch_max || b->bytes >= BATCH_BYTES_MAX) {
+        if (in->running < in->ctx->cfg->ingest_concurrency)
             start_batches(in);
         else
-            in->open = NULL, in->running++, db_pool_submit(in->w->ingest_db, work_batch, done_batch, b);
+            in->open = NULL, in->running++, db_pool_submit(in->db, work_batch, done_batch, b);
         return;
     }
     /* End of this loop turn: requests read in the same turn share a commit. */
@@ -441,8 +437,8 @@ static enum reject_reason sig_reason(enum sig_result r, int *code)
 static void handle_inbox(struct evhttp_request *req, void *arg)
 {
     struct ingest *in = arg;
-    struct hookd_config *cfg = in->w->cfg;
-    int64_t arrived = mono_us();
+    struct hookd_config *cfg = in->ctx->cfg;
+    int64_t arrived = clock_mono_us();
     char *path = http_request_path(req);
     const char *name = path ? path + strlen("/v1/inbox/") : "";
     const struct partner_config *p = NULL;
@@ -454,7 +450,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
         goto done;
     }
-    if (in->w->draining) {
+    if (in->ctx->draining) {
         reject(in, req, NULL, 503, REJECT_UNAVAILABLE, "worker is shutting down");
         goto done;
     }
@@ -524,7 +520,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     enqueued = true;
 done:
     if (!enqueued) /* answered already: refused */
-        histogram_observe(&in->w->stats.ingest_seconds, (double)(mono_us() - arrived) / 1e6);
+        histogram_observe(&in->ctx->stats.ingest_seconds, (double)(clock_mono_us() - arrived) / 1e6);
     json_decref(body);
     free(path);
 }
@@ -540,12 +536,19 @@ static int64_t largest_body(const struct hookd_config *cfg)
     return max;
 }
 
-struct ingest *ingest_new(struct worker *w)
+struct ingest *ingest_new(struct hookd_ctx *ctx, struct http_server *http, char *err, size_t errlen)
 {
+    struct db_pool *db = db_pool_new(ctx->base, ctx->cfg->database.text, (int)ctx->cfg->ingest_concurrency, false);
+    if (!db) {
+        snprintf(err, errlen, "cannot start the database threads");
+        return NULL;
+    }
     struct ingest *in = xcalloc(1, sizeof *in);
-    in->w = w;
-    in->flush_ev = event_new(w->base, -1, 0, on_flush, in);
-    http_server_route(w->http, "/v1/inbox/*", handle_inbox, in);
+    in->ctx = ctx;
+    in->http = http;
+    in->db = db;
+    in->flush_ev = event_new(ctx->base, -1, 0, on_flush, in);
+    http_server_route(http, "/v1/inbox/*", handle_inbox, in);
     ingest_config_changed(in);
     return in;
 }
@@ -555,7 +558,7 @@ void ingest_config_changed(struct ingest *in)
     /* Bodies over the largest limit are refused by evhttp itself (413)
      * before they are buffered; smaller per-partner limits are checked in
      * the handler. */
-    http_server_set_max_body(in->w->http, largest_body(in->w->cfg));
+    http_server_set_max_body(in->http, largest_body(in->ctx->cfg));
 }
 
 void ingest_flush(struct ingest *in)
@@ -565,13 +568,22 @@ void ingest_flush(struct ingest *in)
 
 size_t ingest_pending(const struct ingest *in)
 {
-    return in->pending;
+    return in->pending + db_pool_pending(in->db);
+}
+
+void ingest_close(struct ingest *in)
+{
+    /* Runs the insert jobs still queued and their completions (which answer
+     * their requests) while the ingest lives. */
+    db_pool_free(in->db);
+    in->db = NULL;
 }
 
 void ingest_free(struct ingest *in)
 {
     if (!in)
         return;
+    ingest_close(in);
     if (in->open) {
         for (size_t i = 0; i < in->open->n; i++) {
             struct pending *p = in->open->items[i];

@@ -12,17 +12,25 @@
 
 #include <stddef.h>
 
-struct worker;
+struct hookd_ctx;
+struct http_server;
 struct ingest;
 
-struct ingest *ingest_new(struct worker *w);
-/* Requests still waiting are answered 503 (they were not committed). */
-void ingest_free(struct ingest *in); /* accepts NULL */
+/* Routes /v1/inbox/ on http and starts the ingest role's own database pool
+ * (ingest_concurrency connections). ctx and http are borrowed and must
+ * outlive it. NULL with err when the pool cannot start. */
+struct ingest *ingest_new(struct hookd_ctx *ctx, struct http_server *http, char *err, size_t errlen);
+/* Closes the role's database pool: queued inserts run, and their requests
+ * are answered, while the role lives. */
+void ingest_close(struct ingest *in);
+/* Closes if needed; requests still gathering are answered 503 (they were
+ * not committed). Accepts NULL. */
+void ingest_free(struct ingest *in);
 /* The config was reloaded: re-read limits. */
 void ingest_config_changed(struct ingest *in);
 /* Submits the batch being gathered now (drain). */
 void ingest_flush(struct ingest *in);
-/* Requests accepted for processing but not yet answered. */
+/* Requests accepted for processing but not yet answered, and insert jobs. */
 size_t ingest_pending(const struct ingest *in);
 
 #endif

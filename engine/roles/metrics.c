@@ -6,10 +6,19 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "ctx.h"
 #include "db.h"
-#include "sched.h"
+#include "heartbeat.h"
+#include "http_server.h"
+#include "inbox.h"
 #include "version.h"
-#include "worker.h"
+#include "xmalloc.h"
+
+struct metrics {
+    struct hookd_ctx *ctx;
+    const struct heartbeat *hb; /* borrowed: queue depths, DLQ size */
+    const struct inbox *inbox;  /* borrowed; NULL when the worker has no inbox role */
+};
 
 static void counter(struct evbuffer *b, const char *name, const char *help, unsigned long long v)
 {
@@ -34,10 +43,12 @@ static void histogram(struct evbuffer *b, const char *name, const char *help, co
                         (unsigned long long)h->n, name, h->sum, name, (unsigned long long)h->n);
 }
 
-void metrics_handle(struct evhttp_request *req, void *arg)
+static void handle_metrics(struct evhttp_request *req, void *arg)
 {
-    struct worker *w = arg;
-    const struct stats *s = &w->stats;
+    const struct metrics *m = arg;
+    const struct hookd_ctx *ctx = m->ctx;
+    const struct heartbeat_view *v = heartbeat_view(m->hb);
+    const struct stats *s = &ctx->stats;
     struct evbuffer *b = evbuffer_new();
     evbuffer_add_printf(b, "# HELP hookd_build_info Build information.\n# TYPE hookd_build_info gauge\n"
                            "hookd_build_info{version=\"%s\"} 1\n",
@@ -62,16 +73,16 @@ void metrics_handle(struct evhttp_request *req, void *arg)
                            "hookd_queue_depth{queue=\"inbox\",set=\"inflight\"} %lld\n"
                            "hookd_queue_depth{queue=\"delivery\",set=\"due\"} %lld\n"
                            "hookd_queue_depth{queue=\"delivery\",set=\"inflight\"} %lld\n",
-                        w->depth[0], w->depth[1], w->depth[2], w->depth[3]);
-    if (w->dlq_size >= 0)
-        gauge(b, "dlq_size", "Open dead letters (not replayed).", (double)w->dlq_size);
-    gauge(b, "ready", "1 when Postgres and Redis are reachable and the schema is current.", worker_ready(w));
-    gauge(b, "db_pending_jobs", "Database jobs queued or running.", (double)db_pool_pending(w->db));
-    if (w->inbox_sched) {
+                        v->depth[0], v->depth[1], v->depth[2], v->depth[3]);
+    if (v->dlq_size >= 0)
+        gauge(b, "dlq_size", "Open dead letters (not replayed).", (double)v->dlq_size);
+    gauge(b, "ready", "1 when Postgres and Redis are reachable and the schema is current.", ctx_ready(ctx));
+    gauge(b, "db_pending_jobs", "Database jobs queued or running.", (double)db_pool_pending(ctx->db));
+    if (m->inbox) {
         int64_t p50, p99;
-        sched_lateness(w->inbox_sched, &p50, &p99);
+        inbox_lateness(m->inbox, &p50, &p99);
         gauge(b, "inbox_inflight", "Inbox items claimed and not yet finished by this worker.",
-              (double)sched_inflight(w->inbox_sched));
+              (double)inbox_pending(m->inbox));
         evbuffer_add_printf(b, "# HELP hookd_inbox_lateness_seconds Claim time minus due time, recent claims.\n"
                                "# TYPE hookd_inbox_lateness_seconds gauge\n"
                                "hookd_inbox_lateness_seconds{quantile=\"0.5\"} %g\n"
@@ -81,4 +92,20 @@ void metrics_handle(struct evhttp_request *req, void *arg)
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, 200, "OK", b);
     evbuffer_free(b);
+}
+
+struct metrics *metrics_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
+                            const struct inbox *inbox)
+{
+    struct metrics *m = xcalloc(1, sizeof *m);
+    m->ctx = ctx;
+    m->hb = hb;
+    m->inbox = inbox;
+    http_server_route(http, "/metrics", handle_metrics, m);
+    return m;
+}
+
+void metrics_free(struct metrics *m)
+{
+    free(m);
 }

@@ -3,9 +3,16 @@
 #ifndef HOOKD_METRICS_H
 #define HOOKD_METRICS_H
 
-struct evhttp_request;
+struct hookd_ctx;
+struct http_server;
+struct heartbeat;
+struct inbox;
+struct metrics;
 
-/* arg is the struct worker. */
-void metrics_handle(struct evhttp_request *req, void *arg);
+/* Routes /metrics on http. All arguments are borrowed and must outlive it;
+ * inbox is NULL when the worker runs no inbox role. */
+struct metrics *metrics_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
+                            const struct inbox *inbox);
+void metrics_free(struct metrics *m); /* accepts NULL */
 
 #endif

@@ -19,12 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "db.h"
 #include "delivery.h"
 #include "log.h"
 #include "sched.h"
-#include "worker.h"
+#include "ctx.h"
 #include "xmalloc.h"
 
 /* Events per pass (divided by the deliveries per event of the last pass). */
@@ -125,11 +126,12 @@ struct lane {
 };
 
 struct relay {
-    struct worker *w;
+    struct hookd_ctx *ctx;
+    struct delivery *delivery; /* borrowed: sends and records the first attempts */
     struct lane lanes[LANES];
     pthread_t listener;
     atomic_bool stopping;
-    bool listener_started;
+    bool listener_started, closed;
     int pipe_rd, pipe_wr;
     struct event *pipe_ev, *poll_ev, *active_ev;
     bool active;       /* polling fast, trigger told not to NOTIFY */
@@ -350,7 +352,7 @@ static void work_claim(PGconn *conn, void *arg)
     if (p->nrows > 0) {
         unsigned char *rnd = xmalloc(10 * p->nrows);
         int rc = RAND_bytes(rnd, (int)(10 * p->nrows));
-        int64_t ms = worker_now_ms();
+        int64_t ms = clock_wall_ms();
         for (size_t i = 0; rc == 1 && i < p->nrows; i++)
             new_uuid7(ms, rnd + 10 * i, p->rows[i].id);
         free(rnd);
@@ -358,7 +360,7 @@ static void work_claim(PGconn *conn, void *arg)
             snprintf(p->err, sizeof p->err, "no random bytes for delivery ids");
             goto fail;
         }
-        int64_t now = worker_now_ms() / 1000;
+        int64_t now = clock_wall_ms() / 1000;
         for (size_t i = 0; i < p->nrows; i++) { /* a bad secret: left unsigned, the send reports it */
             struct row *row = &p->rows[i];
             if (delivery_sign(row->secret, row->prev_secret, row->event_id, now, row->payload, row->signature) == 0)
@@ -403,8 +405,8 @@ static void on_window(evutil_socket_t fd, short what, void *arg)
  * its events. 0: no first attempts in the pass. */
 static bool inline_ok(struct relay *r, const struct row *row)
 {
-    struct delivery *d = r->w->delivery;
-    return r->w->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
+    struct delivery *d = r->delivery;
+    return r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
            delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT;
 }
 
@@ -439,7 +441,7 @@ static void send_first(struct pass *p)
             .signed_at = row->signed_at,
         };
         p->nsent++;
-        row->item = delivery_send_first(r->w->delivery, &t, on_answered, p);
+        row->item = delivery_send_first(r->delivery, &t, on_answered, p);
     }
     p->sending = false;
     if (p->next < p->nrows) {
@@ -464,9 +466,9 @@ static void on_send(evutil_socket_t fd, short what, void *arg)
 static void start_sending(struct pass *p)
 {
     struct relay *r = p->r;
-    p->send_ev = evtimer_new(r->w->base, on_send, p);
-    p->window_ev = evtimer_new(r->w->base, on_window, p);
-    int64_t ms = r->w->cfg->first_attempt_window;
+    p->send_ev = evtimer_new(r->ctx->base, on_send, p);
+    p->window_ev = evtimer_new(r->ctx->base, on_window, p);
+    int64_t ms = r->ctx->cfg->first_attempt_window;
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     evtimer_add(p->window_ev, &tv);
     send_first(p);
@@ -605,8 +607,8 @@ static void close_window(struct pass *p)
             row->excerpt = o.excerpt ? xstrdup(o.excerpt) : NULL;
         }
     }
-    p->lease_ms = p->r->w->cfg->lease;
-    snprintf(p->worker_id, sizeof p->worker_id, "%s", p->r->w->id);
+    p->lease_ms = p->r->ctx->cfg->lease;
+    snprintf(p->worker_id, sizeof p->worker_id, "%s", p->r->ctx->id);
     db_pool_submit(p->lane->db, work_settle, done_settle, p);
 }
 
@@ -644,7 +646,7 @@ static void pass_end(struct pass *p)
     }
     if (!p->ok && p->set_listening >= 0 && r->set_listening < 0)
         r->set_listening = p->set_listening; /* not written: the next pass tries again */
-    int64_t now = worker_now_ms();
+    int64_t now = clock_wall_ms();
     if (p->ok && p->nevents > 0) {
         r->last_work_ms = now;
         if (!r->active || now - r->asserted_ms >= REASSERT_MS) {
@@ -687,7 +689,7 @@ static void done_settle(void *arg)
     char **due_ids = xcalloc(p->nrows + 1, sizeof *due_ids);
     int64_t *due = xcalloc(p->nrows + 1, sizeof *due);
     size_t nitems = 0, ndue = 0;
-    int64_t now = worker_now_ms();
+    int64_t now = clock_wall_ms();
     for (size_t i = 0; i < p->nrows; i++) {
         struct row *row = &p->rows[i];
         bool in = p->ok && row->inserted;
@@ -699,9 +701,9 @@ static void done_settle(void *arg)
             due[ndue++] = now;
         }
     }
-    delivery_first_settle(r->w->delivery, items, fates, nitems);
+    delivery_first_settle(r->delivery, items, fates, nitems);
     if (ndue > 0)
-        sched_seed(r->w, "delivery", due_ids, due, ndue, false);
+        sched_seed(r->ctx, "delivery", due_ids, due, ndue, false);
     if (p->ok)
         log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s",
                   p->nevents, p->nrows, ndue, p->bounded ? "true" : "false");
@@ -794,7 +796,7 @@ static void wake_loop(struct relay *r)
 static void *listener_main(void *arg)
 {
     struct relay *r = arg;
-    char *conninfo = xstrdup(r->w->cfg->database.text);
+    char *conninfo = xstrdup(r->ctx->cfg->database.text);
     PGconn *conn = NULL;
     int backoff_ms = 100;
     while (!atomic_load(&r->stopping)) {
@@ -849,16 +851,17 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
     relay_kick(arg);
 }
 
-struct relay *relay_new(struct worker *w)
+struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery)
 {
     int fds[2];
     if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
         return NULL;
     struct relay *r = xcalloc(1, sizeof *r);
-    r->w = w;
+    r->ctx = ctx;
+    r->delivery = delivery;
     r->per_event = 1;
     for (int i = 0; i < LANES; i++) {
-        r->lanes[i].db = db_pool_new(w->base, w->cfg->database.text, 1, false);
+        r->lanes[i].db = db_pool_new(ctx->base, ctx->cfg->database.text, 1, false);
         if (!r->lanes[i].db) {
             for (int k = 0; k < i; k++)
                 db_pool_free(r->lanes[k].db);
@@ -871,12 +874,12 @@ struct relay *relay_new(struct worker *w)
     r->pipe_rd = fds[0];
     r->pipe_wr = fds[1];
     atomic_init(&r->stopping, false);
-    r->pipe_ev = event_new(w->base, r->pipe_rd, EV_READ | EV_PERSIST, on_pipe, r);
+    r->pipe_ev = event_new(ctx->base, r->pipe_rd, EV_READ | EV_PERSIST, on_pipe, r);
     event_add(r->pipe_ev, NULL);
-    r->poll_ev = event_new(w->base, -1, EV_PERSIST, on_poll, r);
+    r->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, r);
     struct timeval second = {1, 0};
     event_add(r->poll_ev, &second);
-    r->active_ev = event_new(w->base, -1, 0, on_poll, r);
+    r->active_ev = event_new(ctx->base, -1, 0, on_poll, r);
     r->set_listening = 1; /* a relay that died while busy may have left it off */
     r->listener_started = pthread_create(&r->listener, NULL, listener_main, r) == 0;
     if (!r->listener_started)
@@ -895,20 +898,30 @@ void relay_stop(struct relay *r)
         pthread_join(r->listener, NULL);
 }
 
-void relay_free(struct relay *r)
+void relay_close(struct relay *r)
 {
-    if (!r)
+    if (r->closed)
         return;
+    r->closed = true;
     relay_stop(r);
     /* The loop has stopped: passes still waiting for answers settle with
      * what they have (the rest is PENDING, for the regular path or, after
      * this worker's lease, anyone). Freeing a lane runs its last jobs and
-     * their completions. */
+     * their completions, while the delivery role they settle into lives. */
     for (int i = 0; i < LANES; i++)
         if (r->lanes[i].pass && r->lanes[i].pass->window_ev)
             close_window(r->lanes[i].pass);
-    for (int i = 0; i < LANES; i++)
+    for (int i = 0; i < LANES; i++) {
         db_pool_free(r->lanes[i].db);
+        r->lanes[i].db = NULL;
+    }
+}
+
+void relay_free(struct relay *r)
+{
+    if (!r)
+        return;
+    relay_close(r);
     event_free(r->pipe_ev);
     event_free(r->poll_ev);
     event_free(r->active_ev);

@@ -22,13 +22,20 @@
 
 #include <stddef.h>
 
-struct worker;
+struct hookd_ctx;
+struct delivery;
 struct relay;
 
-struct relay *relay_new(struct worker *w);
-/* Stops the listener thread and timers. Call before the DB pool is freed. */
+/* ctx and delivery (which sends and records the first attempts) are
+ * borrowed and must outlive the relay. NULL when it cannot start. */
+struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery);
+/* Stops the listener thread and timers (drain). */
 void relay_stop(struct relay *r);
-void relay_free(struct relay *r); /* accepts NULL */
+/* Stops, settles the passes still waiting for answers, and closes the
+ * relay's own database lanes (their last completions run). Call while the
+ * delivery role and the shared pool live. */
+void relay_close(struct relay *r);
+void relay_free(struct relay *r); /* closes if needed; accepts NULL */
 /* Runs a fan-out pass now (or right after the one running). */
 void relay_kick(struct relay *r);
 /* Passes running (a draining worker waits for zero). */

@@ -706,3 +706,26 @@ def test_metrics_parse_and_match_the_database(env, receiver):
             name = line.split("{")[0].split()[0]
             assert any(name == t or (name.startswith(t + "_") and name[len(t) + 1:] in ("bucket", "sum", "count"))
                        for t in typed), line
+
+
+# ---- reload: the key table decides what needs a restart --------------------------
+
+def test_reload_names_exactly_the_changed_keys_that_need_a_restart(env):
+    cfg = env.config()
+    w = env.worker(config=cfg)
+    text = cfg.read_text()
+    assert "[hookd]\n" in text
+
+    # Only reloadable keys changed: no restart warning.
+    cfg.write_text(text.replace("[hookd]\n", "[hookd]\nbatch_size = 17\nreconcile_horizon = 2h\n", 1))
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: w.output().count("config.reloaded") == 1, what="first reload")
+    assert "config.restart_needed" not in w.output()
+
+    # Two restart-only keys changed (and a reloadable one): both named, nothing else.
+    cfg.write_text(text.replace("[hookd]\n", "[hookd]\nbatch_size = 18\ndb_pool_size = 3\n"
+                                             "ingest_concurrency = 5\n", 1))
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: w.output().count("config.reloaded") == 2, what="second reload")
+    [line] = [l for l in w.output().splitlines() if "config.restart_needed" in l]
+    assert 'keys="db_pool_size, ingest_concurrency"' in line, line

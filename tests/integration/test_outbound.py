@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -1025,3 +1026,42 @@ def test_an_event_committed_late_behind_a_running_backlog_is_still_sent(env, rec
     assert env.db.value("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL") == 0
     passes = re.findall(r"relay\.fanned_out .*claimed_after_other_pass=(\w+)", w.output())
     assert "true" in passes and "false" in passes, passes  # both kinds of claim ran
+
+
+# ---- reload ---------------------------------------------------------------------------
+
+def test_reload_turning_allow_private_networks_off_refuses_the_next_delivery(env, receivers):
+    """The SSRF guard follows SIGHUP: after allow_private_networks goes from
+    true to false, the next delivery to 127.0.0.1 is refused at send time,
+    also over the keep-alive connection the first delivery left open."""
+    rcv = receivers()
+    cfg = outbound_config(env, retry_schedule="1h, 1h, 1h")
+    ep = add_endpoint(cfg, rcv.url(), "local")
+    w = env.worker(config=cfg)
+    first = emit(env, "order.created", {"id": "o1"})
+    wait_status(env, first, ep, "SUCCEEDED")
+
+    cfg.write_text(cfg.read_text().replace("allow_private_networks = true\n", "allow_private_networks = false\n"))
+    before = w.output().count("config.reloaded")
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: w.output().count("config.reloaded") > before, what="config.reloaded")
+    assert "config.restart_needed" not in w.output()
+
+    second = emit(env, "order.created", {"id": "o2"}, aggregate_id="o2")
+    row = wait_status(env, second, ep, "RETRYING")
+    [att] = attempts_of(env, row["id"])
+    assert att["status_code"] is None and "allow_private_networks" in att["error"], att
+    assert [r.event_id for r in rcv.got()] == [first]
+
+
+def test_reload_with_an_unreadable_ca_file_keeps_delivering_with_the_old_one(env, receivers, tmp_path):
+    rcv = receivers()
+    cfg = outbound_config(env)
+    ep = add_endpoint(cfg, rcv.url(), "local")
+    w = env.worker(config=cfg)
+    cfg.write_text(cfg.read_text().replace("[hookd]\n", f"[hookd]\nca_file = {tmp_path / 'missing.pem'}\n", 1))
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: "delivery.reload_failed" in w.output(), what="delivery.reload_failed")
+    assert "missing.pem" in w.output()
+    event_id = emit(env, "order.created", {"id": "o1"})
+    wait_status(env, event_id, ep, "SUCCEEDED")
