@@ -150,8 +150,8 @@ static int cmd_add(PGconn *conn, const struct hookd_config *cfg, int argc, char 
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 6, p, err, sizeof err);
     if (!r)
         return fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
-    printf("endpoint %s added (id %s)\nurl: %s\nevents: %s\nsecret: %s\n", ename, PQgetvalue(r, 0, ENDPOINT_ADD_ID), url,
-           events, secret);
+    printf("endpoint %s added (id %s)\nurl: %s\nevents: %s\nsecret: %s\n", ename, PQgetvalue(r, 0, ENDPOINT_ADD_ID),
+           url, events, secret);
     PQclear(r);
     return 0;
 }
@@ -164,9 +164,10 @@ static int cmd_list(PGconn *conn)
         return fail("%s", err);
     printf("%-24s %-7s %-24s %s\n", "NAME", "ENABLED", "EVENTS", "URL");
     for (int i = 0; i < PQntuples(r); i++) {
-        const char *reason = PQgetvalue(r, i, ENDPOINT_LIST_DISABLED_REASON);
-        printf("%-24s %-7s %-24s %s%s%s\n", PQgetvalue(r, i, ENDPOINT_LIST_NAME), PQgetvalue(r, i, ENDPOINT_LIST_ENABLED),
-               PQgetvalue(r, i, ENDPOINT_LIST_EVENTS), PQgetvalue(r, i, ENDPOINT_LIST_URL), *reason ? "  ; " : "", reason);
+#define V(col) PQgetvalue(r, i, ENDPOINT_LIST_##col)
+        printf("%-24s %-7s %-24s %s%s%s\n", V(NAME), V(ENABLED), V(EVENTS), V(URL), *V(DISABLED_REASON) ? "  ; " : "",
+               V(DISABLED_REASON));
+#undef V
     }
     PQclear(r);
     return 0;
