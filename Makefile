@@ -32,7 +32,7 @@ OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/embedded.o
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua))
+EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 PYTEST   := /usr/bin/python3 -m pytest
@@ -55,15 +55,17 @@ $(BUILD)/schedulers/%.o:   LAYER_INC = $(INC_schedulers)
 $(BUILD)/engine/roles/%.o: LAYER_INC = $(INC_roles)
 $(BUILD)/engine/cli/%.o:   LAYER_INC = $(INC_cli)
 
-$(BUILD)/%.o: %.c $(BUILD)/embedded.h
+$(BUILD)/%.o: %.c $(BUILD)/embedded.h $(BUILD)/queries.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LAYER_INC) -MMD -MP -c -o $@ $<
 
-$(BUILD)/embedded.c $(BUILD)/embedded.h: $(EMBEDDED) scripts/embed.py
+# sql/queries/*.sql also generate queries.h (docs/queries.md); the folder is a
+# prerequisite so that removing or renaming a statement regenerates too.
+$(BUILD)/embedded.c $(BUILD)/embedded.h $(BUILD)/queries.h &: $(EMBEDDED) $(wildcard sql/queries) scripts/embed.py
 	@mkdir -p $(BUILD)
-	/usr/bin/python3 scripts/embed.py $(BUILD)/embedded $(EMBEDDED)
+	/usr/bin/python3 scripts/embed.py --queries $(BUILD)/queries.h $(BUILD)/embedded $(EMBEDDED)
 
-$(BUILD)/embedded.o: $(BUILD)/embedded.c
+$(BUILD)/embedded.o: $(BUILD)/embedded.c $(BUILD)/queries.h
 	$(CC) $(CFLAGS) -iquote $(BUILD) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)

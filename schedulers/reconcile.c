@@ -11,6 +11,7 @@
 
 #include "db.h"
 #include "log.h"
+#include "queries.h"
 #include "sched.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -19,29 +20,18 @@
 
 struct queue_def {
     const char *name;
-    const char *sql;
+    enum query_id query; /* one page, after a cursor (sql/queries/reconcile_*_page.sql) */
 };
 
-/* The ORDER BY names the table's columns explicitly: a bare `id` or
- * `next_attempt_at` would sort by the text output columns of the same name,
- * and Postgres could not use the partial "due" index (a sort of every
- * non-terminal row per page instead of an index range scan). */
 static const struct queue_def queues[] = {
-    {"inbox",
-     "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint, next_attempt_at::text"
-     " FROM webhook_inbox"
-     " WHERE status IN ('PENDING', 'DEFERRED', 'RETRYING')"
-     "   AND next_attempt_at <= now() + $1::bigint * interval '1 millisecond'"
-     "   AND (next_attempt_at, id) > ($2::timestamptz, $3::uuid)"
-     " ORDER BY webhook_inbox.next_attempt_at, webhook_inbox.id LIMIT 1000"},
-    {"delivery",
-     "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint, next_attempt_at::text"
-     " FROM outbox_deliveries"
-     " WHERE status IN ('PENDING', 'RETRYING')"
-     "   AND next_attempt_at <= now() + $1::bigint * interval '1 millisecond'"
-     "   AND (next_attempt_at, id) > ($2::timestamptz, $3::uuid)"
-     " ORDER BY outbox_deliveries.next_attempt_at, outbox_deliveries.id LIMIT 1000"},
+    {"inbox", Q_RECONCILE_INBOX_PAGE},
+    {"delivery", Q_RECONCILE_DELIVERY_PAGE},
 };
+/* Both pages have the same columns: one reader. */
+_Static_assert((int)RECONCILE_INBOX_PAGE_ID == (int)RECONCILE_DELIVERY_PAGE_ID &&
+                   (int)RECONCILE_INBOX_PAGE_DUE_MS == (int)RECONCILE_DELIVERY_PAGE_DUE_MS &&
+                   (int)RECONCILE_INBOX_PAGE_NEXT_ATTEMPT_AT == (int)RECONCILE_DELIVERY_PAGE_NEXT_ATTEMPT_AT,
+               "the reconciler's page statements must have the same columns");
 #define NQUEUES (sizeof queues / sizeof queues[0])
 
 struct reconcile {
@@ -70,20 +60,22 @@ static void start_page(struct reconcile *r);
 static void work_page(PGconn *conn, void *arg)
 {
     struct page *p = arg;
-    const char *params[] = {p->horizon, p->ts, p->id};
+    char limit[16];
+    snprintf(limit, sizeof limit, "%d", PAGE);
+    const char *params[] = {p->horizon, p->ts, p->id, limit};
     /* An ordered scan of the partial index from the cursor on (see db.h). */
-    PGresult *res = db_exec_index_order(conn, p->q->sql, 3, params, p->err, sizeof p->err);
+    PGresult *res = db_exec_index_order(conn, query_sql(p->q->query), 4, params, p->err, sizeof p->err);
     if (!res)
         return;
     p->n = (size_t)PQntuples(res);
     p->ids = xcalloc(p->n ? p->n : 1, sizeof *p->ids);
     p->due = xcalloc(p->n ? p->n : 1, sizeof *p->due);
     for (size_t i = 0; i < p->n; i++) {
-        p->ids[i] = xstrdup(PQgetvalue(res, (int)i, 0));
-        p->due[i] = strtoll(PQgetvalue(res, (int)i, 1), NULL, 10);
+        p->ids[i] = xstrdup(PQgetvalue(res, (int)i, RECONCILE_INBOX_PAGE_ID));
+        p->due[i] = strtoll(PQgetvalue(res, (int)i, RECONCILE_INBOX_PAGE_DUE_MS), NULL, 10);
     }
     if (p->n > 0) {
-        snprintf(p->ts, sizeof p->ts, "%s", PQgetvalue(res, (int)p->n - 1, 2));
+        snprintf(p->ts, sizeof p->ts, "%s", PQgetvalue(res, (int)p->n - 1, RECONCILE_INBOX_PAGE_NEXT_ATTEMPT_AT));
         snprintf(p->id, sizeof p->id, "%s", p->ids[p->n - 1]);
     }
     PQclear(res);

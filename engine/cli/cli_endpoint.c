@@ -3,7 +3,8 @@
  * plain SQL for anyone who prefers that; this command adds validation: URLs
  * must be http(s), and by default may not point at private, loopback or
  * link-local addresses (SSRF) unless [hookd] allow_private_networks is on;
- * secrets are `whsec_` + base64 and are generated when not given. */
+ * secrets are `whsec_` + base64 and are generated when not given. The
+ * statements are sql/queries/endpoint_*.sql. */
 #include "cli_endpoint.h"
 
 #include <getopt.h>
@@ -19,6 +20,7 @@
 #include "db.h"
 #include "encoding.h"
 #include "netguard.h"
+#include "queries.h"
 #include "signature.h"
 #include "xmalloc.h"
 
@@ -140,20 +142,16 @@ static int cmd_add(PGconn *conn, const struct hookd_config *cfg, int argc, char 
     if (netguard_parse_url(url, &u, err, sizeof err) != 0)
         return fail("bad URL: %s", err);
     const char *ename = name ? name : u.host;
-    /* "order.*, user.*" -> {order.*,user.*}: a text[] literal built by Postgres. */
+    /* "order.*, user.*" -> {order.*,user.*}: Postgres splits the list. */
     char t[24], m[24];
     snprintf(t, sizeof t, "%lld", (long long)timeout_ms);
     snprintf(m, sizeof m, "%lld", (long long)max_inflight);
     const char *p[] = {ename, url, secret, events, t, m};
-    PGresult *r = db_exec(conn,
-                          "INSERT INTO webhook_endpoints (name, url, secret, event_types, timeout_ms, max_inflight)"
-                          " VALUES ($1, $2, $3, (SELECT array_agg(trim(x)) FROM unnest(string_to_array($4, ',')) x"
-                          " WHERE trim(x) <> ''), $5, $6) RETURNING id::text",
-                          6, p, err, sizeof err);
+    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 6, p, err, sizeof err);
     if (!r)
         return fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
-    printf("endpoint %s added (id %s)\nurl: %s\nevents: %s\nsecret: %s\n", ename, PQgetvalue(r, 0, 0), url, events,
-           secret);
+    printf("endpoint %s added (id %s)\nurl: %s\nevents: %s\nsecret: %s\n", ename, PQgetvalue(r, 0, ENDPOINT_ADD_ID),
+           url, events, secret);
     PQclear(r);
     return 0;
 }
@@ -161,16 +159,16 @@ static int cmd_add(PGconn *conn, const struct hookd_config *cfg, int argc, char 
 static int cmd_list(PGconn *conn)
 {
     char err[512];
-    PGresult *r = db_exec(conn,
-                          "SELECT name, CASE WHEN enabled THEN 'yes' ELSE 'no' END, array_to_string(event_types, ','),"
-                          " url, coalesce(disabled_reason, '') FROM webhook_endpoints ORDER BY name",
-                          0, NULL, err, sizeof err);
+    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 0, NULL, err, sizeof err);
     if (!r)
         return fail("%s", err);
     printf("%-24s %-7s %-24s %s\n", "NAME", "ENABLED", "EVENTS", "URL");
-    for (int i = 0; i < PQntuples(r); i++)
-        printf("%-24s %-7s %-24s %s%s%s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
-               PQgetvalue(r, i, 3), *PQgetvalue(r, i, 4) ? "  ; " : "", PQgetvalue(r, i, 4));
+    for (int i = 0; i < PQntuples(r); i++) {
+#define V(col) PQgetvalue(r, i, ENDPOINT_LIST_##col)
+        printf("%-24s %-7s %-24s %s%s%s\n", V(NAME), V(ENABLED), V(EVENTS), V(URL), *V(DISABLED_REASON) ? "  ; " : "",
+               V(DISABLED_REASON));
+#undef V
+    }
     PQclear(r);
     return 0;
 }
@@ -179,26 +177,20 @@ static int cmd_show(PGconn *conn, const char *name, bool show_secret)
 {
     char err[512];
     const char *p[] = {name};
-    PGresult *r = db_exec(conn,
-                          "SELECT id::text, name, url, array_to_string(event_types, ','), enabled,"
-                          " coalesce(disabled_reason, ''), timeout_ms, max_inflight, secret, created_at::text,"
-                          " (SELECT count(*) FROM outbox_deliveries d WHERE d.endpoint_id = e.id"
-                          "   AND d.status IN ('PENDING', 'RETRYING')),"
-                          " (SELECT count(*) FROM outbox_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'DEAD')"
-                          " FROM webhook_endpoints e WHERE name = $1",
-                          1, p, err, sizeof err);
+    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_SHOW), 1, p, err, sizeof err);
     if (!r)
         return fail("%s", err);
     if (PQntuples(r) == 0) {
         PQclear(r);
         return fail("no endpoint named '%s'", name);
     }
+#define V(col) PQgetvalue(r, 0, ENDPOINT_SHOW_##col)
     printf("id: %s\nname: %s\nurl: %s\nevents: %s\nenabled: %s%s%s\ntimeout_ms: %s\nmax_inflight: %s\n"
            "secret: %s\ncreated_at: %s\npending_deliveries: %s\ndead_deliveries: %s\n",
-           PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3),
-           PQgetvalue(r, 0, 4)[0] == 't' ? "yes" : "no", *PQgetvalue(r, 0, 5) ? " — " : "", PQgetvalue(r, 0, 5),
-           PQgetvalue(r, 0, 6), PQgetvalue(r, 0, 7), show_secret ? PQgetvalue(r, 0, 8) : "<hidden; use --show-secret>",
-           PQgetvalue(r, 0, 9), PQgetvalue(r, 0, 10), PQgetvalue(r, 0, 11));
+           V(ID), V(NAME), V(URL), V(EVENTS), V(ENABLED)[0] == 't' ? "yes" : "no", *V(DISABLED_REASON) ? " — " : "",
+           V(DISABLED_REASON), V(TIMEOUT_MS), V(MAX_INFLIGHT), show_secret ? V(SECRET) : "<hidden; use --show-secret>",
+           V(CREATED_AT), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES));
+#undef V
     PQclear(r);
     return 0;
 }
@@ -206,11 +198,7 @@ static int cmd_show(PGconn *conn, const char *name, bool show_secret)
 static int cmd_enable(PGconn *conn, const char *name, bool enable)
 {
     const char *p[] = {name, enable ? "true" : "false"};
-    int rc = exec_print(conn,
-                        "UPDATE webhook_endpoints SET enabled = $2, updated_at = now(),"
-                        " disabled_reason = CASE WHEN $2 THEN NULL ELSE 'disabled by an operator' END"
-                        " WHERE name = $1 RETURNING id",
-                        2, p, 1, name);
+    int rc = exec_print(conn, query_sql(Q_ENDPOINT_SET_ENABLED), 2, p, 1, name);
     if (rc == 0)
         printf("endpoint %s %s\n", name, enable ? "enabled" : "disabled");
     return rc;
@@ -248,11 +236,7 @@ static int cmd_rotate(PGconn *conn, int argc, char **argv)
     char grace_text[BACKOFF_DURATION_BUFLEN];
     backoff_format_duration(grace, grace_text, sizeof grace_text);
     const char *p[] = {name, secret, g};
-    int rc = exec_print(conn,
-                        "UPDATE webhook_endpoints SET previous_secret = secret, secret = $2, updated_at = now(),"
-                        " previous_secret_expires_at = now() + $3::bigint * interval '1 millisecond'"
-                        " WHERE name = $1 RETURNING id",
-                        3, p, 1, name);
+    int rc = exec_print(conn, query_sql(Q_ENDPOINT_ROTATE_SECRET), 3, p, 1, name);
     if (rc == 0)
         printf("endpoint %s: new secret %s\n(the previous secret still signs for %s)\n", name, secret, grace_text);
     return rc;

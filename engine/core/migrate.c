@@ -1,6 +1,7 @@
 /* Applying the embedded migrations; see migrate.h. Concurrent `hookd
  * migrate` runs (several workers starting at once) serialise on a
- * transaction-scoped advisory lock, so each migration runs exactly once. */
+ * transaction-scoped advisory lock, so each migration runs exactly once.
+ * The ledger's statements are sql/queries/migrate_*.sql. */
 #include "migrate.h"
 
 #include <openssl/sha.h>
@@ -9,9 +10,10 @@
 
 #include "db.h"
 #include "embedded.h"
+#include "queries.h"
 
-#define MIGRATE_LOCK_KEY "7270316111" /* arbitrary, constant: "hookd" in a lock id */
-
+/* DDL, which cannot be prepared, and which must run before any migration: the
+ * one statement here that is not in sql/queries/. */
 static const char create_table_sql[] =
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
     " version text PRIMARY KEY,"
@@ -26,14 +28,15 @@ static void checksum(const struct embedded_file *f, char out[65])
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-/* "sql/0001_inbox.sql" -> "0001_inbox"; NULL for non-migrations. */
+/* "sql/0001_inbox.sql" -> "0001_inbox"; -1 for anything else (Lua scripts,
+ * and files in folders below sql/, such as the statements of sql/queries/). */
 static int version_of(const struct embedded_file *f, char *out, size_t outlen)
 {
     if (strncmp(f->path, "sql/", 4) != 0)
         return -1;
     const char *name = f->path + 4;
     size_t n = strlen(name);
-    if (n < 5 || strcmp(name + n - 4, ".sql") != 0 || name[0] < '0' || name[0] > '9')
+    if (n < 5 || strcmp(name + n - 4, ".sql") != 0 || name[0] < '0' || name[0] > '9' || strchr(name, '/'))
         return -1;
     snprintf(out, outlen, "%.*s", (int)(n - 4), name);
     return 0;
@@ -44,18 +47,19 @@ static int version_of(const struct embedded_file *f, char *out, size_t outlen)
 static int applied_state(PGconn *conn, const char *version, const char *sum, char *err, size_t errlen)
 {
     const char *params[] = {version};
-    PGresult *r = db_exec(conn, "SELECT checksum FROM schema_migrations WHERE version = $1", 1, params, err, errlen);
+    PGresult *r = db_exec(conn, query_sql(Q_MIGRATE_APPLIED_CHECKSUM), 1, params, err, errlen);
     if (!r)
         return -1;
     int rc = 0;
     if (PQntuples(r) == 1) {
-        if (strcmp(PQgetvalue(r, 0, 0), sum) == 0) {
+        const char *applied = PQgetvalue(r, 0, MIGRATE_APPLIED_CHECKSUM_CHECKSUM);
+        if (strcmp(applied, sum) == 0) {
             rc = 1;
         } else {
             snprintf(err, errlen,
                      "migration %s was changed after it was applied (applied checksum %.12s…, file %.12s…); "
                      "add a new migration instead of editing an applied one",
-                     version, PQgetvalue(r, 0, 0), sum);
+                     version, applied, sum);
             rc = -1;
         }
     }
@@ -68,7 +72,7 @@ static int apply_one(PGconn *conn, const struct embedded_file *f, const char *ve
 {
     if (db_run(conn, "BEGIN", 0, NULL, err, errlen) != 0)
         return -1;
-    if (db_run(conn, "SELECT pg_advisory_xact_lock(" MIGRATE_LOCK_KEY ")", 0, NULL, err, errlen) != 0)
+    if (db_run(conn, query_sql(Q_MIGRATE_LOCK), 0, NULL, err, errlen) != 0)
         goto fail;
     int st = applied_state(conn, version, sum, err, errlen);
     if (st != 0) { /* changed, failed, or applied meanwhile by another process */
@@ -87,7 +91,7 @@ static int apply_one(PGconn *conn, const struct embedded_file *f, const char *ve
     }
     PQclear(r);
     const char *params[] = {version, sum};
-    if (db_run(conn, "INSERT INTO schema_migrations (version, checksum) VALUES ($1, $2)", 2, params, err, errlen) != 0)
+    if (db_run(conn, query_sql(Q_MIGRATE_RECORD), 2, params, err, errlen) != 0)
         goto fail;
     if (db_run(conn, "COMMIT", 0, NULL, err, errlen) != 0)
         return -1;
@@ -125,10 +129,10 @@ int migrate_apply(PGconn *conn, FILE *out, char *err, size_t errlen)
 
 int migrate_check(PGconn *conn, char *err, size_t errlen)
 {
-    PGresult *r = db_exec(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL", 0, NULL, err, errlen);
+    PGresult *r = db_exec(conn, query_sql(Q_MIGRATE_HAS_LEDGER), 0, NULL, err, errlen);
     if (!r)
         return -1;
-    int exists = PQgetvalue(r, 0, 0)[0] == 't';
+    int exists = PQgetvalue(r, 0, MIGRATE_HAS_LEDGER_PRESENT)[0] == 't';
     PQclear(r);
     if (!exists)
         return 1;
