@@ -41,13 +41,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("HOOKD_BIN", str(ROOT / "build" / "hookd"))
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 import psycopg2  # noqa: E402
 import redis  # noqa: E402
 
-import harness  # noqa: E402
-from harness import SW_SECRET, Db, Services, Worker, free_port, wait_for, write_config  # noqa: E402
+from hookdtest.paths import SERVICES  # noqa: E402
+from hookdtest.services import Db, Services  # noqa: E402
+from hookdtest.signing import SW_SECRET  # noqa: E402
+from hookdtest.util import free_port, wait_for  # noqa: E402
+from hookdtest.worker import Worker, write_config  # noqa: E402
 
 HOOKD_BIN = os.environ["HOOKD_BIN"]
 TOOLS = Path(os.environ.get("HOOKD_TOOLS", ROOT / "build" / "tools"))
@@ -128,12 +130,12 @@ def shlex_quote(s: str) -> str:
 
 
 class BenchServices(Services):
-    """harness.Services, but Postgres keeps fsync on: durability costs are the point."""
+    """hookdtest Services, but Postgres keeps fsync on: durability costs are the point."""
 
     def __init__(self) -> None:  # noqa: D107 - mirrors Services.__init__ without HOOKD_PG_FSYNC=off
         self.dir = Path(tempfile.mkdtemp(prefix="hookd-bench-"))
         env = {k: v for k, v in os.environ.items() if k != "HOOKD_PG_FSYNC"}
-        out = subprocess.run([str(harness.SERVICES), "start", str(self.dir)], env=env, check=True,
+        out = subprocess.run([str(SERVICES), "start", str(self.dir)], env=env, check=True,
                              capture_output=True, text=True).stdout
         urls = dict(line.split("=", 1) for line in out.strip().splitlines())
         self.pg_admin_url = urls["HOOKD_PG_URL"].rsplit("/", 1)[0] + "/postgres"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The chaos suite: hookd under fire, then a ledger check.
 
-Starts its own throw-away PostgreSQL and Redis (tests/integration/harness.py),
+Starts its own throw-away PostgreSQL and Redis (the hookdtest package),
 three hookd workers with every role, a flaky local receiver subscribed to
 `order.*`, and keeps two kinds of load running: signed partner webhooks
 (order lifecycles started/paid/shipped, shuffled, sometimes duplicated, to
@@ -29,7 +29,7 @@ Then it stops the load, waits for quiescence and checks the ledger:
     and equal it exactly in a fault-free window at the end (see README.md for
     why the whole-run totals are informational).
 
-Usage:  HOOKD_BIN=build/hookd /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short] [--keep-logs DIR]
+Usage:  HOOKD_BIN=build/hookd PYTHONPATH=tests /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short] [--keep-logs DIR]
 Exit status 0 only if every check passes. Everything it starts is stopped.
 """
 from __future__ import annotations
@@ -52,10 +52,11 @@ from pathlib import Path
 import psycopg2
 import psycopg2.extras
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
-from harness import (Services, Worker, free_port, order_event, post_standard, run_hookd,  # noqa: E402
-                     sign_standard, write_config)
+from hookdtest.client import order_event, post_standard
+from hookdtest.services import Services
+from hookdtest.signing import sign_standard
+from hookdtest.util import free_port
+from hookdtest.worker import Worker, run_hookd, write_config
 
 PARTNER = "shop"
 # The machine's lifecycle, in order: (event type, from, to).
