@@ -79,14 +79,14 @@ $(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
 test: deps $(BUILD)/hookd $(UNIT_BINS) $(TOOLS)
 	@scripts/deps.sh test
 	@scripts/run-unit.sh $(UNIT_BINS)
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 unit: deps $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
 integration: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 asan:
@@ -97,7 +97,7 @@ asan:
 valgrind: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) HOOKD_VALGRIND=1 \
-	  $(PYTEST) -q tests/integration -m valgrind $(PYTEST_ARGS)
+	  $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) -m valgrind $(PYTEST_ARGS)
 
 bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
