@@ -81,14 +81,14 @@ $(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
 test: deps $(BUILD)/hookd $(UNIT_BINS) $(TOOLS)
 	@scripts/deps.sh test
 	@scripts/run-unit.sh $(UNIT_BINS)
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 unit: deps $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
 integration: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 asan:
@@ -99,15 +99,15 @@ asan:
 valgrind: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) HOOKD_VALGRIND=1 \
-	  $(PYTEST) -q tests/integration -m valgrind $(PYTEST_ARGS)
+	  $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) -m valgrind $(PYTEST_ARGS)
 
 bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/bench.py
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) /usr/bin/python3 scripts/demo.py
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS; crashes fail the target.
 FUZZ_SECONDS ?= 60
@@ -120,14 +120,14 @@ CHAOS_FAULTS ?= 24
 CHAOS_SEED ?= 1
 chaos: deps $(BUILD)/hookd
 	@scripts/deps.sh test
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
 
 # Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres
 # connections and Redis memory; SOAK_ARGS=--valgrind for a leak-checked run.
 SOAK_MINUTES ?= 30
 soak: deps $(BUILD)/hookd
 	@scripts/deps.sh test
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) /usr/bin/python3 scripts/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 # A worker on throw-away services, in the foreground until Ctrl-C.
 run: deps $(BUILD)/hookd

@@ -28,9 +28,13 @@ from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
-import harness  # noqa: E402  (the test harness: services, workers, signing)
-from harness import Db, Services, Worker, free_port, order_event, post_standard, run_hookd, sign_standard, wait_for  # noqa: E402
+# The test harness (tests/hookdtest: services, workers, signing); `make demo`
+# puts tests/ on PYTHONPATH.
+from hookdtest.client import order_event, post_standard
+from hookdtest.services import Db, Services
+from hookdtest.signing import sign_standard
+from hookdtest.util import free_port, wait_for
+from hookdtest.worker import Worker, run_hookd
 
 ROOT = Path(__file__).resolve().parents[1]
 ORDERS = 12

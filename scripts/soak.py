@@ -20,9 +20,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "integration"))
-import harness  # noqa: E402
-from harness import Db, Services, Worker, free_port, order_event, post_standard, run_hookd, wait_for  # noqa: E402
+from hookdtest import worker as hookd_worker
+from hookdtest.client import order_event, post_standard
+from hookdtest.services import Db, Services
+from hookdtest.util import free_port, wait_for
+from hookdtest.worker import Worker, run_hookd
 
 
 class Receiver:
@@ -72,7 +74,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.valgrind:
         os.environ["HOOKD_VALGRIND"] = "1"
-        harness.VALGRIND = True
+        hookd_worker.VALGRIND = True
     services = Services()
     workers: list[Worker] = []
     stop = threading.Event()
@@ -84,8 +86,8 @@ def main() -> int:
         recv = Receiver()
         extra = "[machine parcel]\ninitial = new\ntransition parcel.sent = new -> sent\nemit parcel.sent = parcel.sent\n"
         for i in range(2):
-            cfg = harness.write_config(services.dir, services.db_url(dbname), services.redis_url, "soak", extra=extra,
-                                       log_level="warn")
+            cfg = hookd_worker.write_config(services.dir, services.db_url(dbname), services.redis_url, "soak",
+                                            extra=extra, log_level="warn")
             cfg.write_text(cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1))
             port = int(next(l for l in cfg.read_text().splitlines() if l.startswith("listen")).rsplit(":", 1)[1])
             workers.append(Worker(config=cfg, port=port, log_path=services.dir / f"soak-{i}.log").start(wait_ready=True))

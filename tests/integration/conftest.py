@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import harness
-from harness import Db, Services, Worker, write_config
+from hookdtest.services import Db, Services
+from hookdtest.worker import Worker, write_config
 
 _prefixes = itertools.count(1)
 

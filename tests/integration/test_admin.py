@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import http, order_event, post_standard, wait_for
+from hookdtest.client import http, order_event, post_standard
+from hookdtest.util import wait_for
 
 TOKEN = "Adm1n+t0ken/xyz"  # '+' and '/' must survive form encoding
 CHROMIUM = "/usr/bin/chromium"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psycopg2.extras
 
-from harness import wait_for
+from hookdtest.util import wait_for
 
 FINAL = ("applied", "noop", "ignored", "dead")
 

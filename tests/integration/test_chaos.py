@@ -1,4 +1,4 @@
-"""The chaos suite's short form (tests/chaos/chaos.py): every fault kind once
+"""The chaos suite's short form (hookdtest.chaos): every fault kind once
 (worker kill -9 and SIGTERM, Redis FLUSHALL / restart / a 4 s outage,
 Postgres restart and killed connections, the receiver down for 5 s, a bad
 config on SIGHUP) under live inbound and outbound load, then the ledger:
@@ -8,13 +8,9 @@ the Redis counters reconcile with Postgres in a fault-free window.
 
 The driver brings its own PostgreSQL, Redis, workers and receiver (it also
 runs standalone: `make chaos`), and stops them all."""
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chaos"))
-import chaos  # noqa: E402
+from hookdtest import chaos
 
 
 @pytest.mark.slow

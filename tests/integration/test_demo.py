@@ -5,12 +5,13 @@ import os
 import subprocess
 import sys
 
-from harness import HOOKD_BIN, ROOT
+from hookdtest.paths import HOOKD_BIN, ROOT
 
 
 def test_demo_runs_and_all_its_checks_pass():
+    pythonpath = os.pathsep.join(filter(None, [str(ROOT / "tests"), os.environ.get("PYTHONPATH")]))
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], capture_output=True, text=True,
-                       timeout=300, env=dict(os.environ, HOOKD_BIN=HOOKD_BIN))
+                       timeout=300, env=dict(os.environ, HOOKD_BIN=HOOKD_BIN, PYTHONPATH=pythonpath))
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     assert "all checks passed" in r.stdout
     for line in ("orders in their final state", "DLQ entries replayed", "signatures that did not verify"):

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import SW_SECRET, http, order_event, sign_standard, wait_for
+from hookdtest.client import http, order_event
+from hookdtest.signing import SW_SECRET, sign_standard
+from hookdtest.util import wait_for
 
 TERMINAL = ("PROCESSED", "QUARANTINED")
 LIFECYCLE = ("order.started", "order.paid", "order.shipped")

@@ -5,7 +5,9 @@ import time
 
 import pytest
 
-from harness import run_hookd, wait_for, order_event, post_standard
+from hookdtest.client import order_event, post_standard
+from hookdtest.util import wait_for
+from hookdtest.worker import run_hookd
 
 
 def test_migrate_twice_is_a_noop(env, services):
@@ -17,7 +19,7 @@ def test_migrate_twice_is_a_noop(env, services):
     second = run_hookd(["-c", str(cfg), "migrate"])
     assert second.returncode == 0, second.stderr
     assert "up to date" in second.stdout and "applied" not in second.stdout
-    from harness import Db
+    from hookdtest.services import Db
     db = Db(services.db_url(name))
     try:
         versions = [r["version"] for r in db.all("SELECT version FROM schema_migrations ORDER BY version")]

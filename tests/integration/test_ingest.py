@@ -18,8 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness import SW_SECRET, Db, http, order_event, sign_github, sign_hmac_hex, sign_standard, \
-    sign_stripe, wait_for
+from hookdtest.client import http, order_event
+from hookdtest.services import Db
+from hookdtest.signing import SW_SECRET, sign_github, sign_hmac_hex, sign_standard, sign_stripe
+from hookdtest.util import wait_for
 
 STRIPE_SECRET = "whsec_stripe_test_3b9f1c0e7a"  # Stripe signs with the whole string, prefix included
 GITHUB_SECRET = "gh-secret-5d0e8a21"

@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from harness import ROOT
+from hookdtest.paths import ROOT
 
 LUA = ROOT / "lua"
 

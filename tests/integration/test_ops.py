@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import SW_SECRET, free_port, order_event, post_standard, run_hookd, wait_for
+from hookdtest.client import order_event, post_standard
+from hookdtest.signing import SW_SECRET
+from hookdtest.util import free_port, wait_for
+from hookdtest.worker import run_hookd
 
 OPEN_DLQ = "SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL"
 

@@ -27,7 +27,11 @@ from typing import Callable
 import psycopg2
 import pytest
 
-from harness import ROOT, order_event, post_standard, run_hookd, sign_standard, wait_for
+from hookdtest.client import order_event, post_standard
+from hookdtest.paths import ROOT
+from hookdtest.signing import sign_standard
+from hookdtest.util import wait_for
+from hookdtest.worker import run_hookd
 
 # ---- receivers: real HTTP(S) servers that record what hookd sends ------------
 

@@ -14,7 +14,8 @@ import threading
 import psycopg2
 import pytest
 
-from harness import Db, wait_for
+from hookdtest.services import Db
+from hookdtest.util import wait_for
 from test_outbound import (add_endpoint, attempts_of, emit, make_retry_due_now, one_delivery_retrying,  # noqa: F401
                            outbound_config, receivers, statuses, wait_status)  # receivers: the fixture
 

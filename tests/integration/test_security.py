@@ -6,7 +6,11 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from harness import Db, ROOT, order_event, post_standard, run_hookd, wait_for
+from hookdtest.client import order_event, post_standard
+from hookdtest.paths import ROOT
+from hookdtest.services import Db
+from hookdtest.util import wait_for
+from hookdtest.worker import run_hookd
 
 ROLES_SQL = ROOT / "sql" / "roles" / "least_privilege.sql"
 

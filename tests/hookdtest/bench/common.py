@@ -1,0 +1,241 @@
+"""What every scenario of the benchmark suite shares: the sizes (scaled by
+BENCH_SCALE), the bookkeeping the report is written from (commands run,
+pgbench scripts, result rows, notes, details), services with fsync on, and
+Bench, which starts workers, pgbench and loadgen and stops them all."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from hookdtest.paths import ROOT, SERVICES
+from hookdtest.services import Db, Services
+from hookdtest.util import free_port
+from hookdtest.worker import Worker, write_config
+
+TOOLS = Path(os.environ.get("HOOKD_TOOLS", ROOT / "build" / "tools"))
+PGBIN = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"))
+SCALE = float(os.environ.get("BENCH_SCALE", "1.0"))
+DOCS = ROOT / "docs"
+
+# Sizes (scaled by BENCH_SCALE).
+INGEST_REQUESTS = int(20000 * SCALE)
+INGEST_CONNECTIONS = 32
+INGEST_ENTITIES = max(1, int(10000 * SCALE))
+PROC_ENTITIES = max(1, int(25000 * SCALE))  # x 4 events = 100,000 rows
+PROC_EVENTS_PER_ENTITY = 4
+PROC_WORKERS = [int(x) for x in os.environ.get("BENCH_PROC_WORKERS", "1,2,4").split(",")]  # diagnosis: fewer runs
+LATENESS_ROWS = int(20000 * SCALE)
+LATENESS_SPREAD_S = 10.0
+DELIVERY_EVENTS = int(50000 * SCALE)
+PACED_RATE = 1000
+PACED_SECONDS = 10
+PGBENCH_SECONDS = 10
+# BENCH_ONLY=processing,delivery runs those scenarios only (ingest, processing,
+# delivery, claim) and prints their rows without rewriting docs/benchmarks.md.
+ONLY = {x.strip() for x in os.environ.get("BENCH_ONLY", "").split(",") if x.strip()}
+RUN_CAP_S = 60  # no single measured run waits longer than this
+CLAIM_MEMBERS = int(200000 * SCALE)
+
+BODY_TEMPLATE = '{"type":"order.started","data":{"order_id":"o%d"}}'
+
+# ---- bookkeeping ------------------------------------------------------------------
+
+COMMANDS: list[str] = []  # exactly what ran, for the report
+SCRIPTS: dict[str, str] = {}  # pgbench scripts by file name
+ROWS: list[dict] = []  # the results table
+NOTES: list[str] = []  # observations worth a reader's attention
+EXTRA: dict = {}  # figures for the chart and details
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def row(scenario: str, figure: str, value: float | None, unit: str, ceiling: float | None = None,
+        ceiling_what: str = "", target: str = "", ok: bool | None = None) -> None:
+    ratio = (value / ceiling) if (value is not None and ceiling) else None
+    ROWS.append(dict(scenario=scenario, figure=figure, value=value, unit=unit, ceiling=ceiling,
+                     ceiling_what=ceiling_what, ratio=ratio, target=target,
+                     verdict="info" if ok is None else ("pass" if ok else "MISS")))
+
+
+def sh(cmd: list[str], record: bool = True, **kw) -> subprocess.CompletedProcess:
+    if record:
+        COMMANDS.append(" ".join(shlex_quote(c) for c in cmd))
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def shlex_quote(s: str) -> str:
+    import shlex
+    return shlex.quote(str(s))
+
+
+# ---- services with fsync on ------------------------------------------------------------
+
+
+class BenchServices(Services):
+    """hookdtest Services, but Postgres keeps fsync on: durability costs are the point."""
+
+    def __init__(self) -> None:  # noqa: D107 - mirrors Services.__init__ without HOOKD_PG_FSYNC=off
+        self.dir = Path(tempfile.mkdtemp(prefix="hookd-bench-"))
+        env = {k: v for k, v in os.environ.items() if k != "HOOKD_PG_FSYNC"}
+        out = subprocess.run([str(SERVICES), "start", str(self.dir)], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        urls = dict(line.split("=", 1) for line in out.strip().splitlines())
+        self.pg_admin_url = urls["HOOKD_PG_URL"].rsplit("/", 1)[0] + "/postgres"
+        self.pg_port = int((self.dir / "pg.port").read_text())
+        self.redis_url = urls["HOOKD_REDIS_URL"]
+        self.redis_port = int((self.dir / "redis.port").read_text())
+        self._template_ready = False
+        self._n = 0
+
+
+class Bench:
+    def __init__(self) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="hookd-bench-work-"))
+        self.services: BenchServices | None = None
+        self.workers: list[Worker] = []
+        self.procs: list[subprocess.Popen] = []
+        self.nprefix = 0
+
+    # -- setup / teardown
+
+    def start(self) -> None:
+        log("starting Postgres (fsync on) and Redis")
+        self.services = BenchServices()
+        admin = Db(self.services.pg_admin_url)
+        EXTRA["pg_settings"] = {k: admin.value(f"SHOW {k}") for k in
+                                ("fsync", "synchronous_commit", "shared_buffers", "wal_level", "max_connections")}
+        EXTRA["pg_version"] = admin.value("SHOW server_version")
+        admin.close()
+        EXTRA["redis_version"] = self.services.redis_client().info("server")["redis_version"]
+        assert EXTRA["pg_settings"]["fsync"] == "on", EXTRA["pg_settings"]
+
+    def stop(self) -> None:
+        for w in self.workers:
+            try:
+                if w.proc and w.proc.poll() is None:
+                    w.stop(timeout=20)
+            except Exception as e:  # keep stopping the rest
+                log(f"worker stop: {e}")
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        if self.services:
+            self.services.stop()
+        if os.environ.get("BENCH_KEEP") == "1":
+            log(f"work directory kept: {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    # -- helpers
+
+    def new_db(self) -> tuple[str, Db]:
+        name = self.services.new_database()
+        url = self.services.db_url(name)
+        return url, Db(url)
+
+    def prefix(self) -> str:
+        self.nprefix += 1
+        return f"bench{os.getpid()}x{self.nprefix}"
+
+    def config(self, db_url: str, prefix: str, roles: str, reconcile_interval: str = "30s",
+               hookd_keys: dict | None = None, port: int | None = None) -> tuple[Path, int]:
+        port = port or free_port()
+        cfg = write_config(self.work, db_url, self.services.redis_url, prefix, port=port,
+                           reconcile_interval=reconcile_interval, lease="30s", log_level="info")
+        keys = {"roles": roles, "max_sleep": "1s", "heartbeat_interval": "2s"}
+        keys.update(hookd_keys or {})
+        text = cfg.read_text()
+        for k, v in keys.items():
+            if re.search(rf"^{k} = .*$", text, flags=re.M):
+                text = re.sub(rf"^{k} = .*$", f"{k} = {v}", text, count=1, flags=re.M)
+            else:
+                text = text.replace("[hookd]\n", f"[hookd]\n{k} = {v}\n", 1)
+        cfg.write_text(text)
+        EXTRA.setdefault("configs", {}).setdefault(roles, text)
+        return cfg, port
+
+    def worker(self, cfg: Path, port: int, name: str) -> Worker:
+        w = Worker(config=cfg, port=port, log_path=self.work / f"{name}.log")
+        self.workers.append(w)
+        w.start(wait_ready=True)
+        return w
+
+    def pg_log_counts(self) -> dict[str, int]:
+        """Lock trouble Postgres logged so far (deadlocks, NOWAIT refusals)."""
+        try:
+            text = (self.services.dir / "pg" / "server.log").read_text(errors="replace")
+        except OSError:
+            return {}
+        return {"deadlocks": text.count("ERROR:  deadlock detected"),
+                "lock_not_available": text.count("ERROR:  could not obtain lock")}
+
+    def pg_cmd(self, db_name: str) -> list[str]:
+        return ["-h", "127.0.0.1", "-p", str(self.services.pg_port), "-U", "postgres", db_name]
+
+    def pgbench(self, db_url: str, script_name: str, script: str, clients: int, seconds: int,
+                extra: list[str] | None = None) -> dict:
+        SCRIPTS[script_name] = script
+        path = self.work / script_name
+        path.write_text(script)
+        db_name = db_url.rsplit("/", 1)[1]
+        cmd = [str(PGBIN / "pgbench"), "-n", "-c", str(clients), "-j", "2", "-T", str(seconds)] + (extra or []) + \
+              ["-f", str(path)] + self.pg_cmd(db_name)
+        r = sh(cmd, timeout=seconds + 60)
+        out = r.stdout + r.stderr
+        if r.returncode != 0:
+            raise RuntimeError(f"pgbench failed ({r.returncode}):\n{out[-3000:]}")
+        tps = float(re.search(r"tps = ([\d.]+)", out).group(1))
+        lat = re.search(r"latency average = ([\d.]+) ms", out)
+        failed = re.search(r"number of failed transactions: (\d+)", out)
+        lag = re.search(r"schedule lag: avg ([\d.]+)", out)
+        return dict(tps=tps, latency_avg_ms=float(lat.group(1)) if lat else None,
+                    failed=int(failed.group(1)) if failed else 0,
+                    lag_avg_ms=float(lag.group(1)) if lag else None, output=out)
+
+    def loadgen(self, args: list[str], timeout: float = 180) -> dict:
+        cmd = [str(TOOLS / "loadgen")] + args
+        r = sh(cmd, timeout=timeout)
+        try:
+            return json.loads(r.stdout.strip().splitlines()[-1])
+        except Exception:
+            raise RuntimeError(f"loadgen printed no result ({r.returncode}): {r.stdout[-500:]} {r.stderr[-1500:]}")
+
+
+def metrics(worker: Worker) -> dict[str, float]:
+    with urllib.request.urlopen(worker.url + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, _, v = line.rpartition(" ")
+            try:
+                out[k] = float(v)
+            except ValueError:
+                pass
+    return out
+
+
+def vm_hwm_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

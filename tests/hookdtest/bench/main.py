@@ -1,0 +1,60 @@
+"""`make bench` (scripts/bench.py): runs the scenarios in order, each one
+isolated from a failure of another, stops everything it started, and writes
+the report (BENCH_ONLY=...: the named scenarios and the table only)."""
+from __future__ import annotations
+
+import signal
+import sys
+import time
+
+from hookdtest.bench.claim import bench_claim
+from hookdtest.bench.common import DOCS, ONLY, TOOLS, Bench, log
+from hookdtest.bench.delivery import bench_delivery
+from hookdtest.bench.ingest import bench_ingest
+from hookdtest.bench.processing import bench_processing
+from hookdtest.bench.report import chart, machine, table_lines, write_report
+
+
+def main() -> int:
+    for tool in ("loadgen", "sink"):
+        if not (TOOLS / tool).exists():
+            print(f"bench: {TOOLS / tool} is missing (make build/tools/{tool})", file=sys.stderr)
+            return 2
+    started = time.monotonic()
+    m = machine()
+    b = Bench()
+    errors: list[str] = []
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        b.start()
+        for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim):
+            if ONLY and fn.__name__.removeprefix("bench_") not in ONLY:
+                continue
+            try:
+                fn(b)
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:  # one scenario failing must not hide the others
+                log(f"{fn.__name__} failed: {e}")
+                errors.append(f"{fn.__name__}: {str(e)[:2000]}")
+            finally:
+                for w in b.workers:  # anything a failed scenario left running
+                    if w.proc and w.proc.poll() is None:
+                        try:
+                            w.stop(timeout=20)
+                        except Exception:
+                            pass
+    finally:
+        b.stop()
+    if ONLY:  # a partial run: the table only, docs/benchmarks.md stays as the last full run wrote it
+        print("\n".join(table_lines()))
+        return 1 if errors else 0
+    png = chart()
+    write_report(m, started, png, errors)
+    print()
+    print("\n".join(table_lines()))
+    print()
+    print(f"written: {DOCS / 'benchmarks.md'}" + (f", {DOCS / png}" if png else " (no chart: gnuplot not installed)"))
+    if errors:
+        print("scenarios that failed to run:\n  " + "\n  ".join(errors), file=sys.stderr)
+    return 1 if errors else 0
