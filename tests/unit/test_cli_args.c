@@ -206,8 +206,8 @@ static void test_double_dash_ends_options(void **state)
 static void test_unknown_option_is_named(void **state)
 {
     (void)state;
-    assert_error(parse("endpoint", "add", "--bogus", (const char *)NULL), "hookd endpoint add: unknown option '--bogus'",
-                 "hookd help endpoint add");
+    assert_error(parse("endpoint", "add", "--bogus", (const char *)NULL),
+                 "hookd endpoint add: unknown option '--bogus'", "hookd help endpoint add");
     assert_error(parse("endpoint", "add", "--bogus=1", "--url", "u", (const char *)NULL), "unknown option '--bogus'",
                  NULL);
     assert_error(parse("-x", "status", (const char *)NULL), "hookd: unknown option '-x'", NULL);
