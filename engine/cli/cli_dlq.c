@@ -4,7 +4,6 @@
  * Redis at once (or by the reconciler if Redis is unreachable). */
 #include "cli_dlq.h"
 
-#include <getopt.h>
 #include <hiredis.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,52 +35,32 @@ struct opts {
     struct dlq_filter f;
     bool json, all, dry_run;
     int64_t older_than;
-    int first_arg; /* index of the first positional argument */
 };
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+/* The options of the chosen subcommand (each declares its own subset),
+ * checked before any connection. Returns 0, or 2 after saying what is wrong. */
+static int read_opts(const struct cli_args *a, struct opts *o)
 {
-    static const struct option longopts[] = {
-        {"source", required_argument, NULL, 's'},     {"partner", required_argument, NULL, 'p'},
-        {"endpoint", required_argument, NULL, 'p'},   {"event-type", required_argument, NULL, 'e'},
-        {"since", required_argument, NULL, 'S'},      {"limit", required_argument, NULL, 'l'},
-        {"json", no_argument, NULL, 'j'},             {"all", no_argument, NULL, 'a'},
-        {"dry-run", no_argument, NULL, 'n'},          {"older-than", required_argument, NULL, 'o'},
-        {NULL, 0, NULL, 0},
-    };
+    const char *source = cli_args_maybe(a, "source"), *since = cli_args_maybe(a, "since");
+    const char *limit = cli_args_maybe(a, "limit"), *older_than = cli_args_maybe(a, "older-than");
     char err[256];
-    int c;
     memset(o, 0, sizeof *o);
-    optind = 0; /* 0: glibc re-initialises, dropping main()'s "+" (stop at first non-option) mode */
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            if (strcmp(optarg, "inbox") != 0 && strcmp(optarg, "delivery") != 0)
-                return fail("--source must be inbox or delivery (got '%s')", optarg);
-            o->f.source = optarg;
-            break;
-        case 'p': o->f.partner = optarg; break;
-        case 'e': o->f.event_type = optarg; break;
-        case 'S':
-            if (backoff_parse_duration(optarg, &o->f.since_ms, err, sizeof err) != 0)
-                return fail("--since: %s", err);
-            break;
-        case 'l':
-            o->f.limit = atoi(optarg);
-            if (o->f.limit < 1 || o->f.limit > 100000)
-                return fail("--limit must be from 1 to 100000");
-            break;
-        case 'j': o->json = true; break;
-        case 'a': o->all = true; break;
-        case 'n': o->dry_run = true; break;
-        case 'o':
-            if (backoff_parse_duration(optarg, &o->older_than, err, sizeof err) != 0)
-                return fail("--older-than: %s", err);
-            break;
-        default: return fail("unknown option (see 'hookd --help')");
-        }
-    }
-    o->first_arg = optind;
+    o->json = a->json;
+    o->all = cli_args_maybe(a, "all") != NULL;
+    o->dry_run = cli_args_maybe(a, "dry-run") != NULL;
+    o->f.partner = cli_args_maybe(a, "partner");
+    o->f.event_type = cli_args_maybe(a, "event-type");
+    o->f.source = source;
+    if (source && strcmp(source, "inbox") != 0 && strcmp(source, "delivery") != 0)
+        return fail("--source must be inbox or delivery (got '%s')", source), 2;
+    if (since && backoff_parse_duration(since, &o->f.since_ms, err, sizeof err) != 0)
+        return fail("--since: %s", err), 2;
+    if (limit && ((o->f.limit = atoi(limit)) < 1 || o->f.limit > 100000))
+        return fail("--limit must be from 1 to 100000"), 2;
+    if (older_than && backoff_parse_duration(older_than, &o->older_than, err, sizeof err) != 0)
+        return fail("--older-than: %s", err), 2;
+    if (older_than && o->older_than <= 0)
+        return fail("--older-than must be positive"), 2;
     return 0;
 }
 
@@ -102,8 +81,9 @@ static void print_table(json_t *rows)
     printf("(%zu dead letter%s)\n", json_array_size(rows), json_array_size(rows) == 1 ? "" : "s");
 }
 
-static int cmd_list(PGconn *conn, const struct opts *o)
+static int cmd_list(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *a)
 {
+    (void)cfg, (void)a;
     char err[512];
     json_t *rows = dlq_list(conn, &o->f, err, sizeof err);
     if (!rows)
@@ -116,9 +96,11 @@ static int cmd_list(PGconn *conn, const struct opts *o)
     return 0;
 }
 
-static int cmd_show(PGconn *conn, const struct opts *o, const char *id)
+static int cmd_show(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *args)
 {
+    const char *id = args->args[0];
     char err[512];
+    (void)cfg;
     json_t *e = dlq_show(conn, id, err, sizeof err);
     if (!e)
         return fail("%s", err);
@@ -186,13 +168,12 @@ static void schedule(redisContext *rc, const struct hookd_config *cfg, const str
     freeReplyObject(redisCommand(rc, "HINCRBY %s replayed 1", stats));
 }
 
-static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, int nids, char **ids)
+/* Ids or --all (exactly one of them) were checked by run_replay. */
+static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *a)
 {
     char err[512];
     json_t *targets = json_array();
     if (o->all) {
-        if (nids > 0)
-            return json_decref(targets), fail("give either ids or --all, not both");
         struct dlq_filter f = o->f;
         f.limit = f.limit ? f.limit : 100000;
         json_t *rows = dlq_list(conn, &f, err, sizeof err);
@@ -203,10 +184,8 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
         json_array_foreach(rows, i, r) json_array_append(targets, json_object_get(r, "id"));
         json_decref(rows);
     } else {
-        if (nids == 0)
-            return json_decref(targets), fail("usage: dlq replay ID... | dlq replay --all [--source S] [--partner P] [--event-type T] [--since D] [--dry-run]");
-        for (int i = 0; i < nids; i++)
-            json_array_append_new(targets, json_string(ids[i]));
+        for (int i = 0; i < a->nargs; i++)
+            json_array_append_new(targets, json_string(a->args[i]));
     }
     redisContext *rc = o->dry_run ? NULL : redis_connect_sync(cfg->redis.text, 2000, err, sizeof err);
     if (!o->dry_run && !rc)
@@ -235,37 +214,129 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
     return refused ? 1 : 0;
 }
 
-int cli_dlq(const struct hookd_config *cfg, int argc, char **argv)
+static int cmd_purge(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *a)
 {
-    if (argc < 1)
-        return fail("usage: dlq list|show|replay|purge ...");
-    const char *sub = argv[0];
-    struct opts o;
-    if (parse_opts(argc, argv, &o) != 0)
-        return 2;
-    int npos = argc - o.first_arg;
-    char **pos = argv + o.first_arg;
     char err[512];
+    (void)cfg, (void)a;
+    long n = dlq_purge(conn, o->older_than, o->dry_run, err, sizeof err);
+    if (n < 0)
+        return fail("%s", err);
+    printf("%ld dead letter%s %s\n", n, n == 1 ? "" : "s", o->dry_run ? "would be purged" : "purged");
+    return 0;
+}
+
+/* ---- the subcommands: options checked first, then one connection ---------- */
+
+typedef int dlq_action(PGconn *, const struct hookd_config *, const struct opts *, const struct cli_args *);
+
+static int with_db(const struct cli_args *a, const struct hookd_config *cfg, dlq_action *action)
+{
+    struct opts o;
+    char err[512];
+    if (read_opts(a, &o) != 0)
+        return 2;
     PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
     if (!conn)
         return fail("%s", err);
-    int rc;
-    if (strcmp(sub, "list") == 0) {
-        rc = cmd_list(conn, &o);
-    } else if (strcmp(sub, "show") == 0) {
-        rc = npos == 1 ? cmd_show(conn, &o, pos[0]) : fail("usage: dlq show ID [--json]");
-    } else if (strcmp(sub, "replay") == 0) {
-        rc = cmd_replay(conn, cfg, &o, npos, pos);
-    } else if (strcmp(sub, "purge") == 0) {
-        if (o.older_than <= 0) {
-            rc = fail("usage: dlq purge --older-than 30d [--dry-run]");
-        } else {
-            long n = dlq_purge(conn, o.older_than, o.dry_run, err, sizeof err);
-            rc = n < 0 ? fail("%s", err) : (printf("%ld dead letter%s %s\n", n, n == 1 ? "" : "s", o.dry_run ? "would be purged" : "purged"), 0);
-        }
-    } else {
-        rc = fail("unknown subcommand '%s' (use list, show, replay, purge)", sub);
-    }
+    int rc = action(conn, cfg, &o, a);
     PQfinish(conn);
     return rc;
 }
+
+static int run_list(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    return with_db(a, cfg, cmd_list);
+}
+
+static int run_show(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    return with_db(a, cfg, cmd_show);
+}
+
+static int run_replay(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    bool all = cli_args_flag(a, "all");
+    if (all && a->nargs > 0)
+        return fail("give either ids or --all, not both"), 2;
+    if (!all && a->nargs == 0)
+        return fail("usage: dlq replay ID... | dlq replay --all [--source S] [--partner P] [--event-type T] "
+                    "[--since D] [--limit N] [--dry-run]"),
+               2;
+    return with_db(a, cfg, cmd_replay);
+}
+
+static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    if (!cli_args_value(a, "older-than"))
+        return fail("usage: dlq purge --older-than 30d [--dry-run]"), 2;
+    return with_db(a, cfg, cmd_purge);
+}
+
+/* The filters of dlq list, which also select what `dlq replay --all` replays. */
+#define FILTER_OPTS                                                                                  \
+    {"source", "inbox|delivery", "only dead letters of the inbox, or of outbound deliveries", NULL}, \
+    {"partner", "P", "only this partner (inbox) or endpoint (delivery)", NULL},                      \
+    {"endpoint", "P", NULL, "partner"},                                                              \
+    {"event-type", "'order.*'", "only event types matching this glob", NULL},                        \
+    {"since", "1h", "only entries dead for less than this", NULL},                                   \
+    {"limit", "N", "at most N entries, 1 to 100000 (list: default 100; replay --all: all)", NULL}
+
+static const struct cli_args_opt list_opts[] = {FILTER_OPTS, {0}};
+static const struct cli_args_cmd list_cmd = {
+    .name = "list",
+    .synopsis = "[--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h] [--limit N] [--json]",
+    .summary = "open dead letters, newest first",
+    .opts = list_opts,
+    .run = run_list,
+    .config = true,
+};
+
+static const struct cli_args_cmd show_cmd = {
+    .name = "show",
+    .synopsis = "ID [--json]",
+    .summary = "payload, headers and the full attempt history",
+    .help = "ID is the dead letter's id or its source row's id (webhook_inbox or outbox_deliveries).",
+    .run = run_show,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+
+static const struct cli_args_opt replay_opts[] = {
+    {"all", NULL, "every open dead letter that matches the filters", NULL},
+    {"dry-run", NULL, "print what would be replayed, change nothing", NULL},
+    FILTER_OPTS,
+    {0},
+};
+static const struct cli_args_cmd replay_cmd = {
+    .name = "replay",
+    .synopsis = "ID... | --all [filters] [--dry-run]",
+    .summary = "back to PENDING with a fresh attempt budget, through the normal path",
+    .help = "Replaying twice, or something processed meanwhile, is refused. The filters are those of\n"
+            "dlq list; they select what --all replays.",
+    .opts = replay_opts,
+    .run = run_replay,
+    .max_args = -1,
+    .config = true,
+};
+
+static const struct cli_args_opt purge_opts[] = {
+    {"older-than", "30d", "delete entries dead longer than this", NULL},
+    {"dry-run", NULL, "print how many would be deleted, delete nothing", NULL},
+    {0},
+};
+static const struct cli_args_cmd purge_cmd = {
+    .name = "purge",
+    .synopsis = "--older-than 30d [--dry-run]",
+    .summary = "delete old DLQ entries (the source rows stay as the audit trail)",
+    .opts = purge_opts,
+    .run = run_purge,
+    .config = true,
+};
+
+static const struct cli_args_cmd *const dlq_subs[] = {&list_cmd, &show_cmd, &replay_cmd, &purge_cmd, NULL};
+const struct cli_args_cmd cli_dlq_cmd = {
+    .name = "dlq",
+    .summary = "the dead-letter queue: list, show, replay, purge",
+    .subs = dlq_subs,
+};

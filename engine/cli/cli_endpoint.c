@@ -7,7 +7,6 @@
  * statements are sql/queries/endpoint_*.sql. */
 #include "cli_endpoint.h"
 
-#include <getopt.h>
 #include <netdb.h>
 #include <openssl/rand.h>
 #include <stdarg.h>
@@ -95,42 +94,33 @@ static int exec_print(PGconn *conn, const char *sql, int n, const char *const *p
     return 0;
 }
 
-static int cmd_add(PGconn *conn, const struct hookd_config *cfg, int argc, char **argv)
+/* The database of the config, or NULL after saying why. */
+static PGconn *connect_db(const struct hookd_config *cfg)
 {
-    static const struct option opts[] = {
-        {"url", required_argument, NULL, 'u'},     {"events", required_argument, NULL, 'e'},
-        {"secret", required_argument, NULL, 's'},  {"name", required_argument, NULL, 'n'},
-        {"timeout", required_argument, NULL, 't'}, {"max-inflight", required_argument, NULL, 'm'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *url = NULL, *events = "*", *secret = NULL, *name = NULL;
-    int64_t timeout_ms = 10000, max_inflight = 16;
-    char err[256];
-    int c;
-    optind = 0; /* 0: glibc re-initialises, dropping main()'s "+" (stop at first non-option) mode */
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'u': url = optarg; break;
-        case 'e': events = optarg; break;
-        case 's': secret = optarg; break;
-        case 'n': name = optarg; break;
-        case 't':
-            if (backoff_parse_duration(optarg, &timeout_ms, err, sizeof err) != 0 || timeout_ms <= 0)
-                return fail("--timeout: %s", timeout_ms <= 0 ? "must be positive" : err);
-            break;
-        case 'm':
-            max_inflight = strtol(optarg, NULL, 10);
-            if (max_inflight < 1 || max_inflight > 10000)
-                return fail("--max-inflight must be a whole number from 1 to 10000");
-            break;
-        default: return fail("usage: endpoint add --url URL [--events 'order.*,user.*'] [--secret whsec_...] [--name NAME] [--timeout 10s] [--max-inflight 16]");
-        }
-    }
+    char err[512];
+    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
+    if (!conn)
+        fail("%s", err);
+    return conn;
+}
+
+static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *url = cli_args_value(a, "url"), *events = cli_args_value(a, "events");
+    const char *secret = cli_args_value(a, "secret"), *name = cli_args_value(a, "name");
+    const char *timeout = cli_args_value(a, "timeout"), *inflight = cli_args_value(a, "max-inflight");
+    int64_t timeout_ms = 10000;
+    long max_inflight = 16;
+    char err[512], generated[80], *end = NULL;
+    if (timeout && (backoff_parse_duration(timeout, &timeout_ms, err, sizeof err) != 0 || timeout_ms <= 0))
+        return fail("--timeout: %s", timeout_ms <= 0 ? "must be positive" : err);
+    if (inflight && ((max_inflight = strtol(inflight, &end, 10)) < 1 || max_inflight > 10000 || *end))
+        return fail("--max-inflight must be a whole number from 1 to 10000");
     if (!url)
-        return fail("endpoint add needs --url");
+        return fail("endpoint add needs --url (see 'hookd help endpoint add')");
+    events = events ? events : "*";
     if (check_url(url, cfg->allow_private_networks) != 0)
         return 1;
-    char generated[80];
     if (secret && check_secret(secret) != 0)
         return 1;
     if (!secret) {
@@ -142,21 +132,29 @@ static int cmd_add(PGconn *conn, const struct hookd_config *cfg, int argc, char 
     if (netguard_parse_url(url, &u, err, sizeof err) != 0)
         return fail("bad URL: %s", err);
     const char *ename = name ? name : u.host;
+    PGconn *conn = connect_db(cfg);
+    if (!conn)
+        return 1;
     /* "order.*, user.*" -> {order.*,user.*}: Postgres splits the list. */
     char t[24], m[24];
     snprintf(t, sizeof t, "%lld", (long long)timeout_ms);
-    snprintf(m, sizeof m, "%lld", (long long)max_inflight);
+    snprintf(m, sizeof m, "%ld", max_inflight);
     const char *p[] = {ename, url, secret, events, t, m};
+    int rc = 0;
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 6, p, err, sizeof err);
-    if (!r)
-        return fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
+    if (!r) {
+        rc = fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
+        goto done;
+    }
     printf("endpoint %s added (id %s)\nurl: %s\nevents: %s\nsecret: %s\n", ename, PQgetvalue(r, 0, ENDPOINT_ADD_ID),
            url, events, secret);
     PQclear(r);
-    return 0;
+done:
+    PQfinish(conn);
+    return rc;
 }
 
-static int cmd_list(PGconn *conn)
+static int list(PGconn *conn)
 {
     char err[512];
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 0, NULL, err, sizeof err);
@@ -173,7 +171,7 @@ static int cmd_list(PGconn *conn)
     return 0;
 }
 
-static int cmd_show(PGconn *conn, const char *name, bool show_secret)
+static int show(PGconn *conn, const char *name, bool show_secret)
 {
     char err[512];
     const char *p[] = {name};
@@ -195,7 +193,7 @@ static int cmd_show(PGconn *conn, const char *name, bool show_secret)
     return 0;
 }
 
-static int cmd_enable(PGconn *conn, const char *name, bool enable)
+static int set_enabled(PGconn *conn, const char *name, bool enable)
 {
     const char *p[] = {name, enable ? "true" : "false"};
     int rc = exec_print(conn, query_sql(Q_ENDPOINT_SET_ENABLED), 2, p, 1, name);
@@ -204,36 +202,10 @@ static int cmd_enable(PGconn *conn, const char *name, bool enable)
     return rc;
 }
 
-static int cmd_rotate(PGconn *conn, int argc, char **argv)
+static int rotate(PGconn *conn, const char *name, const char *secret, int64_t grace)
 {
-    static const struct option opts[] = {
-        {"secret", required_argument, NULL, 's'}, {"grace", required_argument, NULL, 'g'}, {NULL, 0, NULL, 0}};
-    const char *secret = NULL;
-    int64_t grace = 24LL * 3600 * 1000;
-    char err[256], generated[80], g[24];
-    int c;
-    optind = 0; /* 0: glibc re-initialises, dropping main()'s "+" (stop at first non-option) mode */
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 's')
-            secret = optarg;
-        else if (c == 'g' && backoff_parse_duration(optarg, &grace, err, sizeof err) == 0)
-            continue;
-        else
-            return fail("usage: endpoint rotate-secret NAME [--secret whsec_...] [--grace 24h]%s%s",
-                        c == 'g' ? ": " : "", c == 'g' ? err : "");
-    }
-    if (optind >= argc)
-        return fail("usage: endpoint rotate-secret NAME [--secret whsec_...] [--grace 24h]");
-    const char *name = argv[optind];
-    if (secret && check_secret(secret) != 0)
-        return 1;
-    if (!secret) {
-        if (new_secret(generated, sizeof generated) != 0)
-            return fail("cannot generate a secret");
-        secret = generated;
-    }
+    char g[24], grace_text[BACKOFF_DURATION_BUFLEN];
     snprintf(g, sizeof g, "%lld", (long long)grace);
-    char grace_text[BACKOFF_DURATION_BUFLEN];
     backoff_format_duration(grace, grace_text, sizeof grace_text);
     const char *p[] = {name, secret, g};
     int rc = exec_print(conn, query_sql(Q_ENDPOINT_ROTATE_SECRET), 3, p, 1, name);
@@ -242,31 +214,145 @@ static int cmd_rotate(PGconn *conn, int argc, char **argv)
     return rc;
 }
 
-int cli_endpoint(const struct hookd_config *cfg, int argc, char **argv)
+/* ---- the subcommands: options checked first, then one connection ---------- */
+
+static int run_list(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    if (argc < 1)
-        return fail("usage: endpoint add|list|show|disable|enable|rotate-secret ...");
-    const char *sub = argv[0];
-    char err[512];
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
+    (void)a;
+    PGconn *conn = connect_db(cfg);
     if (!conn)
-        return fail("%s", err);
-    int rc;
-    bool needs_name = strcmp(sub, "show") == 0 || strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0;
-    if (needs_name && argc < 2)
-        rc = fail("usage: endpoint %s NAME", sub);
-    else if (strcmp(sub, "add") == 0)
-        rc = cmd_add(conn, cfg, argc, argv);
-    else if (strcmp(sub, "list") == 0)
-        rc = cmd_list(conn);
-    else if (strcmp(sub, "show") == 0)
-        rc = cmd_show(conn, argv[1], argc > 2 && strcmp(argv[2], "--show-secret") == 0);
-    else if (strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0)
-        rc = cmd_enable(conn, argv[1], sub[0] == 'e');
-    else if (strcmp(sub, "rotate-secret") == 0)
-        rc = cmd_rotate(conn, argc, argv);
-    else
-        rc = fail("unknown subcommand '%s' (use add, list, show, disable, enable, rotate-secret)", sub);
+        return 1;
+    int rc = list(conn);
     PQfinish(conn);
     return rc;
 }
+
+static int run_show(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    PGconn *conn = connect_db(cfg);
+    if (!conn)
+        return 1;
+    int rc = show(conn, a->args[0], cli_args_flag(a, "show-secret"));
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_enable(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    PGconn *conn = connect_db(cfg);
+    if (!conn)
+        return 1;
+    int rc = set_enabled(conn, a->args[0], strcmp(a->cmd->name, "enable") == 0);
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_rotate(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *secret = cli_args_value(a, "secret"), *grace_arg = cli_args_value(a, "grace");
+    int64_t grace = 24LL * 3600 * 1000;
+    char err[256], generated[80];
+    if (grace_arg && backoff_parse_duration(grace_arg, &grace, err, sizeof err) != 0)
+        return fail("--grace: %s", err);
+    if (secret && check_secret(secret) != 0)
+        return 1;
+    if (!secret) {
+        if (new_secret(generated, sizeof generated) != 0)
+            return fail("cannot generate a secret");
+        secret = generated;
+    }
+    PGconn *conn = connect_db(cfg);
+    if (!conn)
+        return 1;
+    int rc = rotate(conn, a->args[0], secret, grace);
+    PQfinish(conn);
+    return rc;
+}
+
+static const struct cli_args_opt add_opts[] = {
+    {"url", "URL", "where deliveries are POSTed (http or https)", NULL},
+    {"events", "'order.*,user.*'", "event types to deliver, comma-separated globs (default: *, all)", NULL},
+    {"secret", "whsec_...", "the signing secret (default: a new random one, printed once)", NULL},
+    {"name", "N", "the endpoint's name (default: the URL's host)", NULL},
+    {"timeout", "10s", "time allowed for one delivery attempt (default: 10s)", NULL},
+    {"max-inflight", "16", "deliveries in flight to this endpoint at once, 1 to 10000 (default: 16)", NULL},
+    {0},
+};
+static const struct cli_args_cmd add_cmd = {
+    .name = "add",
+    .synopsis = "--url URL [--events 'order.*,user.*'] [--secret whsec_...] [--name N] [--timeout 10s] "
+                "[--max-inflight 16]",
+    .summary = "subscribe an endpoint; the secret is generated when not given and printed once",
+    .help = "The URL must be http(s) and, unless [hookd] allow_private_networks = true, may not resolve to a\n"
+            "private, loopback or link-local address.",
+    .opts = add_opts,
+    .run = run_add,
+    .config = true,
+};
+
+static const struct cli_args_cmd list_cmd = {
+    .name = "list",
+    .summary = "every endpoint: name, enabled, events, URL",
+    .run = run_list,
+    .config = true,
+};
+
+static const struct cli_args_opt show_opts[] = {
+    {"show-secret", NULL, "print the signing secret too", NULL},
+    {0},
+};
+static const struct cli_args_cmd show_cmd = {
+    .name = "show",
+    .synopsis = "NAME [--show-secret]",
+    .summary = "one endpoint, with its pending and dead deliveries",
+    .opts = show_opts,
+    .run = run_show,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+
+static const struct cli_args_cmd disable_cmd = {
+    .name = "disable",
+    .synopsis = "NAME",
+    .summary = "stop delivering to an endpoint",
+    .run = run_enable,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+
+static const struct cli_args_cmd enable_cmd = {
+    .name = "enable",
+    .synopsis = "NAME",
+    .summary = "deliver to a disabled endpoint again",
+    .run = run_enable,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+
+static const struct cli_args_opt rotate_opts[] = {
+    {"secret", "whsec_...", "the new secret (default: a new random one, printed once)", NULL},
+    {"grace", "24h", "how long deliveries also carry the previous secret's signature (default: 24h)", NULL},
+    {0},
+};
+static const struct cli_args_cmd rotate_cmd = {
+    .name = "rotate-secret",
+    .synopsis = "NAME [--secret whsec_...] [--grace 24h]",
+    .summary = "new secret; during the grace period deliveries carry both signatures",
+    .opts = rotate_opts,
+    .run = run_rotate,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+
+static const struct cli_args_cmd *const endpoint_subs[] = {
+    &add_cmd, &list_cmd, &show_cmd, &disable_cmd, &enable_cmd, &rotate_cmd, NULL,
+};
+const struct cli_args_cmd cli_endpoint_cmd = {
+    .name = "endpoint",
+    .summary = "the subscribers of the outbox (the webhook_endpoints table)",
+    .subs = endpoint_subs,
+};

@@ -2,9 +2,9 @@
 #ifndef HOOKD_CLI_ENDPOINT_H
 #define HOOKD_CLI_ENDPOINT_H
 
-struct hookd_config;
+#include "cli_args.h"
 
-/* argv[0] is the subcommand. Returns the process exit status. */
-int cli_endpoint(const struct hookd_config *cfg, int argc, char **argv);
+/* The `endpoint` group (its subcommands), for main.c's command table. */
+extern const struct cli_args_cmd cli_endpoint_cmd;
 
 #endif

@@ -146,19 +146,9 @@ static void print_text(json_t *s)
         printf("\nDLQ: unknown (no worker has reported it yet)\n");
 }
 
-int cli_status(const struct hookd_config *cfg, int argc, char **argv)
+static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    bool json = false, watch = false;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = true;
-        else if (strcmp(argv[i], "--watch") == 0)
-            watch = true;
-        else {
-            fprintf(stderr, "hookd status: unknown option '%s' (use --json, --watch)\n", argv[i]);
-            return 2;
-        }
-    }
+    bool json = a->json, watch = cli_args_flag(a, "watch");
     char err[512];
     redisContext *c = redis_connect_sync(cfg->redis.text, 2000, err, sizeof err);
     if (!c) {
@@ -189,3 +179,18 @@ int cli_status(const struct hookd_config *cfg, int argc, char **argv)
     redisFree(c);
     return 0;
 }
+
+static const struct cli_args_opt status_opts[] = {
+    {"watch", NULL, "refresh every 2 seconds until interrupted", NULL},
+    {0},
+};
+const struct cli_args_cmd cli_status_cmd = {
+    .name = "status",
+    .synopsis = "[--json] [--watch]",
+    .summary = "the cluster from Redis: workers, queues, counters, DLQ",
+    .help = "Reads the Redis keys only (never Postgres): live and stale workers, queue depths, the oldest\n"
+            "overdue item, counters and rates (two samples half a second apart), and the DLQ size.",
+    .opts = status_opts,
+    .run = run_status,
+    .config = true,
+};

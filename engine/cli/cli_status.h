@@ -2,8 +2,9 @@
 #ifndef HOOKD_CLI_STATUS_H
 #define HOOKD_CLI_STATUS_H
 
-struct hookd_config;
+#include "cli_args.h"
 
-int cli_status(const struct hookd_config *cfg, int argc, char **argv);
+/* The `status` command, for main.c's command table. */
+extern const struct cli_args_cmd cli_status_cmd;
 
 #endif

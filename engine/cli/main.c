@@ -1,12 +1,15 @@
 /* The `hookd` command line: one binary, many subcommands (DESIGN.md §8).
- * Every subcommand takes `-c FILE` (default $HOOKD_CONFIG, else hookd.conf),
- * exits 0 on success and non-zero with a one-line reason on stderr. */
-#include <getopt.h>
-#include <stdarg.h>
+ * The command tables live beside their code (endpoint, dlq, status in the
+ * cli_*.c files; run, migrate, config and version here); cli_args.c parses
+ * every command line against them, with `-c FILE` (default $HOOKD_CONFIG,
+ * else hookd.conf), `--json` and `--help` accepted anywhere. Every command
+ * exits 0 on success and non-zero with a one-line reason on stderr; usage
+ * errors exit 2. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_args.h"
 #include "cli_dlq.h"
 #include "cli_endpoint.h"
 #include "cli_status.h"
@@ -15,45 +18,6 @@
 #include "migrate.h"
 #include "version.h"
 #include "worker.h"
-
-static const char usage_text[] =
-    "usage: hookd [-c FILE] COMMAND [ARGS]\n"
-    "\n"
-    "commands:\n"
-    "  run                      run a worker (roles from the config)\n"
-    "  migrate                  apply pending database migrations\n"
-    "  config check [FILE]      validate a config and print it, secrets redacted\n"
-    "  endpoint add --url URL [--events 'order.*'] [--secret whsec_...] [--name N]\n"
-    "           [--timeout 10s] [--max-inflight 16]\n"
-    "  endpoint list | show NAME [--show-secret] | disable NAME | enable NAME\n"
-    "  endpoint rotate-secret NAME [--secret whsec_...] [--grace 24h]\n"
-    "  dlq list [--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h]\n"
-    "           [--limit N] [--json]\n"
-    "  dlq show ID [--json]       payload, headers and the full attempt history\n"
-    "  dlq replay ID... | --all [filters] [--dry-run]\n"
-    "  dlq purge --older-than 30d [--dry-run]\n"
-    "  status [--json] [--watch]  the cluster from Redis: workers, queues, counters, DLQ\n"
-    "  version                  print the version\n"
-    "\n"
-    "  -c FILE                  config file (default: $HOOKD_CONFIG, else hookd.conf)\n";
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hookd: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'hookd --help')\n");
-    va_end(ap);
-    return 2;
-}
-
-static const char *default_config(void)
-{
-    const char *env = getenv("HOOKD_CONFIG");
-    return env && *env ? env : "hookd.conf";
-}
 
 static struct hookd_config *load_or_complain(const char *path)
 {
@@ -64,14 +28,15 @@ static struct hookd_config *load_or_complain(const char *path)
     return cfg;
 }
 
-static int cmd_migrate(const char *path, int argc, char **argv)
+static int run_worker(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    (void)argv;
-    if (argc > 0)
-        return usage_error("migrate takes no arguments (got '%s')", argv[0]);
-    struct hookd_config *cfg = load_or_complain(path);
-    if (!cfg)
-        return 2;
+    (void)cfg;
+    return worker_run(a->config);
+}
+
+static int run_migrate(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    (void)a;
     char err[512];
     int status = 1;
     PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
@@ -88,17 +53,14 @@ static int cmd_migrate(const char *path, int argc, char **argv)
     }
     if (status)
         fprintf(stderr, "hookd migrate: %s\n", err);
-    config_unref(cfg);
     return status;
 }
 
-static int cmd_config(const char *path, int argc, char **argv)
+/* `config check FILE` checks FILE; without it, the file of -c (or the default). */
+static int run_config_check(const struct cli_args *a, const struct hookd_config *unused)
 {
-    if (argc < 1 || strcmp(argv[0], "check") != 0)
-        return usage_error("unknown config command '%s' (use: config check [FILE])", argc ? argv[0] : "");
-    if (argc > 2)
-        return usage_error("config check takes one file (got '%s' too)", argv[2]);
-    struct hookd_config *cfg = load_or_complain(argc == 2 ? argv[1] : path);
+    (void)unused;
+    struct hookd_config *cfg = load_or_complain(a->nargs ? a->args[0] : a->config);
     if (!cfg)
         return 2;
     printf("; %s: OK\n", cfg->path);
@@ -107,77 +69,85 @@ static int cmd_config(const char *path, int argc, char **argv)
     return 0;
 }
 
-/* Subcommands that only need the config and Postgres. */
-static int with_config(const char *path, int (*fn)(const struct hookd_config *, int, char **), int argc, char **argv)
+static int run_version(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    struct hookd_config *cfg = load_or_complain(path);
-    if (!cfg)
-        return 2;
-    int rc = fn(cfg, argc, argv);
-    config_unref(cfg);
-    return rc;
+    (void)a, (void)cfg;
+    return puts("hookd " HOOKD_VERSION) < 0;
 }
 
-static int cmd_run(const char *path, int argc, char **argv)
+static const struct cli_args_cmd cmd_run = {
+    .name = "run",
+    .summary = "run a worker (roles from the config)",
+    .help = "Runs in the foreground until SIGTERM or SIGINT (drain, then exit 0); SIGHUP reloads the config.",
+    .run = run_worker,
+};
+
+static const struct cli_args_cmd cmd_migrate = {
+    .name = "migrate",
+    .summary = "apply pending database migrations",
+    .help = "Applies the embedded sql/NNNN_*.sql migrations not yet recorded in schema_migrations, each in\n"
+            "a transaction; refuses an applied migration whose file changed. Idempotent.",
+    .run = run_migrate,
+    .config = true,
+};
+
+static const struct cli_args_cmd cmd_config_check = {
+    .name = "check",
+    .synopsis = "[FILE]",
+    .summary = "validate a config and print it, secrets redacted",
+    .help = "Checks FILE, or without it the file of -c (default: $HOOKD_CONFIG, else hookd.conf), and prints\n"
+            "the effective config (defaults filled in); errors as file:line: message.",
+    .run = run_config_check,
+    .max_args = 1,
+};
+
+static const struct cli_args_cmd *const config_subs[] = {&cmd_config_check, NULL};
+static const struct cli_args_cmd cmd_config = {
+    .name = "config",
+    .summary = "the configuration file",
+    .subs = config_subs,
+};
+
+static const struct cli_args_cmd cmd_version = {
+    .name = "version",
+    .summary = "print the version",
+    .run = run_version,
+};
+
+static const struct cli_args_cmd *const commands[] = {
+    &cmd_run, &cmd_migrate, &cmd_config, &cli_endpoint_cmd, &cli_dlq_cmd, &cli_status_cmd, &cmd_version, NULL,
+};
+static const struct cli_args_cmd root = {
+    .name = "hookd",
+    .summary = "hookd " HOOKD_VERSION ", a webhook reliability engine",
+    .subs = commands,
+};
+
+static int dispatch(const struct cli_args *a)
 {
-    if (argc > 0)
-        return usage_error("run takes no arguments (got '%s')", argv[0]);
-    return worker_run(path);
+    if (a->help) {
+        cli_args_print_help(a, stdout);
+        return fflush(stdout) != 0;
+    }
+    if (a->version)
+        return run_version(a, NULL);
+    struct hookd_config *cfg = NULL;
+    if (a->cmd->config && !(cfg = load_or_complain(a->config)))
+        return 2;
+    int status = a->cmd->run(a, cfg);
+    config_unref(cfg);
+    return status;
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *path = default_config();
-    int c;
-    /* '+': stop at the first non-option, so subcommands parse their own. */
-    while ((c = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            path = optarg;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        case 'V':
-            puts("hookd " HOOKD_VERSION);
-            return 0;
-        default:
-            fputs(usage_text, stderr);
-            return 2;
-        }
-    }
-    if (optind >= argc) {
-        fputs(usage_text, stderr);
+    char err[512];
+    struct cli_args *a = cli_args_parse(&root, argc, argv, err, sizeof err);
+    if (!a) {
+        fprintf(stderr, "%s\n", err);
         return 2;
     }
-    const char *cmd = argv[optind];
-    int sub_argc = argc - optind - 1;
-    char **sub_argv = argv + optind + 1;
-    /* `-c FILE` is also accepted after the subcommand. */
-    if (sub_argc >= 2 && strcmp(sub_argv[0], "-c") == 0) {
-        path = sub_argv[1];
-        sub_argc -= 2;
-        sub_argv += 2;
-    }
-    if (strcmp(cmd, "run") == 0)
-        return cmd_run(path, sub_argc, sub_argv);
-    if (strcmp(cmd, "migrate") == 0)
-        return cmd_migrate(path, sub_argc, sub_argv);
-    if (strcmp(cmd, "config") == 0)
-        return cmd_config(path, sub_argc, sub_argv);
-    if (strcmp(cmd, "dlq") == 0)
-        return with_config(path, cli_dlq, sub_argc, sub_argv);
-    if (strcmp(cmd, "status") == 0)
-        return with_config(path, cli_status, sub_argc, sub_argv);
-    if (strcmp(cmd, "endpoint") == 0)
-        return with_config(path, cli_endpoint, sub_argc, sub_argv);
-    if (strcmp(cmd, "version") == 0)
-        return puts("hookd " HOOKD_VERSION) < 0;
-    return usage_error("unknown command '%s'", cmd);
+    int status = dispatch(a);
+    cli_args_free(a);
+    return status;
 }
