@@ -6,7 +6,7 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from hookdtest.client import order_event, post_standard
+from hookdtest.client import http, order_event, post_standard
 from hookdtest.paths import ROOT
 from hookdtest.services import Db
 from hookdtest.util import wait_for
@@ -85,3 +85,22 @@ def test_config_check_redacts_secrets(env, tmp_path):
     assert "secret = env:GH_SECRET" in r.stdout
     assert "admin_token = <redacted>" in r.stdout
     assert "postgres:<redacted>@" in r.stdout
+
+
+def test_logged_values_cannot_forge_lines_or_fields(env):
+    """A partner name from the URL (percent-decoded), an event type and an
+    entity id from a signed body: whatever they hold, each stays one value of
+    one log line."""
+    w = env.worker(log_level="debug")
+    status, _, _ = http("POST", w.url + "/v1/inbox/shop%0Ats=2026-01-01T00:00:00Z%20level=error%20event=forged",
+                        b"{}", {"Content-Type": "application/json"})
+    assert status == 404
+    evil = 'o1"\nts=2026-01-01T00:00:00Z level=error event=forged2 x="'
+    assert post_standard(w, "shop", "e1", order_event("order.bogus\nevent=forged3", evil))[0] == 200
+    wait_for(lambda: "ingest.accepted" in w.output() and "inbox.retry" in w.output(),
+             what="the signed event accepted and its evaluation retried, both logged")
+    lines = w.output().splitlines()
+    assert all(l.startswith("ts=") for l in lines if l), [l for l in lines if not l.startswith("ts=")]
+    assert not any("event=forged" in l.split(" ", 3)[2] for l in lines if l.count(" ") >= 3)
+    rejected = [l for l in lines if "event=ingest.rejected" in l]
+    assert rejected and "unknown partner 'shop\\nts=2026-01-01T00:00:00Z level=error" in rejected[0], rejected
