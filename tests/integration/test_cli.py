@@ -17,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import HOOKD_BIN, Db, http, wait_for, write_config
+from hookdtest.client import http
+from hookdtest.paths import HOOKD_BIN
+from hookdtest.services import Db
+from hookdtest.util import wait_for
+from hookdtest.worker import write_config
 
 PLACES = ["before", "between", "after", "end"]
 
