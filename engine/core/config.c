@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1027,6 +1028,37 @@ static void print_secret(FILE *out, const char *key, const struct config_secret 
 /* Connection strings print with every password replaced, since the rest
  * helps debugging: the `user:PASSWORD@` of a URL, and `password=VALUE` in a
  * URL's query or a libpq key=value string. */
+/* A libpq keyword/value connection string, as libpq itself reads it (blanks
+ * around '=', quoted values), every password redacted. */
+static void print_conninfo(FILE *out, const char *key, const char *conninfo)
+{
+    char *err = NULL;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, &err);
+    if (!opts) {
+        fprintf(out, "%s = <redacted: not a connection string libpq reads>\n", key);
+        PQfreemem(err);
+        return;
+    }
+    fprintf(out, "%s =", key);
+    for (PQconninfoOption *o = opts; o->keyword; o++) {
+        if (!o->val)
+            continue;
+        if (strcmp(o->keyword, "password") == 0 || strcmp(o->keyword, "sslpassword") == 0) {
+            fprintf(out, " %s=<redacted>", o->keyword);
+            continue;
+        }
+        fprintf(out, " %s='", o->keyword);
+        for (const char *v = o->val; *v; v++) {
+            if (*v == '\'' || *v == '\\')
+                fputc('\\', out);
+            fputc(*v, out);
+        }
+        fputc('\'', out);
+    }
+    fputc('\n', out);
+    PQconninfoFree(opts);
+}
+
 static void print_url(FILE *out, const char *key, const struct config_secret *s)
 {
     if (s->env) {
@@ -1035,6 +1067,10 @@ static void print_url(FILE *out, const char *key, const struct config_secret *s)
     }
     const char *t = s->text;
     const char *scheme_end = strstr(t, "://");
+    if (!scheme_end) {
+        print_conninfo(out, key, t);
+        return;
+    }
     const char *at = scheme_end ? strchr(scheme_end + 3, '@') : NULL;
     const char *colon = at ? memchr(scheme_end + 3, ':', (size_t)(at - scheme_end - 3)) : NULL;
     fprintf(out, "%s = ", key);

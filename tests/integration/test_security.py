@@ -87,6 +87,24 @@ def test_config_check_redacts_secrets(env, tmp_path):
     assert "postgres:<redacted>@" in r.stdout
 
 
+@pytest.mark.parametrize("conninfo", [
+    "host=127.0.0.1 port=5432 dbname=hookd user=hookd password = pw-spaced-value",
+    "host=127.0.0.1 dbname=hookd password='pw quoted value' user=hookd",
+    "password=pw\\'escaped\\'value host=127.0.0.1",
+])
+def test_config_check_redacts_libpq_keyword_passwords(env, conninfo):
+    """A keyword/value connection string is read as libpq reads it (blanks
+    around '=', quoted values) and its password is never printed, whole or
+    in part."""
+    cfg = env.config(database=conninfo)
+    r = run_hookd(["config", "check", str(cfg)])
+    assert r.returncode == 0, r.stderr
+    [line] = [l for l in r.stdout.splitlines() if l.startswith("database =")]
+    assert "password=<redacted>" in line and "host='127.0.0.1'" in line, line
+    for fragment in ("pw-spaced", "spaced-value", "pw quoted", "quoted value", "escaped", "value'"):
+        assert fragment not in r.stdout, (fragment, line)
+
+
 def test_logged_values_cannot_forge_lines_or_fields(env):
     """A partner name from the URL (percent-decoded), an event type and an
     entity id from a signed body: whatever they hold, each stays one value of
