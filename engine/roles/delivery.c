@@ -488,16 +488,21 @@ static int64_t parse_retry_after(const char *v)
 {
     if (!v)
         return -1;
+    /* Anything beyond the cap is the cap: a receiver's number is clamped
+     * before it is scaled, so no value can overflow. */
     char *end;
     long long s = strtoll(v, &end, 10);
     if (end != v && *end == '\0' && s >= 0)
-        return s * 1000;
+        return s >= RETRY_AFTER_MAX_MS / 1000 ? RETRY_AFTER_MAX_MS : s * 1000;
     struct tm tm = {0};
     const char *rest = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
     if (!rest || *rest)
         return -1;
-    int64_t at = (int64_t)timegm(&tm) * 1000 - clock_wall_ms();
-    return at > 0 ? at : 0;
+    int64_t now_ms = clock_wall_ms(), at_s = (int64_t)timegm(&tm);
+    if (at_s - now_ms / 1000 >= RETRY_AFTER_MAX_MS / 1000)
+        return RETRY_AFTER_MAX_MS;
+    int64_t wait = at_s * 1000 - now_ms;
+    return wait > 0 ? wait : 0;
 }
 
 /* The first bytes of a response, as text Postgres and JSON accept: a

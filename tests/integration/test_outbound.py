@@ -1069,3 +1069,18 @@ def test_reload_with_an_unreadable_ca_file_keeps_delivering_with_the_old_one(env
     assert "missing.pem" in w.output()
     event_id = emit(env, "order.created", {"id": "o1"})
     wait_status(env, event_id, ep, "SUCCEEDED")
+
+
+@pytest.mark.parametrize("retry_after", ["99999999999999999", "9223372036854775807", "Fri, 31 Dec 9999 23:59:59 GMT"])
+def test_a_huge_retry_after_waits_the_cap_and_no_longer(env, receivers, retry_after):
+    """A receiver's Retry-After is clamped before it is scaled: a number that
+    would overflow (UBSan aborted the worker on it) waits the one-hour cap."""
+    rcv = receivers(statuses(503, 200, headers={"Retry-After": retry_after}))
+    cfg = outbound_config(env)
+    ep = add_endpoint(cfg, rcv.url(), "huge")
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    row = wait_status(env, event_id, ep, "RETRYING")
+    [att] = attempts_of(env, row["id"])
+    wait_s = (row["next_attempt_at"] - att["attempted_at"]).total_seconds()
+    assert 3599 <= wait_s <= 3601, wait_s
