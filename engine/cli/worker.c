@@ -288,7 +288,11 @@ static int start(struct worker *w, char *err, size_t errlen)
     redis_conn_subscribe(w->redis_sub, worker_key(w, "wake:inbox", channel, sizeof channel), on_wake, w);
     redis_conn_subscribe(w->redis_sub, worker_key(w, "wake:delivery", channel, sizeof channel), on_wake, w);
 
-    w->http = http_server_new(w->base, cfg->listen, err, errlen);
+    http_server_raise_fd_limit();
+    w->http = http_server_new(w->base, cfg->listen,
+                              &(struct http_limits){cfg->max_header_size, cfg->max_headers, cfg->request_timeout,
+                                                    cfg->max_connections, cfg->max_buffered_body},
+                              err, errlen);
     if (!w->http)
         return -1;
     http_server_route(w->http, "/healthz", handle_healthz, w);
