@@ -434,7 +434,10 @@ static int start_io(struct worker *w, char *err, size_t errlen)
     if (!ctx->redis_sub)
         return -1;
     ctx_load_scripts(ctx);
-    w->http = http_server_new(ctx->base, cfg->listen, err, errlen);
+    http_server_raise_fd_limit();
+    const struct http_limits limits = {cfg->max_header_size, cfg->max_headers, cfg->request_timeout,
+                                       cfg->max_connections, cfg->max_buffered_body};
+    w->http = http_server_new(ctx->base, cfg->listen, &limits, err, errlen);
     if (!w->http)
         return -1;
     http_server_route(w->http, "/healthz", handle_healthz, ctx);

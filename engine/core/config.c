@@ -54,6 +54,12 @@ static const struct key_def hookd_keys[] = {
     HK(ingest_concurrency, KT_INT, "2", false), /* the ingest pool's threads */
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
+    /* the public listener's limits: fixed when the listener starts */
+    HK(max_header_size, KT_SIZE, "16KiB", false),
+    HK(max_headers, KT_INT, "100", false),
+    HK(request_timeout, KT_DURATION, "10s", false),
+    HK(max_connections, KT_INT, "4096", false),
+    HK(max_buffered_body, KT_SIZE, "64MiB", false),
 };
 #undef HK
 
@@ -789,6 +795,39 @@ static int hookd_line(const struct parse_state *st, const char *key)
     return st->hookd_line ? st->hookd_line : 1;
 }
 
+/* The public listener's limits (struct http_limits): a head must fit a
+ * request line and a few headers, and a body of max_body must fit the
+ * total, or every large request would be refused. */
+static int validate_listener(struct parse_state *st)
+{
+    const struct hookd_config *c = st->cfg;
+    if (c->max_header_size < 1024 || c->max_header_size > 1024 * 1024)
+        return fail(st, hookd_line(st, "max_header_size"),
+                    "[hookd] max_header_size must be between 1KiB and 1MiB (request line and headers together)"),
+               -1;
+    if (c->max_headers > 10000)
+        return fail(st, hookd_line(st, "max_headers"), "[hookd] max_headers must be at most 10000"), -1;
+    if (c->request_timeout < 100)
+        return fail(st, hookd_line(st, "request_timeout"), "[hookd] request_timeout must be at least 100ms"), -1;
+    if (c->max_connections > 1000000)
+        return fail(st, hookd_line(st, "max_connections"), "[hookd] max_connections must be at most 1000000"), -1;
+    for (size_t i = 0; i < c->npartners; i++) {
+        int64_t body = c->partners[i].max_body ? c->partners[i].max_body : c->max_body;
+        if (c->max_buffered_body < body)
+            return fail(st, hookd_line(st, "max_buffered_body"),
+                        "[hookd] max_buffered_body (%lld) is smaller than the max_body of [partner %s] (%lld): such "
+                        "a request could never be received",
+                        (long long)c->max_buffered_body, c->partners[i].name, (long long)body),
+                   -1;
+    }
+    if (c->max_buffered_body < c->max_body)
+        return fail(st, hookd_line(st, "max_buffered_body"),
+                    "[hookd] max_buffered_body (%lld) is smaller than max_body (%lld)", (long long)c->max_buffered_body,
+                    (long long)c->max_body),
+               -1;
+    return 0;
+}
+
 static int validate(struct parse_state *st)
 {
     struct hookd_config *c = st->cfg;
@@ -807,6 +846,8 @@ static int validate(struct parse_state *st)
                     c->log_level), -1;
     if (c->max_body < 1)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
+    if (validate_listener(st) != 0)
+        return -1;
     if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
     if (defer_policy_validate(&c->defer, err, sizeof err) != 0)

@@ -108,6 +108,12 @@ struct hookd_config {
     int64_t ingest_concurrency; /* insert transactions in flight at once */
     int64_t max_body;          /* bytes */
     char *ca_file;
+    /* the public listener's limits (http_server.h, struct http_limits) */
+    int64_t max_header_size;   /* bytes of request line + headers */
+    int64_t max_headers;       /* header lines per request */
+    int64_t request_timeout;   /* ms, absolute, per request */
+    int64_t max_connections;   /* open connections */
+    int64_t max_buffered_body; /* bytes of requests being received, all connections */
 
     struct backoff_policy retry; /* [retry] */
     struct defer_policy defer;   /* [defer] */

@@ -1,6 +1,13 @@
 /* The worker's HTTP listener: libevent's evhttp with a small prefix router
  * and JSON reply helpers. Handlers run on the loop; a handler may answer
- * later (after a database commit) by keeping the request pointer. */
+ * later (after a database commit) by keeping the request pointer.
+ *
+ * The listener faces the internet, so it bounds what a client that never
+ * authenticates can hold (struct http_limits): the size and count of the
+ * request head, an absolute deadline for receiving a request, the number of
+ * open connections, and the bytes of requests still being received across
+ * all connections. Accept errors (out of file descriptors) pause the
+ * listener with a growing back-off instead of spinning. */
 #ifndef HOOKD_HTTP_SERVER_H
 #define HOOKD_HTTP_SERVER_H
 
@@ -14,9 +21,22 @@ struct http_server;
 
 typedef void (*http_handler_fn)(struct evhttp_request *req, void *arg);
 
-/* listen is "HOST:PORT". NULL with err when it cannot bind. */
+/* What one client may hold on the listener. Every field must be positive. */
+struct http_limits {
+    int64_t max_header_size;   /* bytes of request line + headers (evhttp answers 400 beyond) */
+    int64_t max_headers;       /* header lines per request (beyond: connection closed, or 431) */
+    int64_t request_timeout;   /* ms from accept, or from the previous response, to a complete
+                                * request; never extended by traffic */
+    int64_t max_connections;   /* open connections; lowered to fit the fd limit. A new one beyond
+                                * it closes the connection that has waited longest for its request */
+    int64_t max_buffered_body; /* bytes of requests still being received, all connections together;
+                                * beyond it the connection holding the most is closed */
+};
+
+/* listen is "HOST:PORT"; limits is copied. NULL with err when it cannot bind. */
 __attribute__((warn_unused_result)) struct http_server *http_server_new(struct event_base *base, const char *listen,
-                                                                        char *err, size_t errlen);
+                                                                        const struct http_limits *limits, char *err,
+                                                                        size_t errlen);
 void http_server_free(struct http_server *srv); /* accepts NULL */
 /* Requests whose path starts with prefix go to fn (the longest prefix wins;
  * an exact route ends with no trailing '*'). */
@@ -28,6 +48,15 @@ void http_server_set_max_body(struct http_server *srv, int64_t bytes);
 void http_server_stop_accepting(struct http_server *srv);
 /* The port actually bound (useful when listen asks for port 0). */
 int http_server_port(const struct http_server *srv);
+/* Connections open now (closing ones included) and bytes of requests being
+ * received now, for metrics and tests. */
+int64_t http_server_connections(const struct http_server *srv);
+int64_t http_server_buffered(const struct http_server *srv);
+
+/* Raises the process's soft RLIMIT_NOFILE to the hard limit and logs the
+ * result. Call once at start, before http_server_new (which sizes
+ * max_connections to the limit). */
+void http_server_raise_fd_limit(void);
 
 /* Sends body (reference stolen) as application/json. */
 void http_reply_json(struct evhttp_request *req, int code, json_t *body);

@@ -92,10 +92,11 @@ class Worker:
     log_path: Path
     env: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
+    prefix: list = field(default_factory=list)  # e.g. ["prlimit", "--nofile=256:256"] (it execs hookd)
 
     def start(self, wait_ready: bool = True) -> "Worker":
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(hookd_cmd(["-c", str(self.config), "run"]), stdout=self.log,
+        self.proc = subprocess.Popen(self.prefix + hookd_cmd(["-c", str(self.config), "run"]), stdout=self.log,
                                      stderr=subprocess.STDOUT, env=dict(os.environ, **self.env))
         if wait_ready:
             self.wait_ready()

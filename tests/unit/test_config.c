@@ -1343,6 +1343,55 @@ static void test_ref_unref(void **state)
     config_unref(NULL);
 }
 
+/* ---- the public listener's limits (issue 14) ----------------------------- */
+
+static void test_listener_limits_defaults_and_units(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN);
+    assert_int_equal(c->max_header_size, 16 * 1024);
+    assert_int_equal(c->max_headers, 100);
+    assert_int_equal(c->request_timeout, 10 * S);
+    assert_int_equal(c->max_connections, 4096);
+    assert_int_equal(c->max_buffered_body, 64 * 1024 * 1024);
+    char *out = print_config(c);
+    assert_contains(out, "max_header_size = 16384\n");
+    assert_contains(out, "request_timeout = 10s\n");
+    assert_contains(out, "max_buffered_body = 67108864\n");
+    free(out);
+    config_unref(c);
+
+    c = load_ok(HOOKD_MIN "max_header_size = 8KiB\nmax_headers = 64\nrequest_timeout = 2500ms\n"
+                          "max_connections = 200\nmax_buffered_body = 1MiB\n");
+    assert_int_equal(c->max_header_size, 8192);
+    assert_int_equal(c->max_headers, 64);
+    assert_int_equal(c->request_timeout, 2500);
+    assert_int_equal(c->max_connections, 200);
+    assert_int_equal(c->max_buffered_body, 1024 * 1024);
+    config_unref(c);
+}
+
+static void test_listener_limits_refused(void **state)
+{
+    (void)state;
+    refuse(HOOKD_MIN "max_header_size = 512\n", 4, "max_header_size must be between 1KiB and 1MiB");
+    refuse(HOOKD_MIN "max_header_size = 2MiB\n", 4, "max_header_size must be between 1KiB and 1MiB");
+    refuse(HOOKD_MIN "max_header_size = lots\n", 4, "bad size 'lots'");
+    refuse(HOOKD_MIN "max_headers = 0\n", 4, "expected a positive whole number");
+    refuse(HOOKD_MIN "max_headers = 20000\n", 4, "max_headers must be at most 10000");
+    refuse(HOOKD_MIN "request_timeout = 50ms\n", 4, "request_timeout must be at least 100ms");
+    refuse(HOOKD_MIN "request_timeout = soon\n", 4, "soon");
+    refuse(HOOKD_MIN "max_connections = -5\n", 4, "expected a positive whole number");
+    refuse(HOOKD_MIN "max_connections = 2000000\n", 4, "max_connections must be at most 1000000");
+    /* the total must hold one request of the largest max_body */
+    refuse(HOOKD_MIN "max_buffered_body = 512KiB\n", 4, "smaller than max_body");
+    refuse(HOOKD_MIN "max_buffered_body = 2MiB\n"
+                     "[partner p]\nscheme = github\nsecret = s3cret-s3cret\nentity_id = json:id\nmax_body = 4MiB\n",
+           4, "smaller than the max_body of [partner p]");
+    struct hookd_config *c = load_ok(HOOKD_MIN "max_body = 64KiB\nmax_buffered_body = 64KiB\n");
+    config_unref(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1378,6 +1427,8 @@ int main(void)
         cmocka_unit_test(test_partner_lookup_and_defaults),
         cmocka_unit_test(test_print_load_round_trip),
         cmocka_unit_test(test_ref_unref),
+        cmocka_unit_test(test_listener_limits_defaults_and_units),
+        cmocka_unit_test(test_listener_limits_refused),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

@@ -1,0 +1,297 @@
+"""Hostile clients against the public listener (issue 14, findings 1 and 2):
+header floods (many short lines, one huge line, many headers), slow drips,
+connection floods at a 256-fd limit, accept errors at an fd limit below
+that, and body floods of almost-max bodies. Each runs WHILE legitimate
+signed events and /healthz probes keep flowing, and checks that the
+worker's RSS stays under a stated bound, /healthz keeps answering, every
+legitimate event is accepted and stored, and the log stays small.
+
+Loopback only; every wait is bounded and awaits a condition."""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from hookdtest.client import http, order_event, post_standard
+from hookdtest.util import wait_for
+
+# request_timeout is short here so that the drip test stays short; the
+# default (10s) is the same mechanism.
+LIMITS = dict(request_timeout="3s", max_buffered_body="8MiB")
+
+
+def hostile_worker(env, prefix: list | None = None, **keys):
+    cfg = env.config()
+    lines = "".join(f"{k} = {v}\n" for k, v in dict(LIMITS, roles="ingest", **keys).items())
+    cfg.write_text(cfg.read_text().replace("[hookd]\n", "[hookd]\n" + lines, 1))
+    # Under ASan, freed memory sits in a 256 MB quarantine and would count as
+    # RSS; a small one keeps the RSS bounds meaningful (ignored otherwise).
+    asan = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "quarantine_size_mb=4"]))
+    w = env.worker(config=cfg, start=False, env={"ASAN_OPTIONS": asan})
+    w.prefix = prefix or []
+    return w.start()
+
+
+def rss_kib(w) -> int:
+    with open(f"/proc/{w.proc.pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def cpu_seconds(w) -> float:
+    with open(f"/proc/{w.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def log_lines(w) -> int:
+    return w.output().count("\n")
+
+
+class Traffic:
+    """Signed events and /healthz probes, one after another, until stopped;
+    plus the worker's peak RSS, sampled meanwhile."""
+
+    def __init__(self, w, tag: str) -> None:
+        self.w, self.tag = w, tag
+        self.sent: list[tuple[str, int]] = []
+        self.health: list[tuple[int, float]] = []
+        self.peak_rss = rss_kib(w)
+        self.stop_flag = threading.Event()
+        self.threads = [threading.Thread(target=self._events), threading.Thread(target=self._probes)]
+
+    def _events(self) -> None:
+        i = 0
+        while not self.stop_flag.is_set() and i < 2000:
+            eid = f"{self.tag}-{i}"
+            try:
+                status, _, _ = post_standard(self.w, "shop", eid, order_event("order.started", f"o-{eid}"))
+            except OSError:
+                status = -1
+            self.sent.append((eid, status))
+            i += 1
+            self.stop_flag.wait(0.02)
+
+    def _probes(self) -> None:
+        while not self.stop_flag.is_set():
+            t0 = time.monotonic()
+            try:
+                status, _, _ = self.w.get("/healthz", timeout=8)
+            except OSError:
+                status = -1
+            self.health.append((status, time.monotonic() - t0))
+            self.peak_rss = max(self.peak_rss, rss_kib(self.w))
+            self.stop_flag.wait(0.1)
+
+    def __enter__(self) -> "Traffic":
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop_flag.set()
+        for t in self.threads:
+            t.join(30)
+
+    def check(self, env, max_probe_s: float = 5.0) -> None:
+        bad = [s for s in self.sent if s[1] != 200]
+        assert self.sent and not bad, f"legitimate events refused: {bad[:5]} of {len(self.sent)}"
+        ids = [eid for eid, _ in self.sent]
+        stored = env.db.value("SELECT count(*) FROM webhook_inbox WHERE partner_event_id = ANY(%s)", ids)
+        assert stored == len(ids), f"{stored} of {len(ids)} accepted events stored"
+        failed = [h for h in self.health if h[0] != 200 or h[1] > max_probe_s]
+        assert self.health and not failed, f"/healthz failed or slow: {failed[:5]} of {len(self.health)}"
+
+
+def connect(w) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", w.port), timeout=5)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    return s
+
+
+def closed_by_server(s: socket.socket, within: float) -> bool:
+    """True when the server closed s (EOF or reset) within `within` seconds;
+    any response bytes before the close are read and ignored."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        s.settimeout(max(0.05, deadline - time.monotonic()))
+        try:
+            if not s.recv(65536):
+                return True
+        except socket.timeout:
+            return False
+        except OSError:
+            return True
+    return False
+
+
+def send_until_closed(s: socket.socket, chunk: bytes, total: int) -> int:
+    sent = 0
+    try:
+        while sent < total:
+            s.sendall(chunk)
+            sent += len(chunk)
+    except OSError:
+        pass
+    return sent
+
+
+HEAD = b"POST /v1/inbox/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+
+
+def test_header_floods_are_bounded_while_legitimate_traffic_flows(env):
+    w = hostile_worker(env)
+    base_rss, base_lines = rss_kib(w), log_lines(w)
+    with Traffic(w, "hdr") as t:
+        # many short lines: 16 MB each on 30 connections (685 MB RSS from 3 before)
+        socks = [connect(w) for _ in range(30)]
+        for s in socks:
+            s.sendall(HEAD)
+        flooders = [threading.Thread(target=send_until_closed, args=(s, b"a:\r\n" * 4096, 16 << 20)) for s in socks]
+        for f in flooders:
+            f.start()
+        for f in flooders:
+            f.join(60)
+        assert all(closed_by_server(s, 5) for s in socks)
+        # one huge request line, one huge header line
+        for first in (b"GET /" + b"a" * (4 << 20), HEAD + b"X-Big: " + b"b" * (4 << 20)):
+            s = connect(w)
+            send_until_closed(s, first, len(first))
+            assert closed_by_server(s, 5)
+            s.close()
+        # many headers, each small, in a head under max_header_size
+        s = connect(w)
+        s.sendall(HEAD + b"".join(b"X-%d: v\r\n" % i for i in range(500)) + b"Content-Length: 2\r\n\r\n{}")
+        assert closed_by_server(s, 5)
+        for s in socks:
+            s.close()
+        # a signed event with 60 extra headers is still fine
+        extra = {f"X-Extra-{i}": "v" for i in range(60)}
+        status, _, _ = post_standard(w, "shop", "hdr-many-ok", order_event("order.started", "o-many"), headers=extra)
+        assert status == 200
+        t.stop_flag.wait(1.0)
+    t.check(env)
+    growth = (t.peak_rss - base_rss) // 1024
+    print(f"header floods: rss {base_rss // 1024} MiB, peak +{growth} MiB, log +{log_lines(w) - base_lines} lines")
+    assert growth < 40, f"RSS grew by {growth} MiB during header floods (bound: 40 MiB)"
+    assert log_lines(w) - base_lines < 100
+
+
+def test_slow_drip_is_closed_by_the_absolute_deadline(env):
+    w = hostile_worker(env)
+    with Traffic(w, "drip") as t:
+        drips = [connect(w) for _ in range(5)]
+        for s in drips:
+            s.sendall(b"POST /v1/inbox/shop HTTP/1.1\r\n")
+        t0 = time.monotonic()
+        open_ = list(drips)
+        for _ in range(20):  # one byte a second each, until the server closes them
+            for s in list(open_):
+                try:
+                    s.sendall(b"x")
+                except OSError:
+                    open_.remove(s)
+                    continue
+                if closed_by_server(s, 0.01):
+                    open_.remove(s)
+            if not open_:
+                break
+            time.sleep(1.0)  # the drip's pace (the attack itself), not a wait for a condition
+        elapsed = time.monotonic() - t0
+        assert not open_, "a dripping connection outlived the absolute deadline"
+        assert 2.0 <= elapsed <= 7.0, f"drips closed after {elapsed:.1f}s (request_timeout 3s)"
+        for s in drips:
+            s.close()
+    t.check(env)
+    assert "http.limits" in w.output()
+
+
+def test_connection_flood_at_a_256_fd_limit(env):
+    w = hostile_worker(env, prefix=["prlimit", "--nofile=256:256"])
+    assert "effective=192" in w.output()  # max_connections fitted to the fd limit
+    base_lines = log_lines(w)
+    with Traffic(w, "conn") as t:
+        cpu0, t0 = cpu_seconds(w), time.monotonic()
+        # 300 idle half-open requests (260 took a worker down before)
+        socks = []
+        for _ in range(300):
+            s = connect(w)
+            s.sendall(b"POST /v1/inbox/shop HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        t.stop_flag.wait(4.0)
+        cpu = (cpu_seconds(w) - cpu0) / (time.monotonic() - t0)
+        for s in socks:
+            s.close()
+    t.check(env)
+    lines = log_lines(w) - base_lines
+    print(f"connection flood: worker cpu {cpu:.0%}, log +{lines} lines, {len(t.sent)} events, {len(t.health)} probes")
+    assert cpu < 0.6, f"worker used {cpu:.0%} CPU during the flood"
+    assert lines < 100
+    assert "Too many open files" not in w.output()
+
+
+def test_accept_errors_back_off_at_a_tiny_fd_limit(env):
+    """At 40 fds the listener's own share (16 connections) does not fit next
+    to the worker's other fds: accept() fails with EMFILE. The worker must
+    back off (no spin), log about once a second, and hand the oldest idle
+    connection's fd to a waiting client."""
+    w = hostile_worker(env, prefix=["prlimit", "--nofile=40:40"])
+    fds = len(os.listdir(f"/proc/{w.proc.pid}/fd"))
+    if fds > 30:
+        pytest.skip(f"the worker already uses {fds} fds at rest")
+    base_lines = log_lines(w)
+    with Traffic(w, "emfile") as t:
+        cpu0, t0 = cpu_seconds(w), time.monotonic()
+        socks = []
+        for _ in range(60):
+            s = connect(w)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            socks.append(s)
+        wait_for(lambda: "http.accept_failed" in w.output(), 10, what="an accept error")
+        t.stop_flag.wait(3.0)
+        cpu = (cpu_seconds(w) - cpu0) / (time.monotonic() - t0)
+        elapsed = time.monotonic() - t0
+        for s in socks:
+            s.close()
+    t.check(env, max_probe_s=6.0)
+    out = w.output()
+    errors = out.count("event=http.accept_failed")
+    print(f"accept errors: worker cpu {cpu:.0%}, {errors} accept_failed lines in {elapsed:.1f}s, "
+          f"log +{log_lines(w) - base_lines} lines")
+    assert cpu < 0.6
+    assert errors <= elapsed + 2
+    assert log_lines(w) - base_lines < 100
+
+
+def test_body_flood_is_bounded_by_max_buffered_body(env):
+    w = hostile_worker(env)
+    base_rss, base_lines = rss_kib(w), log_lines(w)
+    body_len = (1 << 20) - 1  # max_body is 1 MiB
+    with Traffic(w, "body") as t:
+        socks = []
+        for _ in range(150):
+            s = connect(w)
+            s.sendall(HEAD + b"Content-Length: %d\r\n\r\n" % body_len)
+            socks.append(s)
+        # all but the last byte of each body, 16 senders at a time
+        def fill(group):
+            for s in group:
+                send_until_closed(s, b"{" + b" " * (body_len - 2), body_len - 1)
+        senders = [threading.Thread(target=fill, args=(socks[i::16],)) for i in range(16)]
+        for s in senders:
+            s.start()
+        for s in senders:
+            s.join(60)
+        _, _, raw = w.get("/healthz")
+        t.stop_flag.wait(1.0)
+        for s in socks:
+            s.close()
+    t.check(env)
+    growth = (t.peak_rss - base_rss) // 1024
+    print(f"body flood: rss {base_rss // 1024} MiB, peak +{growth} MiB, log +{log_lines(w) - base_lines} lines")
+    assert growth < 40, f"RSS grew by {growth} MiB during the body flood (max_buffered_body 8 MiB; bound 40 MiB)"
+    assert log_lines(w) - base_lines < 100
+    assert "http.limits" in w.output()
