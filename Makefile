@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench demo run format clean services-stop fuzz chaos soak
+.PHONY: all deps test unit integration asan valgrind bench demo run format format-check check-layers clean services-stop fuzz chaos soak
 
 all: deps $(BUILD)/hookd
 
@@ -78,7 +78,7 @@ $(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
 
 # Unit tests (cmocka), then integration tests (pytest against real Postgres,
 # Redis and hookd processes that the harness starts and always stops).
-test: deps $(BUILD)/hookd $(UNIT_BINS) $(TOOLS)
+test: check-layers deps $(BUILD)/hookd $(UNIT_BINS) $(TOOLS)
 	@scripts/deps.sh test
 	@scripts/run-unit.sh $(UNIT_BINS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
@@ -135,7 +135,17 @@ run: deps $(BUILD)/hookd
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) scripts/run.sh
 
 format:
-	clang-format -i $(foreach d,$(LAYERS),$(wildcard $(d)/*.[ch])) tests/unit/*.c tests/tools/*.c
+	clang-format -i $(foreach d,$(LAYERS),$(wildcard $(d)/*.[ch])) tests/unit/*.c tests/tools/*.c tests/fuzz/*.[ch]
+
+# The tree as .clang-format has it (CI runs this).
+format-check:
+	scripts/format-check.sh -q
+
+# No include cycle between modules and no include from a layer above
+# (docs/architecture.md); the checker tests itself first.
+check-layers:
+	/usr/bin/python3 scripts/check_layers.py --self-test
+	/usr/bin/python3 scripts/check_layers.py
 
 services-stop:
 	scripts/services.sh stop .run
