@@ -32,6 +32,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -106,13 +107,6 @@ struct http_server {
  * servers are found by listener here (one event loop, so no lock). */
 static struct http_server *servers;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 const char *http_reason(int code)
 {
     switch (code) {
@@ -182,7 +176,7 @@ static void log_limits(struct http_server *srv)
              (long long)(now[2] - srv->n_logged[2]), (long long)(now[3] - srv->n_logged[3]),
              (long long)srv->nconns, (long long)srv->buffered);
     memcpy(srv->n_logged, now, sizeof now);
-    srv->next_log_ms = now_ms() + LIMITS_LOG_MS;
+    srv->next_log_ms = clock_mono_ms() + LIMITS_LOG_MS;
 }
 
 static void on_log_timer(evutil_socket_t fd, short what, void *arg)
@@ -197,7 +191,7 @@ static void note_limit(struct http_server *srv)
 {
     if (evtimer_pending(srv->log_ev, NULL))
         return;
-    int64_t wait = srv->next_log_ms - now_ms();
+    int64_t wait = srv->next_log_ms - clock_mono_ms();
     if (wait <= 0) {
         log_limits(srv);
         return;
@@ -222,7 +216,7 @@ static struct http_conn *evictable(const struct http_server *srv)
     int64_t age = srv->limits.request_timeout / 2 < EVICT_MIN_AGE_MS ? srv->limits.request_timeout / 2
                                                                        : EVICT_MIN_AGE_MS;
     struct http_conn *c = srv->recv_head;
-    return c && now_ms() - c->armed_ms >= age ? c : NULL;
+    return c && clock_mono_ms() - c->armed_ms >= age ? c : NULL;
 }
 
 /* Accepts while there is room: no back-off after an accept error, fewer
@@ -282,7 +276,7 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
     if (srv->backoff_ms > ACCEPT_BACKOFF_MAX_MS)
         srv->backoff_ms = ACCEPT_BACKOFF_MAX_MS;
     srv->accept_errors++;
-    int64_t now = now_ms();
+    int64_t now = clock_mono_ms();
     if (now - srv->accept_log_ms >= 1000) {
         log_error("http.accept_failed", "error=\"%s\" count=%lld retry_in_ms=%lld connections=%lld",
                   evutil_socket_error_to_string(err), (long long)srv->accept_errors, (long long)srv->backoff_ms,
@@ -329,7 +323,7 @@ static void conn_arm(struct http_conn *c)
     c->receiving = true;
     c->in_head = true;
     c->lines = c->line_len = c->held = 0;
-    c->armed_ms = now_ms();
+    c->armed_ms = clock_mono_ms();
     c->rprev = srv->recv_tail;
     c->rnext = NULL;
     *(srv->recv_tail ? &srv->recv_tail->rnext : &srv->recv_head) = c;
