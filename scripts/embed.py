@@ -140,7 +140,7 @@ def queries_h_text(queries: list) -> str:
     h.write("\nstruct query_def {\n"
             "    const char *name;            /* \"dlq_list\" */\n"
             "    const char *path;            /* \"sql/queries/dlq_list.sql\" */\n"
-            "    const char *sql;             /* static storage: db_exec_prepared's cache key */\n"
+            "    const char *sql;             /* static storage, \"-- name\\n\" + the statement */\n"
             "    int nparams;                 /* $1..$nparams */\n"
             "    int ncolumns;                /* 0: no result columns */\n"
             "    const char *const *columns;  /* ncolumns names, as Postgres describes them */\n"

@@ -292,54 +292,6 @@ static PGresult *checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
     return NULL;
 }
 
-char *db_text_array(const char *const *v, size_t n)
-{
-    size_t cap = 3;
-    for (size_t i = 0; i < n; i++)
-        cap += (v[i] ? 2 * strlen(v[i]) : 4) + 3;
-    char *out = xmalloc(cap), *o = out;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            *o++ = ',';
-        if (!v[i]) {
-            memcpy(o, "NULL", 4);
-            o += 4;
-            continue;
-        }
-        *o++ = '"';
-        for (const char *c = v[i]; *c; c++) {
-            if (*c == '"' || *c == '\\')
-                *o++ = '\\';
-            *o++ = *c;
-        }
-        *o++ = '"';
-    }
-    *o++ = '}';
-    *o = '\0';
-    return out;
-}
-
-char *db_plain_array(const char *const *v, size_t n)
-{
-    size_t cap = 3;
-    for (size_t i = 0; i < n; i++)
-        cap += (v[i] ? strlen(v[i]) : 4) + 1;
-    char *out = xmalloc(cap), *o = out;
-    *o++ = '{';
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            *o++ = ',';
-        const char *e = v[i] ? v[i] : "NULL";
-        size_t len = strlen(e);
-        memcpy(o, e, len);
-        o += len;
-    }
-    *o++ = '}';
-    *o = '\0';
-    return out;
-}
-
 /* ---- binary array parameters ---------------------------------------------- */
 
 static void array_put(struct db_array *a, const void *p, size_t n)
@@ -457,18 +409,31 @@ int db_array_tid(struct db_array *a, const char *v)
     return 0;
 }
 
-char *db_uuid_array(const char *const *ids, size_t n)
+size_t db_array_uuids(struct db_array *a, const char *const *v, size_t n)
 {
-    return db_plain_array(ids, n);
+    db_array_init(a, DB_OID_UUID, n);
+    size_t added = 0;
+    for (size_t i = 0; i < n; i++)
+        added += db_array_uuid(a, v[i]) == 0;
+    unsigned char count[4] = {(unsigned char)(added >> 24), (unsigned char)(added >> 16), (unsigned char)(added >> 8),
+                              (unsigned char)added};
+    memcpy(a->buf + 12, count, 4); /* the element count db_array_init wrote */
+    return added;
 }
 
-PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
+PGresult *db_exec_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params, const int *lengths,
+                      const int *formats, char *err, size_t errlen)
 {
     if (!conn) {
         snprintf(err, errlen, "database unavailable");
         return NULL;
     }
-    return checked(conn, PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0), err, errlen);
+    return checked(conn, PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0), err, errlen);
+}
+
+PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
+{
+    return db_exec_fmt(conn, sql, nparams, params, NULL, NULL, err, errlen);
 }
 
 int db_run(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
@@ -507,30 +472,45 @@ PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const 
     return r;
 }
 
+int db_command(PGconn *conn, const char *command, char *err, size_t errlen)
+{
+    if (!conn) {
+        snprintf(err, errlen, "database unavailable");
+        return -1;
+    }
+    PGresult *r = checked(conn, PQexec(conn, command), err, errlen);
+    if (!r)
+        return -1;
+    PQclear(r);
+    return 0;
+}
+
 void db_rollback(PGconn *conn)
 {
     if (conn)
         PQclear(PQexec(conn, "ROLLBACK"));
 }
 
-/* Per DB thread: which static statements are prepared on which connection.
- * A reconnect (new backend pid) starts the cache afresh. */
-#define PREPARED_MAX 64
+/* Per DB thread: which statements are prepared on its connection, indexed
+ * by the caller's statement number (hookd's enum query_id), so a lookup is
+ * one array read and every statement fits (query.c checks at build time
+ * that DB_PREPARED_MAX covers them all). The server-side name is derived
+ * from the number. A reconnect (another connection, or a new backend pid)
+ * starts the cache afresh. */
 static _Thread_local struct {
     PGconn *conn;
     int backend_pid;
-    const char *sql[PREPARED_MAX];
-    int n;
     bool deallocate; /* the server's statements are stale: drop them first */
+    bool ready[DB_PREPARED_MAX];
 } prepared;
 
-static PGresult *prepared_once(PGconn *conn, const char *sql, int nparams, const char *const *params,
+static PGresult *prepared_once(PGconn *conn, unsigned id, const char *sql, int nparams, const char *const *params,
                                const int *lengths, const int *formats)
 {
     if (prepared.conn != conn || prepared.backend_pid != PQbackendPID(conn)) {
         prepared.conn = conn;
         prepared.backend_pid = PQbackendPID(conn);
-        prepared.n = 0;
+        memset(prepared.ready, 0, sizeof prepared.ready);
         prepared.deallocate = false;
     }
     if (prepared.deallocate && PQtransactionStatus(conn) != PQTRANS_INERROR) {
@@ -539,23 +519,17 @@ static PGresult *prepared_once(PGconn *conn, const char *sql, int nparams, const
             prepared.deallocate = false;
         PQclear(r);
     }
-    int slot = -1;
-    for (int i = 0; i < prepared.n && slot < 0; i++)
-        if (prepared.sql[i] == sql)
-            slot = i;
-    char name[16];
-    if (slot < 0) {
-        if (prepared.n == PREPARED_MAX || prepared.deallocate)
-            return PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0);
-        slot = prepared.n;
-        snprintf(name, sizeof name, "hookd_%d", slot);
+    if (id >= DB_PREPARED_MAX || prepared.deallocate) /* until the stale ones are gone: unprepared */
+        return PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0);
+    char name[24];
+    snprintf(name, sizeof name, "hookd_q%u", id);
+    if (!prepared.ready[id]) {
         PGresult *r = PQprepare(conn, name, sql, nparams, NULL);
         if (PQresultStatus(r) != PGRES_COMMAND_OK)
             return r; /* the caller reads the error from it */
         PQclear(r);
-        prepared.sql[prepared.n++] = sql;
+        prepared.ready[id] = true;
     }
-    snprintf(name, sizeof name, "hookd_%d", slot);
     return PQexecPrepared(conn, name, nparams, params, lengths, formats, 0);
 }
 
@@ -573,47 +547,26 @@ static bool stale_statement(const PGresult *r)
  * went stale: outside a transaction the statement then runs again at once;
  * inside one the error stands (the transaction is aborted) and the next use
  * prepares afresh. */
-static PGresult *prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                              const int *lengths, const int *formats)
+PGresult *db_prepared_raw(PGconn *conn, unsigned id, const char *sql, int nparams, const char *const *params,
+                          const int *lengths, const int *formats)
 {
-    PGresult *r = prepared_once(conn, sql, nparams, params, lengths, formats);
+    PGresult *r = prepared_once(conn, id, sql, nparams, params, lengths, formats);
     if (!stale_statement(r))
         return r;
-    prepared.n = 0;
+    memset(prepared.ready, 0, sizeof prepared.ready);
     prepared.deallocate = true;
     if (PQtransactionStatus(conn) != PQTRANS_IDLE)
         return r;
     PQclear(r);
-    return prepared_once(conn, sql, nparams, params, lengths, formats);
+    return prepared_once(conn, id, sql, nparams, params, lengths, formats);
 }
 
-PGresult *db_prepared_fmt_raw(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                              const int *lengths, const int *formats)
-{
-    return prepared_fmt(conn, sql, nparams, params, lengths, formats);
-}
-
-PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params)
-{
-    return prepared_fmt(conn, sql, nparams, params, NULL, NULL);
-}
-
-PGresult *db_exec_prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                               const int *lengths, const int *formats, char *err, size_t errlen)
+PGresult *db_exec_prepared(PGconn *conn, unsigned id, const char *sql, int nparams, const char *const *params,
+                           const int *lengths, const int *formats, char *err, size_t errlen)
 {
     if (!conn) {
         snprintf(err, errlen, "database unavailable");
         return NULL;
     }
-    return checked(conn, prepared_fmt(conn, sql, nparams, params, lengths, formats), err, errlen);
-}
-
-PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
-                           size_t errlen)
-{
-    if (!conn) {
-        snprintf(err, errlen, "database unavailable");
-        return NULL;
-    }
-    return checked(conn, db_prepared_raw(conn, sql, nparams, params), err, errlen);
+    return checked(conn, db_prepared_raw(conn, id, sql, nparams, params, lengths, formats), err, errlen);
 }

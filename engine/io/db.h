@@ -49,24 +49,22 @@ bool db_pool_healthy(const struct db_pool *pool);
 /* Runs sql with text parameters; on success returns the result (caller
  * PQclear()s) — for commands too. */
 PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen);
-/* Like db_exec, as a prepared statement: sql must have static storage (its
- * address is the cache key); it is prepared on first use on each connection
- * (per DB thread, re-prepared after a reconnect), so hot statements are
- * parsed and planned once instead of on every call. */
-PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
-                           size_t errlen);
+/* Prepared statements. Each is named by a small number unique to its text
+ * (hookd passes its enum query_id: engine/core/query.h), below
+ * DB_PREPARED_MAX: the number indexes a per-connection array, so the lookup
+ * costs nothing however many statements there are. A statement is prepared
+ * on its first use on each connection (per DB thread, again after a
+ * reconnect, and again when the server reports its copy stale), so hot
+ * statements are parsed (and, without custom_plans, planned) once.
+ * lengths and formats: per parameter (0 text, 1 binary), or NULL: all text.
+ * Returns the result (caller PQclear()s), or NULL with err filled. */
+#define DB_PREPARED_MAX 256
+PGresult *db_exec_prepared(PGconn *conn, unsigned id, const char *sql, int nparams, const char *const *params,
+                           const int *lengths, const int *formats, char *err, size_t errlen);
 /* The same, returning the raw result whatever its status (the caller checks
- * PQresultStatus and reads SQLSTATE); conn must not be NULL. */
-PGresult *db_prepared_raw(PGconn *conn, const char *sql, int nparams, const char *const *params);
-/* A Postgres array literal "{id,id,…}" of n UUID strings (caller frees),
- * for `= ANY($1::uuid[])`. */
-char *db_uuid_array(const char *const *ids, size_t n);
-/* A Postgres array literal of n strings, each quoted and escaped (caller
- * frees), for `= ANY($1::text[])`; NULL entries are NULL elements. */
-char *db_text_array(const char *const *v, size_t n);
-/* The same for elements that need no quoting (numbers, booleans, UUIDs),
- * written as they are: for `unnest($1::bigint[], …)`. */
-char *db_plain_array(const char *const *v, size_t n);
+ * PQresultStatus and reads SQLSTATE; may be NULL); conn must not be NULL. */
+PGresult *db_prepared_raw(PGconn *conn, unsigned id, const char *sql, int nparams, const char *const *params,
+                          const int *lengths, const int *formats);
 /* An array parameter in PostgreSQL's binary format (what array_send
  * writes: one dimension, then each element as a length and its bytes), sent
  * with format 1. The server takes it as it is; a text array literal of
@@ -91,13 +89,13 @@ void db_array_jsonb(struct db_array *a, const char *v);
  * added, when v is not one. */
 int db_array_uuid(struct db_array *a, const char *v);
 int db_array_tid(struct db_array *a, const char *v);
-/* db_exec_prepared with per-parameter lengths and formats (0 text, 1
- * binary; NULL: all text). */
-PGresult *db_exec_prepared_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                               const int *lengths, const int *formats, char *err, size_t errlen);
-/* The same, returning the raw result whatever its status (may be NULL). */
-PGresult *db_prepared_fmt_raw(PGconn *conn, const char *sql, int nparams, const char *const *params,
-                              const int *lengths, const int *formats);
+/* Starts a uuid[] of those of v[0..n) that are UUIDs, leaving the others
+ * out (ids read from Redis are not trusted to be). Returns how many. */
+size_t db_array_uuids(struct db_array *a, const char *const *v, size_t n);
+/* db_exec with per-parameter lengths and formats (0 text, 1 binary; NULL:
+ * all text), for binary db_array parameters. */
+PGresult *db_exec_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params, const int *lengths,
+                      const int *formats, char *err, size_t errlen);
 /* Runs a statement whose result is not needed. */
 __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
                                                const char *const *params, char *err, size_t errlen);
@@ -109,6 +107,11 @@ __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, in
  * which turns a pass over n rows into n²/page row visits. */
 PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
                               size_t errlen);
+/* Runs a transaction-control command (SAVEPOINT, RELEASE SAVEPOINT,
+ * ROLLBACK TO SAVEPOINT) as it is. 0, or -1 with err when it failed: the
+ * transaction is then aborted (or the connection gone), so nothing done in
+ * it may be reported as done — the caller rolls it back. */
+__attribute__((warn_unused_result)) int db_command(PGconn *conn, const char *command, char *err, size_t errlen);
 /* Rolls back the open transaction; a failure means the connection is gone,
  * and the transaction died with it, so there is nothing to report. */
 void db_rollback(PGconn *conn);

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "http_client.h"
 #include "log.h"
+#include "query.h"
 #include "sched.h"
 #include "signature.h"
 #include "version.h"
@@ -125,20 +126,24 @@ static void item_free(struct delivery_item *it)
 
 /* ---- recording outcomes (DB thread) --------------------------------------- */
 
-/* Every statement here is a literal: prepared once per connection. */
-static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *p, char *err, size_t errlen)
+/* Every statement here is prepared once per connection (query.h). */
+static PGresult *q(PGconn *conn, enum query_id id, const char *const *p, char *err, size_t errlen)
 {
-    return db_exec_prepared(conn, sql, n, p, err, errlen);
+    return query_prepared(conn, id, p, err, errlen);
+}
+
+/* The same with one binary uuid[] parameter. */
+static PGresult *q_ids(PGconn *conn, enum query_id id, const struct db_array *ids, char *err, size_t errlen)
+{
+    const char *p[] = {ids->buf};
+    const int len[] = {(int)ids->len}, bin[] = {1};
+    return query_prepared_fmt(conn, id, p, len, bin, err, errlen);
 }
 
 static int finish_event_if_done(PGconn *conn, const char *event_id, char *err, size_t errlen)
 {
     const char *p[] = {event_id};
-    PGresult *r = q(conn,
-                    "UPDATE outbox_events SET processed_at = now() WHERE id = $1 AND processed_at IS NULL"
-                    " AND NOT EXISTS (SELECT 1 FROM outbox_deliveries WHERE event_id = $1"
-                    " AND status IN ('PENDING', 'RETRYING'))",
-                    1, p, err, errlen);
+    PGresult *r = q(conn, Q_DELIVERY_FINISH_EVENT, p, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -152,10 +157,7 @@ static int insert_attempt(PGconn *conn, const struct record_job *job, const stru
     snprintf(dur, sizeof dur, "%.3f", (double)it->duration_us / 1000.0);
     snprintf(status, sizeof status, "%d", it->status);
     const char *p[] = {it->id, outcome, dur, it->status ? status : NULL, it->error, it->excerpt, job->worker_id};
-    PGresult *r = q(conn,
-                    "INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error,"
-                    " response_excerpt, worker_id) VALUES ('delivery', $1, $2, $3, $4, $5, $6, $7)",
-                    7, p, err, errlen);
+    PGresult *r = q(conn, Q_DELIVERY_INSERT_ATTEMPT, p, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -168,19 +170,12 @@ static int record_dead(PGconn *conn, struct delivery_item *it, const char *reaso
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
     snprintf(status, sizeof status, "%d", it->status);
     const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error};
-    PGresult *r = q(conn,
-                    "UPDATE outbox_deliveries SET status = 'DEAD', attempts = $2, last_status_code = $3,"
-                    " last_error = $4 WHERE id = $1",
-                    4, p, err, errlen);
+    PGresult *r = q(conn, Q_DELIVERY_MARK_DEAD, p, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
     const char *p2[] = {it->id, reason, attempts, it->error};
-    r = q(conn,
-          "INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)"
-          " VALUES ('delivery', $1, $2, $3, $4)"
-          " ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING",
-          4, p2, err, errlen);
+    r = q(conn, Q_DELIVERY_DEAD_LETTER, p2, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -197,15 +192,12 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
      * would never be marked processed. (Items are sorted by event id, so
      * two record jobs take these locks in the same order.) */
     const char *pev[] = {it->event_id};
-    PGresult *r = q(conn, "SELECT 1 FROM outbox_events WHERE id = $1 FOR UPDATE", 1, pev, err, errlen);
+    PGresult *r = q(conn, Q_DELIVERY_LOCK_EVENT, pev, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
     const char *pid[] = {it->id};
-    r = q(conn,
-                    "SELECT attempts FROM outbox_deliveries WHERE id = $1 AND status IN ('PENDING', 'RETRYING')"
-                    " FOR UPDATE",
-                    1, pid, err, errlen);
+    r = q(conn, Q_DELIVERY_LOCK_DELIVERY, pid, err, errlen);
     if (!r)
         return -1;
     if (PQntuples(r) == 0) { /* finished elsewhere meanwhile */
@@ -213,7 +205,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
         it->kind = R_SKIP_ACK;
         return 0;
     }
-    it->attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
+    it->attempts = atoi(PQgetvalue(r, 0, DELIVERY_LOCK_DELIVERY_ATTEMPTS)) + 1;
     PQclear(r);
     bool ok = it->kind == R_SUCCEEDED;
     if (insert_attempt(conn, job, it, ok ? "succeeded" : it->kind == R_GONE ? "gone" : "failed", err, errlen) != 0)
@@ -225,10 +217,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
         char at[24];
         snprintf(at, sizeof at, "%lld", (long long)it->answered_ms);
         const char *p[] = {it->id, attempts, status, at};
-        r = q(conn,
-              "UPDATE outbox_deliveries SET status = 'SUCCEEDED', attempts = $2, last_status_code = $3,"
-              " last_error = NULL, delivered_at = to_timestamp($4::bigint / 1000.0) WHERE id = $1",
-              4, p, err, errlen);
+        r = q(conn, Q_DELIVERY_MARK_SUCCEEDED, p, err, errlen);
         if (!r)
             return -1;
         PQclear(r);
@@ -237,10 +226,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
     if (it->kind == R_GONE || it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
         if (it->kind == R_GONE) {
             const char *p[] = {it->endpoint_name};
-            r = q(conn,
-                  "UPDATE webhook_endpoints SET enabled = false, updated_at = now(),"
-                  " disabled_reason = 'the endpoint answered 410 Gone' WHERE name = $1",
-                  1, p, err, errlen);
+            r = q(conn, Q_DELIVERY_DISABLE_GONE_ENDPOINT, p, err, errlen);
             if (!r)
                 return -1;
             PQclear(r);
@@ -260,14 +246,10 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
     char ms[24];
     snprintf(ms, sizeof ms, "%lld", (long long)wait);
     const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error, ms};
-    r = q(conn,
-          "UPDATE outbox_deliveries SET status = 'RETRYING', attempts = $2, last_status_code = $3,"
-          " last_error = $4, next_attempt_at = now() + $5::bigint * interval '1 millisecond' WHERE id = $1"
-          " RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint",
-          5, p, err, errlen);
+    r = q(conn, Q_DELIVERY_RETRY, p, err, errlen);
     if (!r)
         return -1;
-    it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    it->next_due_ms = strtoll(PQgetvalue(r, 0, DELIVERY_RETRY_DUE_MS), NULL, 10);
     PQclear(r);
     return 0;
 }
@@ -298,30 +280,18 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
     }
     int rc = 0;
     if (json_array_size(rows) > 0) {
-        char *r_text = json_dumps(rows, JSON_COMPACT), *e_text = db_uuid_array(events, nevents);
-        const char *pl[] = {e_text};
+        char *r_text = json_dumps(rows, JSON_COMPACT);
+        struct db_array e_ids;
+        db_array_uuids(&e_ids, events, nevents);
         const char *pr[] = {r_text, job->worker_id};
-        PGresult *r = q(conn,
-                        "SELECT 1 FROM outbox_events WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE",
-                        1, pl, err, errlen);
+        PGresult *r = q_ids(conn, Q_DELIVERY_LOCK_EVENTS, &e_ids, err, errlen);
         if (r) {
             PQclear(r);
-            r = q(conn,
-                  "WITH s AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(i int, id uuid, code int,"
-                  "  dur float8, at bigint, excerpt text)),"
-                  " upd AS (UPDATE outbox_deliveries d SET status = 'SUCCEEDED', attempts = d.attempts + 1,"
-                  "  last_status_code = s.code, last_error = NULL, delivered_at = to_timestamp(s.at / 1000.0)"
-                  "  FROM s"
-                  "  WHERE d.id = s.id AND d.status IN ('PENDING', 'RETRYING') RETURNING d.id, d.attempts),"
-                  " att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code,"
-                  "  response_excerpt, worker_id) SELECT 'delivery', s.id, 'succeeded', s.dur, s.code, s.excerpt, $2"
-                  "  FROM s JOIN upd ON upd.id = s.id)"
-                  " SELECT s.i FROM s JOIN upd ON upd.id = s.id",
-                  2, pr, err, errlen);
+            r = q(conn, Q_DELIVERY_RECORD_SUCCESSES, pr, err, errlen);
         }
         if (r) {
             for (int row = 0; row < PQntuples(r); row++) {
-                long i = atol(PQgetvalue(r, row, 0));
+                long i = atol(PQgetvalue(r, row, DELIVERY_RECORD_SUCCESSES_I));
                 if (i >= 0 && (size_t)i < job->n)
                     job->items[i]->recorded = true;
             }
@@ -329,25 +299,24 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
                 if (job->items[i]->kind == R_SUCCEEDED && !job->items[i]->recorded)
                     job->items[i]->kind = R_SKIP_ACK;
             PQclear(r);
-            r = q(conn,
-                  "UPDATE outbox_events e SET processed_at = now() WHERE e.id = ANY($1::uuid[])"
-                  " AND e.processed_at IS NULL"
-                  " AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = e.id"
-                  " AND d.status IN ('PENDING', 'RETRYING'))",
-                  1, pl, err, errlen);
+            r = q_ids(conn, Q_DELIVERY_FINISH_EVENTS, &e_ids, err, errlen);
         }
         if (r)
             PQclear(r);
         else
             rc = -1;
         free(r_text);
-        free(e_text);
+        free(e_ids.buf);
     }
     json_decref(rows);
     free(events);
     return rc;
 }
 
+/* Every savepoint command is checked: one that fails leaves the
+ * transaction aborted, and a COMMIT then would roll back everything while
+ * answering OK. The job is abandoned instead (not committed: every item is
+ * due again in a second). */
 static void work_record(PGconn *conn, void *arg)
 {
     struct record_job *job = arg;
@@ -355,10 +324,12 @@ static void work_record(PGconn *conn, void *arg)
     qsort(job->items, job->n, sizeof *job->items, by_event);
     if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
         return;
-    PQclear(PQexec(conn, "SAVEPOINT successes"));
+    if (db_command(conn, "SAVEPOINT successes", err, sizeof err) != 0)
+        goto abandon;
     if (record_successes(conn, job, err, sizeof err) != 0) {
         log_warn("delivery.record_failed", "batch=%zu error=\"%s\" note=\"recording one by one\"", job->n, err);
-        PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT successes"));
+        if (db_command(conn, "ROLLBACK TO SAVEPOINT successes", err, sizeof err) != 0)
+            goto abandon;
         for (size_t i = 0; i < job->n; i++)
             job->items[i]->recorded = false;
     }
@@ -366,18 +337,25 @@ static void work_record(PGconn *conn, void *arg)
         struct delivery_item *it = job->items[i];
         if (it->kind == R_SKIP_ACK || it->kind == R_SKIP_LATER || it->recorded)
             continue;
-        PQclear(PQexec(conn, "SAVEPOINT rec"));
+        if (db_command(conn, "SAVEPOINT rec", err, sizeof err) != 0)
+            goto abandon;
         if (record_one(conn, job, it, err, sizeof err) == 0) {
             it->recorded = true;
-            PQclear(PQexec(conn, "RELEASE SAVEPOINT rec"));
+            if (db_command(conn, "RELEASE SAVEPOINT rec", err, sizeof err) != 0)
+                goto abandon;
         } else {
             log_warn("delivery.record_failed", "id=%s error=\"%s\"", it->id, err);
-            PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT rec"));
+            if (db_command(conn, "ROLLBACK TO SAVEPOINT rec", err, sizeof err) != 0)
+                goto abandon;
         }
         if (db_conn_lost(conn))
             return;
     }
     job->committed = db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0;
+    return;
+abandon:
+    log_warn("delivery.record_abandoned", "batch=%zu error=\"%s\"", job->n, err);
+    db_rollback(conn);
 }
 
 static void start_record(struct delivery *d);
@@ -635,25 +613,11 @@ static void work_load(PGconn *conn, void *arg)
     const char **each = xcalloc(job->n, sizeof *each);
     for (size_t i = 0; i < job->n; i++)
         each[i] = job->items[i]->id;
-    char *ids = db_uuid_array(each, job->n);
+    struct db_array ids;
+    db_array_uuids(&ids, each, job->n);
     free(each);
-    const char *p[] = {ids};
-    PGresult *r = db_exec_prepared(conn,
-                          "SELECT d.id::text, d.status, ev.id::text, ev.payload::text, ep.name, ep.url, ep.secret,"
-                          " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END,"
-                          " ep.enabled, ep.timeout_ms, ep.max_inflight"
-                          /* one primary-key probe per row, whatever the planner
-                           * believes about the tables' sizes (OFFSET 0 keeps each
-                           * lookup its own subquery): with statistics from an
-                           * empty outbox it once joined by scanning every event
-                           * per delivery */
-                          " FROM unnest($1::uuid[]) AS k(id)"
-                          " CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries WHERE id = k.id OFFSET 0) d"
-                          " CROSS JOIN LATERAL (SELECT * FROM outbox_events WHERE id = d.event_id OFFSET 0) ev"
-                          " LEFT JOIN LATERAL (SELECT * FROM webhook_endpoints WHERE id = d.endpoint_id OFFSET 0) ep"
-                          " ON true",
-                          1, p, err, sizeof err);
-    free(ids);
+    PGresult *r = q_ids(conn, Q_DELIVERY_LOAD, &ids, err, sizeof err);
+    free(ids.buf);
     if (!r)
         return;
     job->ok = true;
@@ -664,29 +628,31 @@ static void work_load(PGconn *conn, void *arg)
         struct delivery_item *it = NULL;
         for (size_t k = 0; k < job->n && !it; k++) {
             size_t i = (from + k) % job->n;
-            if (strcmp(job->items[i]->id, PQgetvalue(r, row, 0)) == 0) {
+            if (strcmp(job->items[i]->id, PQgetvalue(r, row, DELIVERY_LOAD_ID)) == 0) {
                 it = job->items[i];
                 from = i + 1;
             }
         }
         if (!it)
             continue;
-        const char *status = PQgetvalue(r, row, 1);
+        const char *status = PQgetvalue(r, row, DELIVERY_LOAD_STATUS);
         if (strcmp(status, "PENDING") != 0 && strcmp(status, "RETRYING") != 0)
             continue; /* already finished: ack */
-        snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, 2));
-        if (PQgetisnull(r, row, 4)) { /* the endpoint row was deleted */
+        snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_EVENT_ID));
+        if (PQgetisnull(r, row, DELIVERY_LOAD_NAME)) { /* the endpoint row was deleted */
             it->kind = R_ENDPOINT_DELETED;
             continue;
         }
-        it->kind = PQgetvalue(r, row, 8)[0] == 't' ? R_FAILED : R_ENDPOINT_DISABLED;
-        it->payload = xstrdup(PQgetvalue(r, row, 3));
-        snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", PQgetvalue(r, row, 4));
-        it->url = xstrdup(PQgetvalue(r, row, 5));
-        it->secret = xstrdup(PQgetvalue(r, row, 6));
-        it->prev_secret = PQgetisnull(r, row, 7) ? NULL : xstrdup(PQgetvalue(r, row, 7));
-        it->timeout_ms = atoi(PQgetvalue(r, row, 9));
-        it->max_inflight = atoi(PQgetvalue(r, row, 10));
+        it->kind = PQgetvalue(r, row, DELIVERY_LOAD_ENABLED)[0] == 't' ? R_FAILED : R_ENDPOINT_DISABLED;
+        it->payload = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_PAYLOAD));
+        snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", PQgetvalue(r, row, DELIVERY_LOAD_NAME));
+        it->url = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_URL));
+        it->secret = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_SECRET));
+        it->prev_secret = PQgetisnull(r, row, DELIVERY_LOAD_PREVIOUS_SECRET)
+                              ? NULL
+                              : xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_PREVIOUS_SECRET));
+        it->timeout_ms = atoi(PQgetvalue(r, row, DELIVERY_LOAD_TIMEOUT_MS));
+        it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
     }
     PQclear(r);
 }

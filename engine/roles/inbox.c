@@ -30,6 +30,7 @@
 #include "inbox_eval.h"
 #include "log.h"
 #include "machine.h"
+#include "query.h"
 #include "sched.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -70,12 +71,11 @@ static bool transient_sqlstate(const char *state)
  * the event is "busy", never charged an attempt. One per DB thread. */
 static _Thread_local bool lock_conflict;
 
-/* Runs one statement inside the evaluation. On failure sets *transient (and
- * lock_conflict) when the error is a lock conflict, and err. */
-static PGresult *run(PGconn *conn, const char *sql, bool cacheable, int n, const char *const *params,
-                     bool *transient, char *err, size_t errlen)
+/* The result of one statement of the evaluation. On failure sets
+ * *transient (and lock_conflict) when the error is a lock conflict, and
+ * err, and returns NULL. */
+static PGresult *checked(PGresult *r, bool *transient, char *err, size_t errlen)
 {
-    PGresult *r = cacheable ? db_prepared_raw(conn, sql, n, params) : PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
@@ -89,11 +89,11 @@ static PGresult *run(PGconn *conn, const char *sql, bool cacheable, int n, const
     return NULL;
 }
 
-/* q: SQL with static storage, run as a prepared statement (see db.h). */
-static PGresult *q(PGconn *conn, const char *sql, int n, const char *const *params, bool *transient, char *err,
+/* A statement of sql/queries/, prepared (see query.h). */
+static PGresult *q(PGconn *conn, enum query_id id, const char *const *params, bool *transient, char *err,
                    size_t errlen)
 {
-    return run(conn, sql, true, n, params, transient, err, errlen);
+    return checked(query_prepared_raw(conn, id, params, NULL, NULL), transient, err, errlen);
 }
 
 static void record_attempt(PGconn *conn, const struct inbox_job *job, const struct inbox_item *it, int64_t started_us)
@@ -103,10 +103,7 @@ static void record_attempt(PGconn *conn, const struct inbox_job *job, const stru
     bool failed = it->outcome == OUT_RETRY || it->outcome == OUT_DEAD || it->outcome == OUT_DEFERRED;
     const char *params[] = {it->id, inbox_outcome_names[it->outcome], dur, failed ? it->error : NULL, job->worker_id};
     char err[256];
-    PQclear(q(conn,
-              "INSERT INTO attempts (source, source_id, outcome, duration_ms, error, worker_id)"
-              " VALUES ('inbox', $1, $2, $3, $4, $5)",
-              5, params, NULL, err, sizeof err));
+    PQclear(q(conn, Q_INBOX_RECORD_ATTEMPT, params, NULL, err, sizeof err));
 }
 
 /* QUARANTINED + a dead_letters row (reason: it->dead_reason). */
@@ -115,19 +112,12 @@ static int dead_letter(PGconn *conn, struct inbox_item *it, char *err, size_t er
     char attempts[16];
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
     const char *p1[] = {it->id, attempts, it->error};
-    PGresult *r = q(conn,
-                    "UPDATE webhook_inbox SET status = 'QUARANTINED', outcome = 'dead', attempts = $2,"
-                    " last_error = $3 WHERE id = $1",
-                    3, p1, NULL, err, errlen);
+    PGresult *r = q(conn, Q_INBOX_QUARANTINE, p1, NULL, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
     const char *p2[] = {it->id, it->dead_reason, attempts, it->error};
-    r = q(conn,
-          "INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)"
-          " VALUES ('inbox', $1, $2, $3, $4)"
-          " ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING",
-          4, p2, NULL, err, errlen);
+    r = q(conn, Q_INBOX_DEAD_LETTER, p2, NULL, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -139,10 +129,7 @@ static int dead_letter(PGconn *conn, struct inbox_item *it, char *err, size_t er
 static int mark_processed(PGconn *conn, struct inbox_item *it, const char *outcome, char *err, size_t errlen)
 {
     const char *p[] = {it->id, outcome};
-    PGresult *r = q(conn,
-                    "UPDATE webhook_inbox SET status = 'PROCESSED', outcome = $2, processed_at = now(),"
-                    " last_error = NULL WHERE id = $1",
-                    2, p, NULL, err, errlen);
+    PGresult *r = q(conn, Q_INBOX_MARK_PROCESSED, p, NULL, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -152,14 +139,7 @@ static int mark_processed(PGconn *conn, struct inbox_item *it, const char *outco
 static int wake_siblings(PGconn *conn, struct inbox_item *it, char *err, size_t errlen)
 {
     const char *p[] = {it->entity_type, it->entity_id, it->id};
-    /* SKIP LOCKED: a sibling another worker holds is being evaluated right
-     * now; waiting for it here is how two batches deadlock. */
-    PGresult *r = q(conn,
-                    "UPDATE webhook_inbox SET next_attempt_at = now() WHERE id IN ("
-                    " SELECT id FROM webhook_inbox WHERE status = 'DEFERRED' AND entity_type = $1"
-                    " AND entity_id = $2 AND id <> $3 FOR UPDATE SKIP LOCKED)"
-                    " RETURNING id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint",
-                    3, p, NULL, err, errlen);
+    PGresult *r = q(conn, Q_INBOX_WAKE_SIBLINGS, p, NULL, err, errlen);
     if (!r)
         return -1;
     it->nwake = (size_t)PQntuples(r);
@@ -168,8 +148,8 @@ static int wake_siblings(PGconn *conn, struct inbox_item *it, char *err, size_t 
         it->wake_due = xcalloc(it->nwake, sizeof *it->wake_due);
     }
     for (size_t i = 0; i < it->nwake; i++) {
-        it->wake_ids[i] = xstrdup(PQgetvalue(r, (int)i, 0));
-        it->wake_due[i] = strtoll(PQgetvalue(r, (int)i, 1), NULL, 10);
+        it->wake_ids[i] = xstrdup(PQgetvalue(r, (int)i, INBOX_WAKE_SIBLINGS_ID));
+        it->wake_due[i] = strtoll(PQgetvalue(r, (int)i, INBOX_WAKE_SIBLINGS_DUE_MS), NULL, 10);
     }
     PQclear(r);
     return 0;
@@ -177,30 +157,26 @@ static int wake_siblings(PGconn *conn, struct inbox_item *it, char *err, size_t 
 
 /* ---- the entity ---------------------------------------------------------- */
 
-/* The built-in table's statements: static, so they are prepared once. */
-static const char builtin_create[] = "INSERT INTO hookd_entities (entity_type, entity_id, state) VALUES ($1, $2, $3)"
-                                     " ON CONFLICT DO NOTHING";
-static const char builtin_lock[] = "SELECT state FROM hookd_entities WHERE entity_type = $1 AND entity_id = $2"
-                                   " FOR UPDATE NOWAIT";
-static const char builtin_update[] = "UPDATE hookd_entities SET state = $3, version = version + 1, updated_at = now()"
-                                     " WHERE entity_type = $1 AND entity_id = $2";
-
-/* For user tables the statements are built per machine (identifiers quoted
- * by libpq) and owned here; for hookd_entities they point at the constants. */
+/* An entity's three statements. For the built-in table (hookd_entities)
+ * they are the prepared sql/queries/inbox_entity_{create,lock,update}.sql.
+ *
+ * STATEMENTS BUILT AT RUN TIME (they stay in C, listed in docs/queries.md):
+ * for a machine whose entities live in the application's own table, the
+ * table and column names come from the config and are quoted here with
+ * PQescapeIdentifier, so the text exists only at run time; it is run
+ * unprepared. Each has the parameters of its built-in twin ($1 machine,
+ * $2 entity id, $3 state), and the lock statement has its one column,
+ * the state as text, where INBOX_ENTITY_LOCK_STATE reads it. */
 struct entity_sql {
-    char *create, *lock, *update;
+    char *create, *lock, *update; /* owned; NULL for the built-in table */
     bool owned;
 };
 
 static int entity_sql_build(PGconn *conn, const struct machine_config *m, struct entity_sql *s)
 {
     memset(s, 0, sizeof s[0]);
-    if (m->builtin) {
-        s->create = (char *)builtin_create;
-        s->lock = (char *)builtin_lock;
-        s->update = (char *)builtin_update;
+    if (m->builtin)
         return 0;
-    }
     s->owned = true;
     char *table = NULL, *id = NULL, *state = NULL, *version = NULL;
     const char *dot = strchr(m->table, '.');
@@ -245,11 +221,15 @@ static int entity_sql_build(PGconn *conn, const struct machine_config *m, struct
     return rc;
 }
 
-/* Entity statements: prepared when they are the built-in constants. */
-static PGresult *qe(PGconn *conn, const struct entity_sql *es, const char *sql, int n, const char *const *params,
-                    bool *transient, char *err, size_t errlen)
+/* One of an entity's statements: the prepared built-in one (builtin), or
+ * the one built at run time (sql) for an application table. */
+static PGresult *qe(PGconn *conn, const struct entity_sql *es, enum query_id builtin, const char *sql,
+                    const char *const *params, bool *transient, char *err, size_t errlen)
 {
-    return run(conn, sql, !es->owned, n, params, transient, err, errlen);
+    if (!es->owned)
+        return q(conn, builtin, params, transient, err, errlen);
+    return checked(PQexecParams(conn, sql, query_defs[builtin].nparams, NULL, params, NULL, NULL, 0), transient, err,
+                   errlen);
 }
 
 static void entity_sql_free(struct entity_sql *s)
@@ -268,12 +248,7 @@ int inbox_emit_followups(PGconn *conn, const struct machine_config *m, const str
         if (strcmp(m->emits[i].event, it->event_type) != 0)
             continue;
         const char *p[] = {m->name, it->entity_id, m->emits[i].emit_type, from ? from : "", to, it->event_type, it->id};
-        PGresult *r = q(conn,
-                        "INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)"
-                        " SELECT $1::text, $2::text, $3::text, jsonb_build_object('type', $3::text, 'entity_type', $1::text,"
-                        " 'entity_id', $2::text, 'from', NULLIF($4::text, ''), 'to', $5::text, 'cause', $6::text,"
-                        " 'inbox_id', $7::text, 'data', w.payload) FROM webhook_inbox w WHERE w.id = $7::uuid",
-                        7, p, NULL, err, errlen);
+        PGresult *r = q(conn, Q_INBOX_EMIT_FOLLOWUP, p, NULL, err, errlen);
         if (!r)
             return -1;
         PQclear(r);
@@ -289,36 +264,34 @@ static int lock_row(PGconn *conn, struct inbox_item *it, struct inbox_row *row, 
 {
     const char *p[] = {it->id};
     bool transient = false;
-    PGresult *r = q(conn,
-                    "SELECT partner_name, event_type, coalesce(entity_type, ''), entity_id, status, attempts,"
-                    " deferrals, (extract(epoch FROM now() - coalesce(replayed_at, received_at)) * 1000)::bigint"
-                    " FROM webhook_inbox WHERE id = $1 FOR UPDATE SKIP LOCKED",
-                    1, p, &transient, err, errlen);
+    PGresult *r = q(conn, Q_INBOX_LOCK_ROW, p, &transient, err, errlen);
     if (!r)
         return -1;
     if (PQntuples(r) == 0) {
         PQclear(r);
-        r = q(conn, "SELECT status FROM webhook_inbox WHERE id = $1", 1, p, NULL, err, errlen);
+        r = q(conn, Q_INBOX_ROW_STATUS, p, NULL, err, errlen);
         if (!r)
             return -1;
-        if (PQntuples(r) == 0)
+        const char *status = PQntuples(r) ? PQgetvalue(r, 0, INBOX_ROW_STATUS_STATUS) : NULL;
+        if (!status)
             it->outcome = OUT_GONE;
-        else if (strcmp(PQgetvalue(r, 0, 0), "PROCESSED") == 0 || strcmp(PQgetvalue(r, 0, 0), "QUARANTINED") == 0)
+        else if (strcmp(status, "PROCESSED") == 0 || strcmp(status, "QUARANTINED") == 0)
             it->outcome = OUT_TERMINAL;
         else
             it->outcome = OUT_BUSY;
         PQclear(r);
         return 0;
     }
-    snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, 0, 0));
-    snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, 0, 1));
-    snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, 0, 2));
+    snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_PARTNER_NAME));
+    snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_EVENT_TYPE));
+    snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_ENTITY_TYPE));
     free(it->entity_id); /* read before by the set-based pass */
-    it->entity_id = PQgetisnull(r, 0, 3) ? NULL : xstrdup(PQgetvalue(r, 0, 3));
-    snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, 0, 4));
-    row->attempts = atoi(PQgetvalue(r, 0, 5));
-    row->deferrals = atoi(PQgetvalue(r, 0, 6));
-    row->age_ms = strtoll(PQgetvalue(r, 0, 7), NULL, 10);
+    it->entity_id =
+        PQgetisnull(r, 0, INBOX_LOCK_ROW_ENTITY_ID) ? NULL : xstrdup(PQgetvalue(r, 0, INBOX_LOCK_ROW_ENTITY_ID));
+    snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_STATUS));
+    row->attempts = atoi(PQgetvalue(r, 0, INBOX_LOCK_ROW_ATTEMPTS));
+    row->deferrals = atoi(PQgetvalue(r, 0, INBOX_LOCK_ROW_DEFERRALS));
+    row->age_ms = strtoll(PQgetvalue(r, 0, INBOX_LOCK_ROW_AGE_MS), NULL, 10);
     PQclear(r);
     it->attempts = row->attempts;
     if (strcmp(row->status, "PROCESSED") == 0 || strcmp(row->status, "QUARANTINED") == 0) {
@@ -343,10 +316,10 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_i
     /* Entities were created (committed) before the batch began: see
      * prepare_batch(). */
     const char *key[] = {m->name, it->entity_id};
-    PGresult *r = qe(conn, &es, es.lock, 2, key, transient, err, errlen);
+    PGresult *r = qe(conn, &es, Q_INBOX_ENTITY_LOCK, es.lock, key, transient, err, errlen);
     if (!r)
         goto done;
-    char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, 0)) : NULL;
+    char *state = PQntuples(r) ? xstrdup(PQgetvalue(r, 0, INBOX_ENTITY_LOCK_STATE)) : NULL;
     PQclear(r);
 
     struct inbox_decision d;
@@ -355,7 +328,8 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_i
     case OUT_APPLIED: {
         /* a missing entity gets here only with create = true */
         const char *upd[] = {m->name, it->entity_id, d.to};
-        r = qe(conn, &es, state ? es.update : es.create, 3, upd, transient, err, errlen);
+        r = state ? qe(conn, &es, Q_INBOX_ENTITY_UPDATE, es.update, upd, transient, err, errlen)
+                  : qe(conn, &es, Q_INBOX_ENTITY_CREATE, es.create, upd, transient, err, errlen);
         if (!r)
             break;
         PQclear(r);
@@ -375,14 +349,10 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_i
         char ms[24];
         snprintf(ms, sizeof ms, "%lld", (long long)d.wait_ms);
         const char *p[] = {it->id, ms, it->error};
-        r = q(conn,
-              "UPDATE webhook_inbox SET status = 'DEFERRED', deferrals = deferrals + 1,"
-              " next_attempt_at = now() + $2::bigint * interval '1 millisecond', last_error = $3 WHERE id = $1"
-              " RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint",
-              3, p, transient, err, errlen);
+        r = q(conn, Q_INBOX_DEFER, p, transient, err, errlen);
         if (!r)
             break;
-        it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        it->next_due_ms = strtoll(PQgetvalue(r, 0, INBOX_DEFER_DUE_MS), NULL, 10);
         PQclear(r);
         it->outcome = OUT_DEFERRED;
         rc = 0;
@@ -405,8 +375,7 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
                           size_t errlen)
 {
     const char *p[] = {it->id};
-    PGresult *r = q(conn, "SELECT attempts FROM webhook_inbox WHERE id = $1 FOR UPDATE SKIP LOCKED", 1, p, NULL, err,
-                    errlen);
+    PGresult *r = q(conn, Q_INBOX_LOCK_ATTEMPTS, p, NULL, err, errlen);
     if (!r)
         return -1;
     if (PQntuples(r) == 0) { /* someone else took it meanwhile */
@@ -414,7 +383,7 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
         it->outcome = OUT_BUSY;
         return 0;
     }
-    int attempts = atoi(PQgetvalue(r, 0, 0)) + 1;
+    int attempts = atoi(PQgetvalue(r, 0, INBOX_LOCK_ATTEMPTS_ATTEMPTS)) + 1;
     PQclear(r);
     int64_t wait = 0;
     inbox_fail_verdict(cfg, it, attempts, why, inbox_rnd64(), &wait);
@@ -424,14 +393,10 @@ static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct i
     snprintf(ms, sizeof ms, "%lld", (long long)wait);
     snprintf(n, sizeof n, "%d", it->attempts);
     const char *u[] = {it->id, ms, it->error, n};
-    r = q(conn,
-          "UPDATE webhook_inbox SET status = 'RETRYING', attempts = $4,"
-          " next_attempt_at = now() + $2::bigint * interval '1 millisecond', last_error = $3 WHERE id = $1"
-          " RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint",
-          4, u, NULL, err, errlen);
+    r = q(conn, Q_INBOX_RETRY, u, NULL, err, errlen);
     if (!r)
         return -1;
-    it->next_due_ms = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    it->next_due_ms = strtoll(PQgetvalue(r, 0, INBOX_RETRY_DUE_MS), NULL, 10);
     PQclear(r);
     return 0;
 }
@@ -475,7 +440,32 @@ static void item_reset(struct inbox_item *it)
     memcpy(it->id, id, sizeof id);
 }
 
-static void evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
+/* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
+ * transaction is then aborted (or the connection gone), so nothing of the
+ * batch may be committed or reported as done. */
+static int savepoint(PGconn *conn, const char *command)
+{
+    char err[256];
+    if (db_command(conn, command, err, sizeof err) == 0)
+        return 0;
+    log_warn("inbox.savepoint_failed", "command=\"%s\" error=\"%s\"", command, err);
+    return -1;
+}
+
+static void drop_wakes(struct inbox_item *it)
+{
+    for (size_t i = 0; i < it->nwake; i++)
+        free(it->wake_ids[i]);
+    free(it->wake_ids);
+    free(it->wake_due);
+    it->wake_ids = NULL;
+    it->wake_due = NULL;
+    it->nwake = 0;
+}
+
+/* One event in its own savepoint, so that it fails alone. Returns -1 when a
+ * savepoint command failed: the caller abandons the batch. */
+static int evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
 {
     char err[512] = "";
     int64_t started = clock_mono_us();
@@ -483,11 +473,11 @@ static void evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item 
     bool transient = false;
     if (!inbox_valid_uuid(it->id)) { /* not ours: drop it from the schedule */
         it->outcome = OUT_GONE;
-        return;
+        return 0;
     }
-    if (db_run(conn, "SAVEPOINT ev", 0, NULL, err, sizeof err) != 0) {
+    if (savepoint(conn, "SAVEPOINT ev") != 0) {
         inbox_busy(it, 1000);
-        return;
+        return -1;
     }
     int locked = lock_row(conn, it, &row, err, sizeof err);
     if (locked <= 0) {
@@ -495,23 +485,22 @@ static void evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item 
             inbox_busy(it, 1000);
         else if (it->outcome == OUT_BUSY)
             inbox_busy(it, 500);
-        PQclear(PQexec(conn, "RELEASE SAVEPOINT ev"));
-        return;
+        if (locked < 0 && savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0)
+            return -1;
+        return savepoint(conn, "RELEASE SAVEPOINT ev");
     }
     lock_conflict = false;
     if (evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0) {
-        PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
-        for (size_t i = 0; i < it->nwake; i++)
-            free(it->wake_ids[i]);
-        free(it->wake_ids);
-        free(it->wake_due);
-        it->wake_ids = NULL;
-        it->wake_due = NULL;
-        it->nwake = 0;
+        drop_wakes(it);
+        if (savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0) {
+            inbox_busy(it, 1000);
+            return -1;
+        }
         if (transient || lock_conflict) {
             inbox_busy(it, 100);
         } else if (record_failure(conn, job->cfg, it, err, err, sizeof err) != 0) {
-            PQclear(PQexec(conn, "ROLLBACK TO SAVEPOINT ev"));
+            if (savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0)
+                return -1;
             inbox_busy(it, 1000);
         } else if (it->outcome == OUT_BUSY) {
             inbox_busy(it, 500);
@@ -519,7 +508,7 @@ static void evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item 
     }
     if (it->outcome != OUT_BUSY)
         record_attempt(conn, job, it, started);
-    PQclear(PQexec(conn, "RELEASE SAVEPOINT ev"));
+    return savepoint(conn, "RELEASE SAVEPOINT ev");
 }
 
 /* Puts the batch in receipt order (events of one entity that are due
@@ -536,21 +525,20 @@ static void prepare_batch(PGconn *conn, struct inbox_job *job)
     const char **each = xcalloc(job->n, sizeof *each);
     for (size_t i = 0; i < job->n; i++)
         each[i] = job->items[i].id;
-    char *ids = db_uuid_array(each, job->n);
+    struct db_array ids;
+    db_array_uuids(&ids, each, job->n);
     free(each);
-    const char *p[] = {ids};
-    PGresult *r = db_exec(conn,
-                          "SELECT id::text, coalesce(entity_type, ''), event_type, entity_id,"
-                          " status IN ('PENDING', 'DEFERRED', 'RETRYING')"
-                          " FROM webhook_inbox WHERE id = ANY($1::uuid[]) ORDER BY received_at, id",
-                          1, p, err, sizeof err);
-    free(ids);
+    const char *p[] = {ids.buf};
+    const int len[] = {(int)ids.len}, fmt[] = {1};
+    /* unprepared, as before: planned for this batch's ids */
+    PGresult *r = query_exec_fmt(conn, Q_INBOX_BATCH_ORDER, p, len, fmt, err, sizeof err);
+    free(ids.buf);
     if (!r)
         return; /* the evaluation reports what is wrong */
     size_t placed = 0;
     for (int i = 0; i < PQntuples(r); i++) { /* stable reorder: rows found first, in receipt order */
         for (size_t k = placed; k < job->n; k++) {
-            if (strcmp(job->items[k].id, PQgetvalue(r, i, 0)) == 0) {
+            if (strcmp(job->items[k].id, PQgetvalue(r, i, INBOX_BATCH_ORDER_ID)) == 0) {
                 struct inbox_item tmp = job->items[placed];
                 job->items[placed++] = job->items[k];
                 job->items[k] = tmp;
@@ -560,12 +548,13 @@ static void prepare_batch(PGconn *conn, struct inbox_job *job)
     }
     json_t *builtin = json_object(); /* machine name -> {entity id: true} */
     for (int i = 0; i < PQntuples(r); i++) {
-        if (PQgetisnull(r, i, 3) || PQgetvalue(r, i, 4)[0] != 't')
+        if (PQgetisnull(r, i, INBOX_BATCH_ORDER_ENTITY_ID) || PQgetvalue(r, i, INBOX_BATCH_ORDER_OPEN)[0] != 't')
             continue;
-        const struct machine_config *m = config_machine_for(job->cfg, PQgetvalue(r, i, 1), PQgetvalue(r, i, 2));
+        const struct machine_config *m = config_machine_for(job->cfg, PQgetvalue(r, i, INBOX_BATCH_ORDER_ENTITY_TYPE),
+                                                            PQgetvalue(r, i, INBOX_BATCH_ORDER_EVENT_TYPE));
         if (!m || !m->create)
             continue;
-        const char *eid = PQgetvalue(r, i, 3);
+        const char *eid = PQgetvalue(r, i, INBOX_BATCH_ORDER_ENTITY_ID);
         if (m->builtin) {
             json_t *set = json_object_get(builtin, m->name);
             if (!set)
@@ -593,14 +582,7 @@ static void prepare_batch(PGconn *conn, struct inbox_job *job)
         json_decref(list);
         const struct machine_config *m = config_machine(job->cfg, name);
         const char *k[] = {name, arr, machine_initial(m->machine)};
-        r = db_exec(conn,
-                        "INSERT INTO hookd_entities (entity_type, entity_id, state)"
-                        " SELECT $1::text, x, $3::text FROM jsonb_array_elements_text($2::jsonb) x"
-                        /* most exist already: a plain probe is far cheaper than
-                         * a speculative insertion that conflicts */
-                        " WHERE NOT EXISTS (SELECT 1 FROM hookd_entities e WHERE e.entity_type = $1::text AND e.entity_id = x)"
-                        " ORDER BY x ON CONFLICT DO NOTHING",
-                        3, k, err, sizeof err);
+        r = query_exec(conn, Q_INBOX_CREATE_ENTITIES, k, err, sizeof err);
         if (!r)
             log_warn("inbox.create_entities_failed", "machine=%s error=\"%s\"", name, err);
         PQclear(r);
@@ -647,10 +629,17 @@ static void work_batch(PGconn *conn, void *arg)
         if (begin(conn) != 0)
             return;
         for (size_t i = 0; i < job->n; i++) {
-            evaluate_one(conn, job, &job->items[i]);
+            if (evaluate_one(conn, job, &job->items[i]) != 0) { /* not committed: all due again */
+                db_rollback(conn);
+                return;
+            }
             if (db_conn_lost(conn))
                 return;
         }
+    }
+    if (PQtransactionStatus(conn) != PQTRANS_INTRANS) { /* COMMIT would roll back and answer OK */
+        db_rollback(conn);
+        return;
     }
     if (db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0)
         job->committed = true;

@@ -20,6 +20,7 @@
 #include "inbox_decide.h"
 #include "inbox_eval.h"
 #include "machine.h"
+#include "query.h"
 #include "xmalloc.h"
 
 enum lock_state {
@@ -54,16 +55,19 @@ struct batch {
 
 #define NO_ENTITY SIZE_MAX
 
-static PGresult *stmt(struct batch *b, const char *sql, int n, const char *const *params)
+/* A prepared statement of sql/queries/; binary: which parameters are
+ * db_array buffers (then lengths gives their sizes), NULL: all text. */
+static PGresult *stmt(struct batch *b, enum query_id q, const char *const *params, const int *lengths,
+                      const int *binary)
 {
-    return db_exec_prepared(b->conn, sql, n, params, b->err, sizeof b->err);
+    return query_prepared_fmt(b->conn, q, params, lengths, binary, b->err, sizeof b->err);
 }
 
-static int stmt_json(struct batch *b, const char *sql, json_t *arr, PGresult **out)
+static int stmt_json(struct batch *b, enum query_id q, json_t *arr, PGresult **out)
 {
     char *text = json_dumps(arr, JSON_COMPACT);
     const char *p[] = {text};
-    PGresult *r = stmt(b, sql, 1, p);
+    PGresult *r = stmt(b, q, p, NULL, NULL);
     free(text);
     if (!r)
         return -1;
@@ -82,13 +86,6 @@ static struct inbox_item *item_by_id(struct batch *b, json_t *index, const char 
 
 /* ---- locking ---------------------------------------------------------------- */
 
-static const char lock_rows_sql[] =
-    "SELECT id::text, partner_name, event_type, coalesce(entity_type, ''), entity_id, status, attempts, deferrals,"
-    " (extract(epoch FROM now() - coalesce(replayed_at, received_at)) * 1000)::bigint"
-    " FROM webhook_inbox WHERE id = ANY($1::uuid[]) FOR UPDATE SKIP LOCKED";
-
-static const char row_status_sql[] = "SELECT id::text, status FROM webhook_inbox WHERE id = ANY($1::uuid[])";
-
 /* Locks the batch's rows and reads them into the items; rows it cannot lock
  * are gone, terminal or busy. */
 static int lock_rows(struct batch *b, json_t *index)
@@ -102,31 +99,35 @@ static int lock_rows(struct batch *b, json_t *index)
         else
             job->items[i].outcome = OUT_GONE; /* not ours: drop it from the schedule */
     }
-    char *arr = db_uuid_array(ids, nids);
+    struct db_array arr;
+    db_array_uuids(&arr, ids, nids);
     free(ids);
-    const char *p[] = {arr};
-    PGresult *r = stmt(b, lock_rows_sql, 1, p);
+    const char *p[] = {arr.buf};
+    const int len[] = {(int)arr.len}, bin[] = {1};
+    PGresult *r = stmt(b, Q_INBOX_BATCH_LOCK_ROWS, p, len, bin);
     if (!r) {
-        free(arr);
+        free(arr.buf);
         return -1;
     }
     bool *locked = xcalloc(job->n, sizeof *locked);
     for (int k = 0; k < PQntuples(r); k++) {
-        json_t *v = json_object_get(index, PQgetvalue(r, k, 0));
+        json_t *v = json_object_get(index, PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_ID));
         if (!v)
             continue;
         size_t i = (size_t)json_integer_value(v);
         struct inbox_item *it = &job->items[i];
         struct inbox_row *row = &b->rows[i];
         locked[i] = true;
-        snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, k, 1));
-        snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, k, 2));
-        snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, k, 3));
-        it->entity_id = PQgetisnull(r, k, 4) ? NULL : xstrdup(PQgetvalue(r, k, 4));
-        snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, k, 5));
-        row->attempts = atoi(PQgetvalue(r, k, 6));
-        row->deferrals = atoi(PQgetvalue(r, k, 7));
-        row->age_ms = strtoll(PQgetvalue(r, k, 8), NULL, 10);
+        snprintf(it->partner, sizeof it->partner, "%s", PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_PARTNER_NAME));
+        snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_EVENT_TYPE));
+        snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_ENTITY_TYPE));
+        it->entity_id = PQgetisnull(r, k, INBOX_BATCH_LOCK_ROWS_ENTITY_ID)
+                            ? NULL
+                            : xstrdup(PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_ENTITY_ID));
+        snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_STATUS));
+        row->attempts = atoi(PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_ATTEMPTS));
+        row->deferrals = atoi(PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_DEFERRALS));
+        row->age_ms = strtoll(PQgetvalue(r, k, INBOX_BATCH_LOCK_ROWS_AGE_MS), NULL, 10);
         it->attempts = row->attempts;
         if (strcmp(row->status, "PROCESSED") == 0 || strcmp(row->status, "QUARANTINED") == 0)
             it->outcome = OUT_TERMINAL;
@@ -134,10 +135,10 @@ static int lock_rows(struct batch *b, json_t *index)
     bool missing = (size_t)PQntuples(r) < nids;
     PQclear(r);
     if (missing) { /* gone, terminal, or held by another worker */
-        r = stmt(b, row_status_sql, 1, p);
+        r = stmt(b, Q_INBOX_BATCH_ROW_STATUS, p, len, bin);
         if (!r) {
             free(locked);
-            free(arr);
+            free(arr.buf);
             return -1;
         }
         for (size_t i = 0; i < job->n; i++) {
@@ -145,10 +146,10 @@ static int lock_rows(struct batch *b, json_t *index)
                 job->items[i].outcome = OUT_GONE;
         }
         for (int k = 0; k < PQntuples(r); k++) {
-            struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, 0));
+            struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, INBOX_BATCH_ROW_STATUS_ID));
             if (!it || it->outcome != OUT_GONE)
                 continue;
-            const char *st = PQgetvalue(r, k, 1);
+            const char *st = PQgetvalue(r, k, INBOX_BATCH_ROW_STATUS_STATUS);
             if (strcmp(st, "PROCESSED") == 0 || strcmp(st, "QUARANTINED") == 0)
                 it->outcome = OUT_TERMINAL;
             else
@@ -157,7 +158,7 @@ static int lock_rows(struct batch *b, json_t *index)
         PQclear(r);
     }
     free(locked);
-    free(arr);
+    free(arr.buf);
     return 0;
 }
 
@@ -184,19 +185,17 @@ static size_t entity_for(struct batch *b, const struct machine_config *m, const 
 }
 
 /* The entities of machine m in lock state `which` (with applied
- * transitions only, if asked), sorted by id, as array literals: p[0] ids,
- * p[1] states, p[2] transitions applied. Returns how many; the caller frees
- * p[0..2].
+ * transitions only, if asked), sorted by id, as binary arrays (db.h): p[0]
+ * ids (text[]), p[1] states (text[]), p[2] transitions applied (int[]).
+ * Returns how many; the caller frees them with params_free().
  *
  * The statements join these arrays (unnest, LATERAL) to the tables by the
  * whole key, so every entity is one index probe whatever the planner's
  * statistics say: a bulk load leaves them stale, and with `= ANY(…)` the
  * planner then scanned every entity of the machine per batch. */
 static size_t entity_params(const struct batch *b, const struct machine_config *m, enum lock_state which,
-                            bool applied_only, char *p[3])
+                            bool applied_only, struct db_array p[3])
 {
-    const char **ids = xcalloc(b->nents + 1, sizeof *ids), **states = xcalloc(b->nents + 1, sizeof *states);
-    char **counts = xcalloc(b->nents + 1, sizeof *counts);
     size_t *order = xcalloc(b->nents + 1, sizeof *order), n = 0;
     for (size_t e = 0; e < b->nents; e++) {
         const struct entity *x = &b->ents[e];
@@ -209,28 +208,23 @@ static size_t entity_params(const struct batch *b, const struct machine_config *
             order[j] = order[j - 1];
         order[j] = v;
     }
+    db_array_init(&p[0], DB_OID_TEXT, n);
+    db_array_init(&p[1], DB_OID_TEXT, n);
+    db_array_init(&p[2], DB_OID_INT4, n);
     for (size_t i = 0; i < n; i++) {
         const struct entity *x = &b->ents[order[i]];
-        ids[i] = x->id;
-        states[i] = x->state ? x->state : "";
-        counts[i] = xasprintf("%d", x->applied);
+        db_array_text(&p[0], x->id);
+        db_array_text(&p[1], x->state ? x->state : "");
+        db_array_int4(&p[2], x->applied);
     }
-    p[0] = db_text_array(ids, n);
-    p[1] = db_text_array(states, n);
-    p[2] = db_text_array((const char *const *)counts, n);
-    for (size_t i = 0; i < n; i++)
-        free(counts[i]);
-    free(counts);
     free(order);
-    free(ids);
-    free(states);
     return n;
 }
 
-static void params_free(char **p, size_t n)
+static void params_free(struct db_array *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        free(p[i]);
+        free(p[i].buf);
 }
 
 /* The distinct machines of the batch's entities; NULL-terminated, caller frees. */
@@ -248,14 +242,8 @@ static const struct machine_config **batch_machines(const struct batch *b)
     return ms;
 }
 
-static const char lock_entities_sql[] =
-    "SELECT k.id, x.state FROM unnest($2::text[]) AS k(id),"
-    " LATERAL (SELECT e.state FROM hookd_entities e WHERE e.entity_type = $1 AND e.entity_id = k.id"
-    " FOR UPDATE SKIP LOCKED) x";
-
-static const char entities_exist_sql[] =
-    "SELECT k.id FROM unnest($2::text[]) AS k(id)"
-    " JOIN hookd_entities e ON e.entity_type = $1 AND e.entity_id = k.id";
+/* mark_entities reads both statements' results alike. */
+_Static_assert((int)INBOX_BATCH_LOCK_ENTITIES_ID == (int)INBOX_BATCH_ENTITIES_EXIST_ID, "the id is the same column");
 
 static struct entity *entity_named(struct batch *b, const struct machine_config *m, const char *id)
 {
@@ -265,28 +253,29 @@ static struct entity *entity_named(struct batch *b, const struct machine_config 
     return v ? &b->ents[json_integer_value(v)] : NULL;
 }
 
-/* Runs sql ($1 machine, $2 the ids of its entities still ENT_WANTED) and
- * gives each entity it returns (column 0: the id) the lock state `to`, and
- * its state from column 1 if `with_state`. Returns how many it returned, or
- * -1 on an SQL error. */
-static int mark_entities(struct batch *b, const struct machine_config *m, const char *sql, enum lock_state to,
+/* Runs inbox_batch_lock_entities (with_state) or inbox_batch_entities_exist
+ * ($1 machine, $2 the ids of its entities still ENT_WANTED) and gives each
+ * entity it returns the lock state `to`, and its state if `with_state`.
+ * Returns how many it returned, or -1 on an SQL error. */
+static int mark_entities(struct batch *b, const struct machine_config *m, enum query_id sql, enum lock_state to,
                          bool with_state)
 {
-    char *p[3];
+    struct db_array p[3];
     entity_params(b, m, ENT_WANTED, false, p);
-    const char *q[] = {m->name, p[0]};
-    PGresult *r = stmt(b, sql, 2, q);
+    const char *q[] = {m->name, p[0].buf};
+    const int len[] = {0, (int)p[0].len}, bin[] = {0, 1};
+    PGresult *r = stmt(b, sql, q, len, bin);
     params_free(p, 3);
     if (!r)
         return -1;
     int n = PQntuples(r);
     for (int k = 0; k < n; k++) {
-        struct entity *e = entity_named(b, m, PQgetvalue(r, k, 0));
+        struct entity *e = entity_named(b, m, PQgetvalue(r, k, INBOX_BATCH_LOCK_ENTITIES_ID));
         if (!e)
             continue;
         e->lock = to;
         if (with_state)
-            e->state = xstrdup(PQgetvalue(r, k, 1));
+            e->state = xstrdup(PQgetvalue(r, k, INBOX_BATCH_LOCK_ENTITIES_STATE));
     }
     PQclear(r);
     return n;
@@ -299,13 +288,13 @@ static int lock_machine_entities(struct batch *b, const struct machine_config *m
         wanted += b->ents[e].m == m && b->ents[e].lock == ENT_WANTED;
     if (wanted == 0)
         return 0;
-    int locked = mark_entities(b, m, lock_entities_sql, ENT_LOCKED, true);
+    int locked = mark_entities(b, m, Q_INBOX_BATCH_LOCK_ENTITIES, ENT_LOCKED, true);
     if (locked < 0)
         return -1;
     if ((size_t)locked == wanted)
         return 0;
     /* The rest are missing, or held by another worker. */
-    if (mark_entities(b, m, entities_exist_sql, ENT_BUSY, false) < 0)
+    if (mark_entities(b, m, Q_INBOX_BATCH_ENTITIES_EXIST, ENT_BUSY, false) < 0)
         return -1;
     for (size_t e = 0; e < b->nents; e++) {
         if (b->ents[e].m == m && b->ents[e].lock == ENT_WANTED)
@@ -396,51 +385,16 @@ static bool evaluated(const struct inbox_item *it)
     return it->outcome >= OUT_APPLIED && it->outcome <= OUT_DEAD;
 }
 
-static const char update_entities_sql[] =
-    "UPDATE hookd_entities e SET state = k.state, version = e.version + k.n, updated_at = now()"
-    " FROM unnest($2::text[], $3::text[], $4::int[]) AS k(id, state, n)"
-    " WHERE e.entity_type = $1 AND e.entity_id = k.id";
-
-static const char update_rows_sql[] =
-    "UPDATE webhook_inbox w SET status = v.status, outcome = coalesce(v.outcome, w.outcome),"
-    " processed_at = CASE WHEN v.status = 'PROCESSED' THEN now() ELSE w.processed_at END,"
-    " attempts = coalesce(v.attempts, w.attempts), deferrals = w.deferrals + v.deferred,"
-    " next_attempt_at = CASE WHEN v.wait IS NULL THEN w.next_attempt_at"
-    "  ELSE now() + v.wait * interval '1 millisecond' END,"
-    " last_error = v.error"
-    " FROM jsonb_to_recordset($1::jsonb)"
-    "  AS v(id uuid, status text, outcome text, attempts int, deferred int, wait bigint, error text)"
-    " WHERE w.id = v.id"
-    " RETURNING w.id::text, (extract(epoch FROM w.next_attempt_at) * 1000)::bigint";
-
-static const char dead_letters_sql[] =
-    "INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)"
-    " SELECT 'inbox', v.id, v.reason, v.attempts, v.error"
-    " FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, reason text, attempts int, error text)"
-    " ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING";
-
-static const char attempts_sql[] =
-    "INSERT INTO attempts (source, source_id, outcome, duration_ms, error, worker_id)"
-    " SELECT 'inbox', v.id, v.outcome, $2::double precision, v.error, $3"
-    " FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, outcome text, error text)";
-
-/* SKIP LOCKED: a sibling another worker holds is being evaluated right now. */
-static const char wake_sql[] =
-    "UPDATE webhook_inbox SET next_attempt_at = now() WHERE id IN ("
-    " SELECT x.id FROM unnest($2::text[]) AS k(id),"
-    " LATERAL (SELECT w.id FROM webhook_inbox w WHERE w.status = 'DEFERRED' AND w.entity_type = $1"
-    " AND w.entity_id = k.id AND w.id <> ALL($3::uuid[]) FOR UPDATE SKIP LOCKED) x)"
-    " RETURNING id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint";
-
 static int write_entities(struct batch *b)
 {
     const struct machine_config **ms = batch_machines(b);
     int rc = 0;
     for (size_t i = 0; ms[i] && rc == 0; i++) {
-        char *p[3];
+        struct db_array p[3];
         if (entity_params(b, ms[i], ENT_LOCKED, true, p)) {
-            const char *q[] = {ms[i]->name, p[0], p[1], p[2]};
-            PGresult *r = stmt(b, update_entities_sql, 4, q);
+            const char *q[] = {ms[i]->name, p[0].buf, p[1].buf, p[2].buf};
+            const int len[] = {0, (int)p[0].len, (int)p[1].len, (int)p[2].len}, bin[] = {0, 1, 1, 1};
+            PGresult *r = stmt(b, Q_INBOX_BATCH_UPDATE_ENTITIES, q, len, bin);
             rc = r ? 0 : -1;
             PQclear(r);
         }
@@ -518,17 +472,17 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
     int rc = 0;
     size_t n = json_array_size(rows);
     PGresult *r = NULL;
-    if (n && stmt_json(b, update_rows_sql, rows, &r) != 0)
+    if (n && stmt_json(b, Q_INBOX_BATCH_UPDATE_ROWS, rows, &r) != 0)
         rc = -1;
     if (r) {
         for (int k = 0; k < PQntuples(r); k++) {
-            struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, 0));
+            struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, INBOX_BATCH_UPDATE_ROWS_ID));
             if (it)
-                it->next_due_ms = strtoll(PQgetvalue(r, k, 1), NULL, 10);
+                it->next_due_ms = strtoll(PQgetvalue(r, k, INBOX_BATCH_UPDATE_ROWS_DUE_MS), NULL, 10);
         }
         PQclear(r);
     }
-    if (rc == 0 && json_array_size(dead) && stmt_json(b, dead_letters_sql, dead, NULL) != 0)
+    if (rc == 0 && json_array_size(dead) && stmt_json(b, Q_INBOX_BATCH_DEAD_LETTERS, dead, NULL) != 0)
         rc = -1;
     if (rc == 0 && n) {
         /* One evaluation of many: each attempt is charged its share. */
@@ -536,7 +490,7 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
         snprintf(dur, sizeof dur, "%.3f", (double)(clock_mono_us() - started_us) / 1000.0 / (double)n);
         char *text = json_dumps(attempts, JSON_COMPACT);
         const char *p[] = {text, dur, job->worker_id};
-        PGresult *a = stmt(b, attempts_sql, 3, p);
+        PGresult *a = stmt(b, Q_INBOX_BATCH_ATTEMPTS, p, NULL, NULL);
         free(text);
         if (!a)
             rc = -1;
@@ -566,18 +520,20 @@ static int wake_siblings(struct batch *b)
         free(ids);
         return 0;
     }
-    char *batch_ids = db_uuid_array(ids, nids);
+    struct db_array batch_ids;
+    db_array_uuids(&batch_ids, ids, nids);
     free(ids);
     const struct machine_config **ms = batch_machines(b);
     int rc = 0;
     for (size_t i = 0; ms[i] && rc == 0; i++) {
-        char *p[3];
+        struct db_array p[3];
         if (entity_params(b, ms[i], ENT_LOCKED, true, p) == 0) {
             params_free(p, 3);
             continue;
         }
-        const char *q[] = {ms[i]->name, p[0], batch_ids};
-        PGresult *r = stmt(b, wake_sql, 3, q);
+        const char *q[] = {ms[i]->name, p[0].buf, batch_ids.buf};
+        const int len[] = {0, (int)p[0].len, (int)batch_ids.len}, bin[] = {0, 1, 1};
+        PGresult *r = stmt(b, Q_INBOX_BATCH_WAKE, q, len, bin);
         params_free(p, 3);
         if (!r) {
             rc = -1;
@@ -588,15 +544,15 @@ static int wake_siblings(struct batch *b)
             first->wake_ids = xrealloc(first->wake_ids, (first->nwake + n) * sizeof *first->wake_ids);
             first->wake_due = xrealloc(first->wake_due, (first->nwake + n) * sizeof *first->wake_due);
             for (size_t k = 0; k < n; k++) {
-                first->wake_ids[first->nwake + k] = xstrdup(PQgetvalue(r, (int)k, 0));
-                first->wake_due[first->nwake + k] = strtoll(PQgetvalue(r, (int)k, 1), NULL, 10);
+                first->wake_ids[first->nwake + k] = xstrdup(PQgetvalue(r, (int)k, INBOX_BATCH_WAKE_ID));
+                first->wake_due[first->nwake + k] = strtoll(PQgetvalue(r, (int)k, INBOX_BATCH_WAKE_DUE_MS), NULL, 10);
             }
             first->nwake += n;
         }
         PQclear(r);
     }
     free(ms);
-    free(batch_ids);
+    free(batch_ids.buf);
     return rc;
 }
 

@@ -24,6 +24,7 @@
 #include "http_server.h"
 #include "jsonpath.h"
 #include "log.h"
+#include "query.h"
 #include "sched.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -146,17 +147,6 @@ static void answer(struct pending *p)
 
 /* ---- the batch insert (DB thread) ----------------------------------------- */
 
-/* One prepared statement for every batch size: the rows go as arrays in
- * binary form (db_array), so Postgres neither parses and plans a VALUES
- * list per batch nor parses the arrays element by element. */
-static const char insert_sql[] =
-    "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,"
-    " entity_type, entity_id, headers)"
-    " SELECT p, e, pl, true, t, et, ei, h FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[],"
-    "  $6::text[], $7::jsonb[]) AS x(p, e, pl, t, et, ei, h)"
-    " ON CONFLICT (partner_name, partner_event_id) DO NOTHING"
-    " RETURNING id::text, partner_name, partner_event_id, (extract(epoch FROM next_attempt_at) * 1000)::bigint";
-
 static void add_text(struct db_array *a, const char *v, bool jsonb)
 {
     if (!v)
@@ -195,7 +185,7 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
         lengths[c] = (int)cols[c].len;
         formats[c] = 1;
     }
-    PGresult *res = db_prepared_fmt_raw(conn, insert_sql, PARAMS_PER_ROW, params, lengths, formats);
+    PGresult *res = query_prepared_raw(conn, Q_INGEST_INSERT, params, lengths, formats);
     for (int c = 0; c < PARAMS_PER_ROW; c++)
         free(cols[c].buf);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -209,7 +199,8 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
     for (size_t i = 0; i < n; i++)
         items[i]->result = RES_DUPLICATE;
     for (int row = 0; row < PQntuples(res); row++) {
-        const char *partner = PQgetvalue(res, row, 1), *event_id = PQgetvalue(res, row, 2);
+        const char *partner = PQgetvalue(res, row, INGEST_INSERT_PARTNER_NAME);
+        const char *event_id = PQgetvalue(res, row, INGEST_INSERT_PARTNER_EVENT_ID);
         /* The first request for a key in the batch gets the row; the rest
          * (the same event sent twice at once) are duplicates of it. */
         for (size_t i = 0; i < n; i++) {
@@ -217,8 +208,8 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
             if (p->result == RES_DUPLICATE && !p->id[0] && strcmp(p->partner, partner) == 0 &&
                 strcmp(p->event_id, event_id) == 0) {
                 p->result = RES_ACCEPTED;
-                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, row, 0));
-                p->due_ms = strtoll(PQgetvalue(res, row, 3), NULL, 10);
+                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, row, INGEST_INSERT_ID));
+                p->due_ms = strtoll(PQgetvalue(res, row, INGEST_INSERT_DUE_MS), NULL, 10);
                 break;
             }
         }
@@ -233,14 +224,11 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
             if (p->result != RES_DUPLICATE)
                 continue;
             const char *key[] = {p->partner, p->event_id};
-            res = db_exec(conn,
-                          "SELECT id::text, (extract(epoch FROM next_attempt_at) * 1000)::bigint FROM webhook_inbox"
-                          " WHERE partner_name = $1 AND partner_event_id = $2",
-                          2, key, err, errlen);
+            res = query_exec(conn, Q_INGEST_FIND, key, err, errlen);
             if (res && PQntuples(res) == 1) {
                 p->result = RES_ACCEPTED;
-                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, 0, 0));
-                p->due_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, 0, INGEST_FIND_ID));
+                p->due_ms = strtoll(PQgetvalue(res, 0, INGEST_FIND_DUE_MS), NULL, 10);
             }
             PQclear(res);
         }

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "delivery.h"
 #include "log.h"
+#include "query.h"
 #include "sched.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -56,66 +57,15 @@
  * waits this long. */
 #define FAILED_PASS_PAUSE_MS 1000
 
-/* The enabled endpoints, one row per event-type filter. KEY SHARE: an
- * endpoint deleted meanwhile waits for the pass to commit, so that the
- * delete's cascade (sql/0007) also removes the rows the pass writes. One
- * lock per endpoint and pass, not per delivery as the foreign key took. */
-static const char endpoints_sql[] =
-    "SELECT ep.id::text, ep.name, ep.url, ep.secret,"
-    " CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END, ep.timeout_ms, ep.max_inflight,"
-    " f.filter"
-    " FROM webhook_endpoints ep CROSS JOIN LATERAL unnest(ep.event_types) AS f(filter) WHERE ep.enabled"
-    " ORDER BY ep.id FOR KEY SHARE OF ep";
+/* The statements of a pass (sql/queries/relay_*.sql): relay_endpoints and
+ * relay_claim or relay_claim_after, then relay_settle (and relay_inserted
+ * after a conflict), all in the claim's transaction. */
+_Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID && (int)RELAY_CLAIM_EVENT_TYPE ==
+                   (int)RELAY_CLAIM_AFTER_EVENT_TYPE && (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
+                   (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID,
+               "read_claim reads both claims alike");
 
-/* The oldest unfanned events, locked. (Qualified: a bare `id` in ORDER BY
- * would name the output column id::text, and sort the backlog as text.) */
-#define CLAIM_COLUMNS "SELECT e.id::text, e.event_type, e.payload::text, e.ctid::text"
-static const char claim_sql[] = CLAIM_COLUMNS
-    " FROM outbox_events e WHERE e.fanned_out_at IS NULL"
-    " ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
-
-/* The same, starting after the last event of the other lane's pass: walking
- * from the start, a claim stepped over that pass's rows, locked, one heap
- * fetch and lock test each (measured: 2 of a claim's 4.5 ms). It passes
- * over any older unfanned event (an application transaction that committed
- * late, a pass that rolled back): see BOUNDED_MAX. */
-static const char claim_after_sql[] = CLAIM_COLUMNS
-    " FROM outbox_events e WHERE e.fanned_out_at IS NULL"
-    " AND (e.created_at, e.id) > ((SELECT created_at FROM outbox_events WHERE id = $2::uuid), $2::uuid)"
-    " ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED";
-
-/* In the claim's transaction: one delivery row per (event, endpoint) -
- * SUCCEEDED with its attempt row when the first attempt answered 2xx (`at`
- * set), PENDING otherwise, due after wait_ms - and the events fanned out;
- * processed unless one of their deliveries is still open (one written now,
- * or one that existed before: an event fanned out again by hand). Times are
- * the statement's, not the transaction's: the claim began up to a window
- * earlier. The events are found by the tuple ids the claim read: they are
- * locked since, so cannot have moved, and a TID scan costs no index probe
- * whatever the planner thinks of the table's size. */
-static const char settle_sql[] =
-    "WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],"
-    "  $7::text[], $8::bigint[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms)),"
-    " ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,"
-    "  last_status_code, delivered_at, created_at)"
-    "  SELECT id, event_id, endpoint_id, CASE WHEN at IS NULL THEN 'PENDING' ELSE 'SUCCEEDED' END,"
-    "   CASE WHEN at IS NULL THEN 0 ELSE 1 END, statement_timestamp() + wait_ms * interval '1 millisecond',"
-    "   code, to_timestamp(at / 1000.0), statement_timestamp() FROM r"
-    "  ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id, event_id, status),"
-    " att AS (INSERT INTO attempts (source, source_id, attempted_at, outcome, duration_ms, status_code,"
-    "  response_excerpt, worker_id) SELECT 'delivery', r.id, to_timestamp(r.at / 1000.0), 'succeeded', r.dur,"
-    "  r.code, r.excerpt, $10 FROM r JOIN ins ON ins.id = r.id WHERE ins.status = 'SUCCEEDED'),"
-    " ev AS (UPDATE outbox_events o SET fanned_out_at = statement_timestamp(),"
-    "  processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status = 'PENDING')"
-    "   OR EXISTS (SELECT 1 FROM outbox_deliveries d"
-    "   WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE statement_timestamp() END"
-    "  WHERE o.ctid = ANY ($9::tid[]))"
-    " SELECT count(*) FROM ins";
-
-/* Only after a conflict (a delivery row that already existed): which of
- * ours went in. */
-static const char inserted_sql[] = "SELECT id::text FROM outbox_deliveries WHERE id = ANY ($1::uuid[])";
-
+/* relay_settle's parameters, in order. */
 enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, NPARAMS };
 
 struct pass;
@@ -251,32 +201,34 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
     int nev = PQntuples(evs), nf = PQntuples(eps);
     int nendpoints = 0;
     if (nev > 0) /* in claim order: the newest */
-        snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, 0));
+        snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, RELAY_CLAIM_ID));
     for (int f = 0; f < nf; f++)
-        if (f == 0 || strcmp(PQgetvalue(eps, f, 0), PQgetvalue(eps, f - 1, 0)) != 0)
+        if (f == 0 || strcmp(PQgetvalue(eps, f, RELAY_ENDPOINTS_ID), PQgetvalue(eps, f - 1, RELAY_ENDPOINTS_ID)) != 0)
             nendpoints++;
     p->events = xcalloc((size_t)nev + 1, sizeof *p->events);
     p->rows = xcalloc((size_t)nev * (size_t)nendpoints + 1, sizeof *p->rows);
     for (int i = 0; i < nev; i++) {
         struct claimed_event *e = &p->events[p->nevents++];
-        snprintf(e->id, sizeof e->id, "%s", PQgetvalue(evs, i, 0));
-        snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(evs, i, 3));
-        const char *type = PQgetvalue(evs, i, 1);
+        snprintf(e->id, sizeof e->id, "%s", PQgetvalue(evs, i, RELAY_CLAIM_ID));
+        snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(evs, i, RELAY_CLAIM_TID));
+        const char *type = PQgetvalue(evs, i, RELAY_CLAIM_EVENT_TYPE);
         for (int f = 0; f < nf; f++) {
-            if (!config_glob_match(PQgetvalue(eps, f, 7), type))
+            if (!config_glob_match(PQgetvalue(eps, f, RELAY_ENDPOINTS_FILTER), type))
                 continue;
             struct row *row = &p->rows[p->nrows++];
             snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
-            row->payload = xstrdup(PQgetvalue(evs, i, 2));
-            snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, 0));
-            row->name = xstrdup(PQgetvalue(eps, f, 1));
-            row->url = xstrdup(PQgetvalue(eps, f, 2));
-            row->secret = xstrdup(PQgetvalue(eps, f, 3));
-            row->prev_secret = PQgetisnull(eps, f, 4) ? NULL : xstrdup(PQgetvalue(eps, f, 4));
-            row->timeout_ms = atoi(PQgetvalue(eps, f, 5));
-            row->max_inflight = atoi(PQgetvalue(eps, f, 6));
-            const char *ep = PQgetvalue(eps, f, 0);
-            while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, 0), ep) == 0)
+            row->payload = xstrdup(PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD));
+            snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_ID));
+            row->name = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
+            row->url = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_URL));
+            row->secret = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_SECRET));
+            row->prev_secret = PQgetisnull(eps, f, RELAY_ENDPOINTS_PREVIOUS_SECRET)
+                                   ? NULL
+                                   : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_PREVIOUS_SECRET));
+            row->timeout_ms = atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_TIMEOUT_MS));
+            row->max_inflight = atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_MAX_INFLIGHT));
+            const char *ep = PQgetvalue(eps, f, RELAY_ENDPOINTS_ID);
+            while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, RELAY_ENDPOINTS_ID), ep) == 0)
                 f++; /* this endpoint's other filters */
         }
     }
@@ -312,10 +264,7 @@ static void work_claim(PGconn *conn, void *arg)
     }
     if (p->set_listening >= 0) {
         const char *v[] = {p->set_listening ? "true" : "false"};
-        PGresult *res = db_exec(conn,
-                                "UPDATE hookd_relay_state SET listening = $1, changed_at = now()"
-                                " WHERE id = 1 AND listening IS DISTINCT FROM $1::boolean",
-                                1, v, p->err, sizeof p->err);
+        PGresult *res = query_exec(conn, Q_RELAY_SET_LISTENING, v, p->err, sizeof p->err);
         if (!res)
             return;
         PQclear(res);
@@ -335,11 +284,10 @@ static void work_claim(PGconn *conn, void *arg)
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", p->limit);
     const char *pl[] = {limit, p->after_id};
-    PGresult *eps = db_exec_prepared(conn, endpoints_sql, 0, NULL, p->err, sizeof p->err);
+    PGresult *eps = query_prepared(conn, Q_RELAY_ENDPOINTS, NULL, p->err, sizeof p->err);
     if (!eps)
         goto fail;
-    PGresult *evs = p->bounded ? db_exec_prepared(conn, claim_after_sql, 2, pl, p->err, sizeof p->err)
-                               : db_exec_prepared(conn, claim_sql, 1, pl, p->err, sizeof p->err);
+    PGresult *evs = query_prepared(conn, p->bounded ? Q_RELAY_CLAIM_AFTER : Q_RELAY_CLAIM, pl, p->err, sizeof p->err);
     if (!evs) {
         PQclear(eps);
         goto fail;
@@ -552,24 +500,24 @@ static void work_settle(PGconn *conn, void *arg)
     }
     if (build_params(p) != 0)
         goto fail;
-    PGresult *res = db_exec_prepared_fmt(conn, settle_sql, NPARAMS, (const char *const *)p->params, p->lengths,
-                                         p->formats, p->err, sizeof p->err);
+    PGresult *res = query_prepared_fmt(conn, Q_RELAY_SETTLE, (const char *const *)p->params, p->lengths, p->formats,
+                                       p->err, sizeof p->err);
     if (!res)
         goto fail;
-    size_t inserted = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+    size_t inserted = strtoull(PQgetvalue(res, 0, RELAY_SETTLE_INSERTED), NULL, 10);
     PQclear(res);
     if (inserted == p->nrows) {
         for (size_t i = 0; i < p->nrows; i++)
             p->rows[i].inserted = true;
     } else {
         const char *pi[] = {p->params[P_ID]};
-        res = db_exec_prepared_fmt(conn, inserted_sql, 1, pi, &p->lengths[P_ID], &p->formats[P_ID], p->err,
-                                   sizeof p->err);
+        res = query_prepared_fmt(conn, Q_RELAY_INSERTED, pi, &p->lengths[P_ID], &p->formats[P_ID], p->err,
+                                 sizeof p->err);
         if (!res)
             goto fail;
         for (int k = 0; k < PQntuples(res); k++)
             for (size_t i = 0; i < p->nrows; i++)
-                if (strcmp(p->rows[i].id, PQgetvalue(res, k, 0)) == 0)
+                if (strcmp(p->rows[i].id, PQgetvalue(res, k, RELAY_INSERTED_ID)) == 0)
                     p->rows[i].inserted = true;
         PQclear(res);
     }

@@ -1,0 +1,33 @@
+/* Runs the statements of sql/queries/ by name (docs/queries.md): the text
+ * and the parameter count come from the generated table (build/queries.h),
+ * so a call site names the statement once. The prepared forms use db.c's
+ * per-connection cache, indexed by enum query_id. Blocking libpq calls: run
+ * them on a DB thread or from the CLI, never on the loop. */
+#ifndef HOOKD_QUERY_H
+#define HOOKD_QUERY_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+#include "queries.h"
+
+/* Unprepared (parsed and planned on every call), text parameters: for
+ * statements run rarely, or whose plan must see each call's parameters.
+ * The result (caller PQclear()s), or NULL with err. */
+PGresult *query_exec(PGconn *conn, enum query_id q, const char *const *params, char *err, size_t errlen);
+/* The same with per-parameter lengths and formats (binary db_array
+ * parameters: format 1); NULL lengths/formats: all text. */
+PGresult *query_exec_fmt(PGconn *conn, enum query_id q, const char *const *params, const int *lengths,
+                         const int *formats, char *err, size_t errlen);
+/* Prepared on first use per connection (db_exec_prepared), text parameters. */
+PGresult *query_prepared(PGconn *conn, enum query_id q, const char *const *params, char *err, size_t errlen);
+/* The same with per-parameter lengths and formats (binary db_array
+ * parameters: format 1); NULL lengths/formats: all text. */
+PGresult *query_prepared_fmt(PGconn *conn, enum query_id q, const char *const *params, const int *lengths,
+                             const int *formats, char *err, size_t errlen);
+/* Prepared, returning the raw result whatever its status (the caller checks
+ * PQresultStatus and reads SQLSTATE; may be NULL). conn must not be NULL. */
+PGresult *query_prepared_raw(PGconn *conn, enum query_id q, const char *const *params, const int *lengths,
+                             const int *formats);
+
+#endif

@@ -1,0 +1,5 @@
+-- The dead_letters row of a dead delivery, unless one is open already.
+-- parameters: $1 = delivery id, $2 = reason, $3 = attempts, $4 = last error
+INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)
+ VALUES ('delivery', $1, $2, $3, $4)
+ ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING

@@ -1,0 +1,11 @@
+-- The deferred events of a machine's entities the batch changed, outside
+-- the batch: due now. SKIP LOCKED: a sibling another worker holds is being
+-- evaluated right now.
+-- parameters: $1 = machine (entity type), $2 = entity ids (text[], binary),
+--   $3 = the batch's ids (uuid[], binary)
+-- columns: id, due_ms
+UPDATE webhook_inbox SET next_attempt_at = now() WHERE id IN (
+ SELECT x.id FROM unnest($2::text[]) AS k(id),
+ LATERAL (SELECT w.id FROM webhook_inbox w WHERE w.status = 'DEFERRED' AND w.entity_type = $1
+ AND w.entity_id = k.id AND w.id <> ALL($3::uuid[]) FOR UPDATE SKIP LOCKED) x)
+ RETURNING id::text AS id, (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms

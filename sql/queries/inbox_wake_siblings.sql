@@ -1,0 +1,9 @@
+-- The deferred events of an entity that just changed, other than the one
+-- applied: due now. SKIP LOCKED: a sibling another worker holds is being
+-- evaluated right now; waiting for it here is how two batches deadlock.
+-- parameters: $1 = entity type, $2 = entity id, $3 = the applied event's id
+-- columns: id, due_ms
+UPDATE webhook_inbox SET next_attempt_at = now() WHERE id IN (
+ SELECT id FROM webhook_inbox WHERE status = 'DEFERRED' AND entity_type = $1
+ AND entity_id = $2 AND id <> $3 FOR UPDATE SKIP LOCKED)
+ RETURNING id::text AS id, (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms

@@ -1,0 +1,14 @@
+-- A batch of received webhooks into the inbox, one statement for every
+-- batch size: the rows go as arrays in binary form (db_array), so Postgres
+-- neither parses and plans a VALUES list per batch nor parses the arrays
+-- element by element. Duplicates (same partner and event id) are skipped.
+-- parameters: $1 = partners, $2 = partner event ids (text[]), $3 = payloads (jsonb[]),
+--   $4 = event types, $5 = entity types, $6 = entity ids (text[]), $7 = kept headers (jsonb[])
+-- columns: id, partner_name, partner_event_id, due_ms
+INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,
+ entity_type, entity_id, headers)
+ SELECT p, e, pl, true, t, et, ei, h FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[],
+  $6::text[], $7::jsonb[]) AS x(p, e, pl, t, et, ei, h)
+ ON CONFLICT (partner_name, partner_event_id) DO NOTHING
+ RETURNING id::text AS id, partner_name, partner_event_id,
+ (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms
