@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,7 +222,7 @@ static int resolve_secret(const char *v, struct config_secret *out, char *err, s
 static void secret_free(struct config_secret *s)
 {
     if (s->text) {
-        memset(s->text, 0, strlen(s->text));
+        OPENSSL_cleanse(s->text, strlen(s->text));
         free(s->text);
     }
     free(s->env);

@@ -10,6 +10,7 @@
 #include <hiredis.h>
 #include <async.h>
 #include <adapters/libevent.h>
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -142,7 +143,7 @@ redisContext *redis_connect_sync(const char *url, int timeout_ms, char *err, siz
         r = redisCommand(c, "SELECT %d", u.db);
         freeReplyObject(r);
     }
-    memset(u.password, 0, sizeof u.password);
+    OPENSSL_cleanse(u.password, sizeof u.password);
     return c;
 }
 
@@ -156,7 +157,7 @@ static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t e
     rc->db = u.db;
     rc->user = u.user[0] ? xstrdup(u.user) : NULL;
     rc->password = u.password[0] ? xstrdup(u.password) : NULL;
-    memset(u.password, 0, sizeof u.password);
+    OPENSSL_cleanse(u.password, sizeof u.password);
     return 0;
 }
 
@@ -323,7 +324,7 @@ void redis_conn_free(struct redis_conn *rc)
     for (int i = 0; i < rc->nsubs; i++)
         free(rc->subs[i].channel);
     if (rc->password)
-        memset(rc->password, 0, strlen(rc->password));
+        OPENSSL_cleanse(rc->password, strlen(rc->password));
     free(rc->password);
     free(rc->user);
     free(rc->name);

@@ -9,6 +9,7 @@
 
 #include <event2/event.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <poll.h>
 #include <pthread.h>
@@ -229,10 +230,10 @@ static void rows_free(struct pass *p)
         free(row->name);
         free(row->url);
         if (row->secret)
-            memset(row->secret, 0, strlen(row->secret));
+            OPENSSL_cleanse(row->secret, strlen(row->secret));
         if (row->prev_secret)
-            memset(row->prev_secret, 0, strlen(row->prev_secret));
-        memset(row->signature, 0, sizeof row->signature);
+            OPENSSL_cleanse(row->prev_secret, strlen(row->prev_secret));
+        OPENSSL_cleanse(row->signature, sizeof row->signature);
         free(row->secret);
         free(row->prev_secret);
         free(row->excerpt);
