@@ -1,11 +1,11 @@
 /* Thread-to-loop wake-ups over an eventfd; see loop_notify.h.
  *
  * `armed` is what makes signals coalesce: only the signal that turns it on
- * writes to the eventfd. The loop turns it off (an exchange, so it
- * synchronises with the signallers) before it reads the counter and runs
- * the callback, so a signal that comes after the callback started draining
- * writes again and is never lost; at worst the callback runs once more and
- * finds nothing. */
+ * writes to the eventfd. The loop reads the counter, then turns `armed` off
+ * (an exchange, so it synchronises with the signallers), then runs the
+ * callback: a signal that comes after the callback started draining writes
+ * again and is never lost; at worst the callback runs once more and finds
+ * nothing. */
 #include "loop_notify.h"
 
 #include <errno.h>
@@ -32,9 +32,13 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct loop_notify *n = arg;
     uint64_t count;
-    atomic_exchange(&n->armed, false); /* reads the signaller's store: its writes are visible to fn */
+    /* Read, then disarm: a write consumed here came from a signal that armed
+     * before this disarm. The other order could consume the write of a
+     * signal that armed after the disarm and leave `armed` set with nothing
+     * to read: every later signal would be lost. */
     ssize_t r = read(fd, &count, sizeof count); /* EAGAIN: a spurious wake-up */
     (void)r;
+    atomic_exchange(&n->armed, false); /* reads the signallers' stores: their writes are visible to fn */
     n->fn(n->arg);
 }
 
