@@ -5,7 +5,7 @@
 
 CC       ?= cc
 BUILD    ?= build
-PKGS     := libevent libevent_openssl libevent_pthreads hiredis jansson libpq openssl inih
+PKGS     := libevent libevent_openssl hiredis jansson libpq openssl inih
 WARN     := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2
 OPT      ?= -O2 -g
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

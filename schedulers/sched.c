@@ -19,12 +19,24 @@
 #include "ctx.h"
 #include "xmalloc.h"
 
+#define uthash_malloc(sz) xmalloc(sz) /* allocation failure aborts in one place */
+#include <uthash.h>
+
 #define LATENESS_WINDOW 1024
 
 struct verdicts {
     char **ids;
     char **scores; /* NULL entries for acks */
     size_t n, cap;
+};
+
+/* One id this worker holds (claimed or adopted, no verdict yet), keyed by
+ * the id. Owned by sched->held; `count` > 1 if the same id was handed out
+ * twice before its first verdict (one entry, one lease to renew). */
+struct held_item {
+    UT_hash_handle hh;
+    unsigned count;
+    char id[];
 };
 
 struct sched {
@@ -34,8 +46,7 @@ struct sched {
     sched_process_fn fn;
     void *arg;
     struct event *timer, *reap_timer, *flush_ev, *renew_timer;
-    char **held; /* ids claimed and not yet done: their leases are renewed */
-    size_t nheld, capheld;
+    struct held_item *held; /* ids claimed and not yet done: their leases are renewed */
     bool claiming, woken, stopped, starved;
     int64_t armed_at_ms; /* wall-clock time the timer fires; INT64_MAX if idle */
     size_t inflight;
@@ -96,11 +107,17 @@ static void hold(struct sched *s, char **ids, size_t n)
 {
     s->inflight += n;
     for (size_t i = 0; i < n; i++) {
-        if (s->nheld == s->capheld) {
-            s->capheld = s->capheld ? s->capheld * 2 : 64;
-            s->held = xrealloc(s->held, s->capheld * sizeof *s->held);
+        struct held_item *h;
+        size_t len = strlen(ids[i]);
+        HASH_FIND(hh, s->held, ids[i], len, h);
+        if (h) {
+            h->count++;
+            continue;
         }
-        s->held[s->nheld++] = xstrdup(ids[i]);
+        h = xmalloc(sizeof *h + len + 1);
+        h->count = 1;
+        memcpy(h->id, ids[i], len + 1);
+        HASH_ADD_KEYPTR(hh, s->held, h->id, len, h);
     }
 }
 
@@ -297,12 +314,11 @@ static void on_flush(evutil_socket_t fd, short what, void *arg)
 
 static void forget_held(struct sched *s, const char *id)
 {
-    for (size_t i = s->nheld; i-- > 0;) {
-        if (strcmp(s->held[i], id) == 0) {
-            free(s->held[i]);
-            s->held[i] = s->held[--s->nheld];
-            return;
-        }
+    struct held_item *h;
+    HASH_FIND_STR(s->held, id, h);
+    if (h && --h->count == 0) {
+        HASH_DEL(s->held, h);
+        free(h);
     }
 }
 
@@ -315,18 +331,20 @@ static void on_renew_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct sched *s = arg;
-    if (s->nheld == 0 || !redis_conn_ready(s->ctx->redis))
+    size_t nheld = HASH_COUNT(s->held);
+    if (nheld == 0 || !redis_conn_ready(s->ctx->redis))
         return;
     char deadline[24];
     snprintf(deadline, sizeof deadline, "%lld", (long long)(clock_wall_ms() + s->ctx->cfg->lease));
-    size_t argc = 3 + 2 * s->nheld;
+    size_t argc = 3 + 2 * nheld;
     const char **argv = xcalloc(argc, sizeof *argv);
     argv[0] = "ZADD";
     argv[1] = s->inflight_key;
     argv[2] = "XX";
-    for (size_t i = 0; i < s->nheld; i++) {
+    size_t i = 0;
+    for (struct held_item *h = s->held; h; h = h->hh.next, i++) {
         argv[3 + 2 * i] = deadline;
-        argv[4 + 2 * i] = s->held[i];
+        argv[4 + 2 * i] = h->id;
     }
     if (redis_conn_cmd(s->ctx->redis, NULL, NULL, (int)argc, argv, NULL) != 0)
         stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
@@ -429,9 +447,11 @@ void sched_free(struct sched *s)
     event_free(s->reap_timer);
     event_free(s->renew_timer);
     event_free(s->flush_ev);
-    for (size_t i = 0; i < s->nheld; i++)
-        free(s->held[i]);
-    free(s->held);
+    struct held_item *h, *tmp;
+    HASH_ITER(hh, s->held, h, tmp) {
+        HASH_DEL(s->held, h);
+        free(h);
+    }
     verdicts_free(&s->acks);
     verdicts_free(&s->reschedules);
     free(s);

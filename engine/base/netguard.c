@@ -1,11 +1,14 @@
-/* netguard.c — URL parsing and the private-address check behind the relay's
- * SSRF guard (see netguard.h). The parser is deliberately strict: a webhook
- * URL is written once by an operator, so refusing an odd one costs a
- * clear error message, while accepting one that two parsers read differently
- * (ours and a resolver's, or ours and the server's) is how SSRF filters are
- * bypassed. The address ranges follow the IANA IPv4 and IPv6
+/* netguard.c — the webhook URL policy and the private-address check behind
+ * the relay's SSRF guard (see netguard.h). URLs are split and their hosts
+ * checked by the one URL parser (url.c), which is deliberately strict: a
+ * webhook URL is written once by an operator, so refusing an odd one costs
+ * a clear error message, while accepting one that two parsers read
+ * differently (ours and a resolver's, or ours and the server's) is how SSRF
+ * filters are bypassed. The address ranges follow the IANA IPv4 and IPv6
  * special-purpose address registries. */
 #include "netguard.h"
+
+#include "url.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,8 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-#define HOST_MAX 253 /* longest DNS name in text form */
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -31,198 +32,64 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-static int is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-static int is_alpha(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
 static char lower(char c)
 {
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
-/* Splits "scheme://" off the front; returns the authority start or NULL. */
-static const char *parse_scheme(const char *url, struct netguard_url *out, char *err, size_t errlen)
+/* The scheme, checked before anything else so that the message names what
+ * a webhook URL may be. */
+static int check_scheme(const char *url, struct netguard_url *out, char *err, size_t errlen)
 {
     const char *sep = strstr(url, "://");
     size_t n;
 
-    if (!sep || sep == url) {
-        fail(err, errlen, "malformed URL: expected http://host/... or https://host/...");
-        return NULL;
-    }
+    if (!sep || sep == url)
+        return fail(err, errlen, "malformed URL: expected http://host/... or https://host/...");
     n = (size_t)(sep - url);
-    if (n == 4 && strncasecmp(url, "http", 4) == 0) {
+    if (n == 4 && strncasecmp(url, "http", 4) == 0)
         out->tls = 0;
-    } else if (n == 5 && strncasecmp(url, "https", 5) == 0) {
+    else if (n == 5 && strncasecmp(url, "https", 5) == 0)
         out->tls = 1;
-    } else {
-        fail(err, errlen, "unsupported URL scheme (only http and https)");
-        return NULL;
-    }
+    else
+        return fail(err, errlen, "unsupported URL scheme (only http and https)");
     for (size_t i = 0; i < n; i++)
         out->scheme[i] = lower(url[i]);
     out->scheme[n] = '\0';
-    return sep + 3;
-}
-
-/* A numeric-looking last label makes resolvers (inet_aton, WHATWG URL
- * parsers) treat the whole host as an IPv4 address in decimal, octal or
- * hex shorthand; only the canonical dotted quad is accepted. */
-static int looks_numeric(const char *host)
-{
-    const char *last = strrchr(host, '.');
-    last = last ? last + 1 : host;
-    if (*last == '\0')
-        return 0;
-    if (last[0] == '0' && (last[1] == 'x' || last[1] == 'X'))
-        return 1;
-    for (const char *p = last; *p; p++)
-        if (!is_digit(*p))
-            return 0;
-    return 1;
-}
-
-static int check_reg_name(const char *host, char *err, size_t errlen)
-{
-    size_t label = 0;
-
-    if (strlen(host) > HOST_MAX)
-        return fail(err, errlen, "host name is longer than %d characters", HOST_MAX);
-    for (const char *p = host; *p; p++) {
-        if (*p == '.') {
-            if (label == 0)
-                return fail(err, errlen, "host name has an empty label");
-            label = 0;
-            continue;
-        }
-        if (!is_alpha(*p) && !is_digit(*p) && *p != '-' && *p != '_')
-            return fail(err, errlen, "invalid character '%c' in host name", *p);
-        if (++label > 63)
-            return fail(err, errlen, "host name label is longer than 63 characters");
-    }
-    if (label == 0)
-        return fail(err, errlen, "host name has an empty label");
-    if (looks_numeric(host)) {
-        struct in_addr a;
-        if (inet_pton(AF_INET, host, &a) != 1)
-            return fail(err, errlen, "ambiguous numeric host (use a dotted-quad IPv4 address)");
-    }
     return 0;
 }
 
-/* Host (and optional port) from the authority [start, end). */
-static int parse_authority(const char *start, const char *end, struct netguard_url *out, char *err,
-                           size_t errlen)
-{
-    const char *host_end, *port_start = NULL;
-    size_t hlen;
-
-    if (memchr(start, '@', (size_t)(end - start)))
-        return fail(err, errlen, "credentials (user:password@) in the URL are not allowed");
-    if (start == end)
-        return fail(err, errlen, "URL has no host");
-
-    if (*start == '[') {
-        struct in6_addr a6;
-        const char *close = memchr(start, ']', (size_t)(end - start));
-        if (!close)
-            return fail(err, errlen, "unterminated IPv6 literal (missing ']')");
-        start++;
-        host_end = close;
-        if (close + 1 < end) {
-            if (close[1] != ':')
-                return fail(err, errlen, "unexpected character after IPv6 literal");
-            port_start = close + 2;
-        }
-        hlen = (size_t)(host_end - start);
-        if (hlen == 0 || hlen >= sizeof(out->host))
-            return fail(err, errlen, "invalid IPv6 literal");
-        memcpy(out->host, start, hlen);
-        out->host[hlen] = '\0';
-        if (strchr(out->host, '%'))
-            return fail(err, errlen, "IPv6 zone identifiers are not allowed");
-        if (inet_pton(AF_INET6, out->host, &a6) != 1)
-            return fail(err, errlen, "invalid IPv6 literal");
-    } else {
-        const char *colon = memchr(start, ':', (size_t)(end - start));
-        host_end = colon ? colon : end;
-        if (colon)
-            port_start = colon + 1;
-        hlen = (size_t)(host_end - start);
-        if (hlen == 0)
-            return fail(err, errlen, "URL has no host");
-        if (hlen > HOST_MAX)
-            return fail(err, errlen, "host name is longer than %d characters", HOST_MAX);
-        memcpy(out->host, start, hlen);
-        out->host[hlen] = '\0';
-        if (check_reg_name(out->host, err, errlen) < 0)
-            return -1;
-    }
-    for (char *p = out->host; *p; p++)
-        *p = lower(*p);
-
-    out->port = out->tls ? 443 : 80;
-    if (port_start) {
-        long port = 0;
-        if (port_start == end)
-            return fail(err, errlen, "empty port in URL");
-        for (const char *p = port_start; p < end; p++) {
-            if (!is_digit(*p))
-                return fail(err, errlen, "invalid port in URL");
-            port = port * 10 + (*p - '0');
-            if (port > 65535)
-                return fail(err, errlen, "port out of range (1-65535)");
-        }
-        if (port == 0)
-            return fail(err, errlen, "port out of range (1-65535)");
-        out->port = (int)port;
-    }
-    return 0;
-}
-
+/* Webhook policy on top of the one URL parser (url.h): http(s) only, no
+ * credentials, no fragment, a request target that starts with '/'. */
 int netguard_parse_url(const char *url, struct netguard_url *out, char *err, size_t errlen)
 {
-    const char *auth, *auth_end, *rest;
-    size_t rlen;
+    struct url u;
+    size_t tlen;
 
     if (!url || !out)
         return fail(err, errlen, "no URL given");
     memset(out, 0, sizeof(*out));
-    for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
-        if (*p <= 0x20 || *p >= 0x7f)
-            return fail(err, errlen, "URL contains a space, control or non-ASCII character");
-    }
     if (strchr(url, '#'))
         return fail(err, errlen, "fragments (#...) are not allowed in webhook URLs");
-    if (strchr(url, '\\'))
-        return fail(err, errlen, "backslashes are not allowed in URLs");
-
-    auth = parse_scheme(url, out, err, errlen);
-    if (!auth)
+    if (check_scheme(url, out, err, errlen) < 0)
         return -1;
-    auth_end = auth + strcspn(auth, "/?");
-    if (parse_authority(auth, auth_end, out, err, errlen) < 0)
+    if (url_parse(url, &u, err, errlen) < 0)
         return -1;
-
-    rest = auth_end;
-    rlen = strlen(rest);
-    if (rlen == 0) {
+    url_wipe(&u);
+    if (u.has_userinfo)
+        return fail(err, errlen, "credentials (user:password@) in the URL are not allowed");
+    snprintf(out->host, sizeof(out->host), "%s", u.host);
+    out->port = u.port > 0 ? u.port : out->tls ? 443 : 80;
+    tlen = strlen(u.target);
+    if (tlen == 0) {
         strcpy(out->path, "/");
-    } else if (*rest == '?') {
-        if (rlen + 1 >= sizeof(out->path))
-            return fail(err, errlen, "URL path and query are longer than %zu bytes",
-                        sizeof(out->path) - 1);
+    } else if (u.target[0] == '?') {
+        if (tlen + 1 >= sizeof(out->path))
+            return fail(err, errlen, "URL path and query are longer than %zu bytes", sizeof(out->path) - 1);
         out->path[0] = '/';
-        memcpy(out->path + 1, rest, rlen + 1);
+        memcpy(out->path + 1, u.target, tlen + 1);
     } else {
-        if (rlen >= sizeof(out->path))
-            return fail(err, errlen, "URL path and query are longer than %zu bytes",
-                        sizeof(out->path) - 1);
-        memcpy(out->path, rest, rlen + 1);
+        memcpy(out->path, u.target, tlen + 1);
     }
     return 0;
 }

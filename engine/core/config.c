@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <libpq-fe.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,7 +229,7 @@ static int resolve_secret(const char *v, struct config_secret *out, char *err, s
 static void secret_free(struct config_secret *s)
 {
     if (s->text) {
-        memset(s->text, 0, strlen(s->text));
+        OPENSSL_cleanse(s->text, strlen(s->text));
         free(s->text);
     }
     free(s->env);

@@ -1,21 +1,21 @@
 /* The Postgres thread pool; see db.h. Jobs flow loop -> queue -> thread ->
- * done list -> loop; the done list is drained when a byte arrives on a
- * pipe, so completions run on the loop without any libevent locking. */
+ * done list -> loop; a thread that adds to the done list signals the loop
+ * (loop_notify), which drains the whole list, so completions run on the
+ * loop without any libevent locking. */
 #include "db.h"
 
 #include <errno.h>
 #include <event2/event.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
+#include "loop_notify.h"
 #include "xmalloc.h"
 
 struct db_job {
@@ -42,8 +42,7 @@ struct db_pool {
     struct db_job *head, *tail;   /* queued */
     struct db_job *done_head;     /* completed, awaiting done callback (LIFO, reversed on drain) */
     bool stopping;
-    int pipe_rd, pipe_wr;
-    struct event *pipe_ev;
+    struct loop_notify *notify; /* threads -> loop: the done list has jobs */
     struct db_thread *threads;
     int nthreads;
     atomic_size_t pending;
@@ -130,9 +129,7 @@ static void *thread_main(void *arg)
         job->next = p->done_head;
         p->done_head = job;
         pthread_mutex_unlock(&p->mu);
-        char b = 1;
-        ssize_t w = write(p->pipe_wr, &b, 1); /* EAGAIN: a wakeup is already pending */
-        (void)w;
+        loop_notify_signal(p->notify);
     }
     if (t->conn)
         PQfinish(t->conn);
@@ -163,32 +160,26 @@ static void run_done(struct db_pool *p)
     }
 }
 
-static void on_pipe(evutil_socket_t fd, short what, void *arg)
+static void on_jobs_done(void *arg)
 {
-    (void)what;
-    char buf[256];
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
     run_done(arg);
 }
 
 struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int nthreads, bool custom_plans)
 {
-    int fds[2];
-    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
-        return NULL;
     struct db_pool *p = xcalloc(1, sizeof *p);
+    p->notify = loop_notify_new(base, on_jobs_done, p);
+    if (!p->notify) {
+        free(p);
+        return NULL;
+    }
     p->base = base;
     p->conninfo = xstrdup(conninfo);
     p->custom_plans = custom_plans;
-    p->pipe_rd = fds[0];
-    p->pipe_wr = fds[1];
     atomic_init(&p->pending, 0);
     atomic_init(&p->healthy, true);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
-    p->pipe_ev = event_new(base, p->pipe_rd, EV_READ | EV_PERSIST, on_pipe, p);
-    event_add(p->pipe_ev, NULL);
     p->nthreads = nthreads;
     p->threads = xcalloc((size_t)nthreads, sizeof *p->threads);
     for (int i = 0; i < nthreads; i++) {
@@ -229,9 +220,7 @@ void db_pool_free(struct db_pool *p)
             job = next;
         }
     }
-    event_free(p->pipe_ev);
-    close(p->pipe_rd);
-    close(p->pipe_wr);
+    loop_notify_free(p->notify);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p->threads);

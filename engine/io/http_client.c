@@ -46,6 +46,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#define uthash_malloc(sz) xmalloc(sz) /* allocation failure aborts in one place */
+#include <uthash.h>
+
 #define DEFAULT_MAX_RESPONSE 4096
 #define DEFAULT_MAX_INFLIGHT 256
 #define DEFAULT_TIMEOUT_MS 30000
@@ -56,7 +59,6 @@
 #define BODY_LIMIT_EXTRA 262144 /* evhttp's own body limit: cap + this (see conn_new) */
 #define RETRY_AFTER_MAX 128
 #define ERROR_MAX 256
-#define INITIAL_BUCKETS 64
 
 enum req_phase {
     REQ_QUEUED,    /* in its key's FIFO, holds no slot */
@@ -72,10 +74,11 @@ TAILQ_HEAD(req_list, hc_request);
 TAILQ_HEAD(conn_list, hc_conn);
 TAILQ_HEAD(key_list, hc_key);
 
-/* One endpoint key: its FIFO, its in-flight count and its idle connections. */
+/* One endpoint key: its FIFO, its in-flight count and its idle connections.
+ * Owned by client->keys (a uthash keyed by name), freed by key_maybe_free. */
 struct hc_key {
     char *name;
-    struct hc_key *hash_next;
+    UT_hash_handle hh;
     struct req_list waiting;
     int nwaiting;
     struct conn_list idle;
@@ -177,9 +180,7 @@ struct http_client {
     char *user_agent;
     const struct http_header *(*headers_at_send)(void *arg, size_t *n);
 
-    struct hc_key **buckets;
-    size_t nbuckets;
-    size_t nkeys;
+    struct hc_key *keys;    /* by name; owns its keys */
     struct key_list ready;  /* keys that could start a request now */
     struct req_list active; /* requests holding slots */
     struct req_list done;   /* outcomes waiting for on_deliver */
@@ -241,57 +242,18 @@ static void openssl_reason(unsigned long e, char *buf, size_t len)
 
 /* ---- keys ----------------------------------------------------------------- */
 
-static size_t key_hash(const char *s)
-{
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return (size_t)h;
-}
-
-static struct hc_key *key_find(const struct http_client *c, const char *name)
-{
-    struct hc_key *k = c->buckets[key_hash(name) & (c->nbuckets - 1)];
-    while (k && strcmp(k->name, name) != 0)
-        k = k->hash_next;
-    return k;
-}
-
-static void keys_grow(struct http_client *c)
-{
-    size_t n = c->nbuckets * 2;
-    struct hc_key **b = xcalloc(n, sizeof(*b));
-    for (size_t i = 0; i < c->nbuckets; i++) {
-        struct hc_key *k = c->buckets[i], *next;
-        for (; k; k = next) {
-            size_t h = key_hash(k->name) & (n - 1);
-            next = k->hash_next;
-            k->hash_next = b[h];
-            b[h] = k;
-        }
-    }
-    free(c->buckets);
-    c->buckets = b;
-    c->nbuckets = n;
-}
-
 static struct hc_key *key_get(struct http_client *c, const char *name)
 {
-    struct hc_key *k = key_find(c, name);
-    size_t h;
+    struct hc_key *k;
 
+    HASH_FIND_STR(c->keys, name, k);
     if (k)
         return k;
-    if (c->nkeys >= c->nbuckets * 2)
-        keys_grow(c);
     k = xcalloc(1, sizeof(*k));
     k->name = xstrdup(name);
     TAILQ_INIT(&k->waiting);
     TAILQ_INIT(&k->idle);
-    h = key_hash(name) & (c->nbuckets - 1);
-    k->hash_next = c->buckets[h];
-    c->buckets[h] = k;
-    c->nkeys++;
+    HASH_ADD_KEYPTR(hh, c->keys, k->name, strlen(k->name), k);
     return k;
 }
 
@@ -299,17 +261,9 @@ static struct hc_key *key_get(struct http_client *c, const char *name)
  * from the config thereby cost nothing once their last request is done. */
 static void key_maybe_free(struct http_client *c, struct hc_key *k)
 {
-    struct hc_key **pp;
-
     if (c->closing || k->inflight || k->nidle || !TAILQ_EMPTY(&k->waiting) || k->on_ready)
         return;
-    for (pp = &c->buckets[key_hash(k->name) & (c->nbuckets - 1)]; *pp; pp = &(*pp)->hash_next) {
-        if (*pp == k) {
-            *pp = k->hash_next;
-            break;
-        }
-    }
-    c->nkeys--;
+    HASH_DEL(c->keys, k);
     free(k->name);
     free(k);
 }
@@ -1233,20 +1187,17 @@ static void on_deliver(evutil_socket_t fd, short what, void *arg)
 
 static void client_destroy(struct http_client *c)
 {
-    for (size_t i = 0; c->buckets && i < c->nbuckets; i++) {
-        struct hc_key *k = c->buckets[i], *next;
-        for (; k; k = next) {
-            struct hc_conn *conn;
-            next = k->hash_next;
-            while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
-                TAILQ_REMOVE(&k->idle, conn, idle_link);
-                conn_free(conn);
-            }
-            free(k->name);
-            free(k);
+    struct hc_key *k, *next;
+    HASH_ITER(hh, c->keys, k, next) {
+        struct hc_conn *conn;
+        while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
+            TAILQ_REMOVE(&k->idle, conn, idle_link);
+            conn_free(conn);
         }
+        HASH_DEL(c->keys, k);
+        free(k->name);
+        free(k);
     }
-    free(c->buckets);
     if (c->deliver_ev)
         event_free(c->deliver_ev);
     if (c->ssl_ctx)
@@ -1284,8 +1235,6 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
         config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
     c->user_agent = xstrdup(ua);
     c->headers_at_send = config->headers_at_send;
-    c->nbuckets = INITIAL_BUCKETS;
-    c->buckets = xcalloc(c->nbuckets, sizeof(*c->buckets));
     TAILQ_INIT(&c->ready);
     TAILQ_INIT(&c->active);
     TAILQ_INIT(&c->done);
@@ -1309,18 +1258,15 @@ fail:
  * (and is checked) afresh. */
 static void drop_idle(struct http_client *c)
 {
-    for (size_t i = 0; i < c->nbuckets; i++) {
-        struct hc_key *k = c->buckets[i], *next;
-        for (; k; k = next) {
-            struct hc_conn *conn;
-            next = k->hash_next;
-            while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
-                TAILQ_REMOVE(&k->idle, conn, idle_link);
-                k->nidle--;
-                conn_free(conn);
-            }
-            key_maybe_free(c, k);
+    struct hc_key *k, *next;
+    HASH_ITER(hh, c->keys, k, next) {
+        struct hc_conn *conn;
+        while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
+            TAILQ_REMOVE(&k->idle, conn, idle_link);
+            k->nidle--;
+            conn_free(conn);
         }
+        key_maybe_free(c, k); /* HASH_ITER allows deleting the current key */
     }
 }
 
@@ -1359,22 +1305,21 @@ static void cancel_all(struct http_client *c)
         if (r->phase != REQ_DONE)
             request_fail(r, "cancelled");
     }
-    for (size_t i = 0; i < c->nbuckets; i++) {
-        for (struct hc_key *k = c->buckets[i]; k; k = k->hash_next) {
-            struct hc_conn *conn;
-            while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
-                TAILQ_REMOVE(&k->waiting, r, link);
-                k->nwaiting--;
-                set_error(r, "cancelled");
-                r->phase = REQ_DONE;
-                queue_done(r);
-            }
-            key_update_ready(c, k);
-            while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
-                TAILQ_REMOVE(&k->idle, conn, idle_link);
-                k->nidle--;
-                conn_free(conn);
-            }
+    struct hc_key *k, *next;
+    HASH_ITER(hh, c->keys, k, next) {
+        struct hc_conn *conn;
+        while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
+            TAILQ_REMOVE(&k->waiting, r, link);
+            k->nwaiting--;
+            set_error(r, "cancelled");
+            r->phase = REQ_DONE;
+            queue_done(r);
+        }
+        key_update_ready(c, k);
+        while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
+            TAILQ_REMOVE(&k->idle, conn, idle_link);
+            k->nidle--;
+            conn_free(conn);
         }
     }
     while ((r = TAILQ_FIRST(&c->done)) != NULL) {
@@ -1444,6 +1389,8 @@ size_t http_client_inflight(const struct http_client *c)
 
 size_t http_client_key_backlog(const struct http_client *c, const char *key)
 {
-    const struct hc_key *k = c ? key_find(c, key) : NULL;
+    const struct hc_key *k = NULL;
+    if (c)
+        HASH_FIND_STR(c->keys, key, k);
     return k ? (size_t)k->inflight + (size_t)k->nwaiting : 0;
 }

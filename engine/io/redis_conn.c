@@ -10,6 +10,8 @@
 #include <hiredis.h>
 #include <async.h>
 #include <adapters/libevent.h>
+#include <ctype.h>
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "url.h"
 #include "xmalloc.h"
 
 #define MAX_SCRIPTS 16
@@ -65,54 +68,54 @@ void redis_script_init(struct redis_script *s, const char *name, const char *bod
         snprintf(s->sha + 2 * i, 3, "%02x", md[i]);
 }
 
-int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen)
+/* redis:// policy on top of the one URL parser (url.h). Credentials are
+ * percent-decoded; a userinfo without ':' is the password (Redis before 6
+ * had no users). */
+static int redis_url_take(const struct url *u, struct redis_url *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    if (strncmp(url, "redis://", 8) != 0) {
-        snprintf(err, errlen, "redis URL must start with redis://");
+    if (u->has_fragment || strchr(u->target, '?')) {
+        snprintf(err, errlen, "redis URL has unexpected text after the host");
         return -1;
     }
-    const char *p = url + 8;
-    const char *at = strchr(p, '@');
-    if (at) {
-        const char *colon = memchr(p, ':', (size_t)(at - p));
-        const char *pw = colon ? colon + 1 : p;
-        if (colon)
-            snprintf(out->user, sizeof out->user, "%.*s", (int)(colon - p), p);
-        snprintf(out->password, sizeof out->password, "%.*s", (int)(at - pw), pw);
-        p = at + 1;
+    snprintf(out->host, sizeof out->host, "%s", u->host);
+    out->port = u->port > 0 ? u->port : 6379;
+    if (u->has_password) {
+        snprintf(out->user, sizeof out->user, "%s", u->user);
+        snprintf(out->password, sizeof out->password, "%s", u->password);
+    } else {
+        snprintf(out->password, sizeof out->password, "%s", u->user);
     }
-    size_t hlen = strcspn(p, ":/");
-    if (hlen == 0 || hlen >= sizeof out->host) {
-        snprintf(err, errlen, "redis URL has no host");
-        return -1;
-    }
-    memcpy(out->host, p, hlen);
-    p += hlen;
-    out->port = 6379;
-    if (*p == ':') {
-        char *end;
-        long port = strtol(p + 1, &end, 10);
-        if (end == p + 1 || port < 1 || port > 65535) {
-            snprintf(err, errlen, "redis URL has a bad port");
-            return -1;
-        }
-        out->port = (int)port;
-        p = end;
-    }
+    const char *p = u->target;
     if (*p == '/' && p[1]) {
         char *end;
         long db = strtol(p + 1, &end, 10);
-        if (end == p + 1 || *end || db < 0 || db > 1000) {
+        if (!isdigit((unsigned char)p[1]) || *end || db < 0 || db > 1000) {
             snprintf(err, errlen, "redis URL has a bad database number");
             return -1;
         }
         out->db = (int)db;
-    } else if (*p && strcmp(p, "/") != 0) {
-        snprintf(err, errlen, "redis URL has unexpected text after the host");
-        return -1;
     }
     return 0;
+}
+
+int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!url || strncmp(url, "redis://", 8) != 0) {
+        snprintf(err, errlen, "redis URL must start with redis://");
+        return -1;
+    }
+    struct url u;
+    char why[256];
+    if (url_parse(url, &u, why, sizeof why) != 0) {
+        snprintf(err, errlen, "redis URL: %s", why);
+        return -1;
+    }
+    int rc = redis_url_take(&u, out, err, errlen);
+    url_wipe(&u);
+    if (rc != 0)
+        OPENSSL_cleanse(out->password, sizeof out->password);
+    return rc;
 }
 
 redisContext *redis_connect_sync(const char *url, int timeout_ms, char *err, size_t errlen)
@@ -142,7 +145,7 @@ redisContext *redis_connect_sync(const char *url, int timeout_ms, char *err, siz
         r = redisCommand(c, "SELECT %d", u.db);
         freeReplyObject(r);
     }
-    memset(u.password, 0, sizeof u.password);
+    OPENSSL_cleanse(u.password, sizeof u.password);
     return c;
 }
 
@@ -156,7 +159,7 @@ static int parse_url(struct redis_conn *rc, const char *url, char *err, size_t e
     rc->db = u.db;
     rc->user = u.user[0] ? xstrdup(u.user) : NULL;
     rc->password = u.password[0] ? xstrdup(u.password) : NULL;
-    memset(u.password, 0, sizeof u.password);
+    OPENSSL_cleanse(u.password, sizeof u.password);
     return 0;
 }
 
@@ -323,7 +326,7 @@ void redis_conn_free(struct redis_conn *rc)
     for (int i = 0; i < rc->nsubs; i++)
         free(rc->subs[i].channel);
     if (rc->password)
-        memset(rc->password, 0, strlen(rc->password));
+        OPENSSL_cleanse(rc->password, strlen(rc->password));
     free(rc->password);
     free(rc->user);
     free(rc->name);

@@ -38,7 +38,9 @@ struct redis_url {
     char user[128];
     char password[256];
 };
-/* redis://[[user]:password@]host[:port][/db]. -1 with err when malformed. */
+/* redis://[[user]:password@]host[:port][/db], host a name, an IPv4 address or
+ * an [IPv6] literal, credentials percent-encoded (url.h). A host list
+ * (h1:p1,h2:p2) is refused. -1 with err when malformed. */
 __attribute__((warn_unused_result)) int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen);
 /* A blocking connection for command-line tools (AUTH and SELECT done).
  * Returns a redisContext (hiredis.h), NULL with err. Caller redisFree()s. */

@@ -114,9 +114,9 @@ static void item_free(struct delivery_item *it)
     free(it->payload);
     OPENSSL_cleanse(it->signature, sizeof it->signature);
     if (it->secret)
-        memset(it->secret, 0, strlen(it->secret));
+        OPENSSL_cleanse(it->secret, strlen(it->secret));
     if (it->prev_secret)
-        memset(it->prev_secret, 0, strlen(it->prev_secret));
+        OPENSSL_cleanse(it->prev_secret, strlen(it->prev_secret));
     free(it->secret);
     free(it->prev_secret);
     free(it->error);

@@ -3,12 +3,12 @@
  * A pass runs on one of the relay's lanes: a DB thread with a connection of
  * its own, so that the transaction its first job opens is still open when
  * its second job runs. The LISTEN connection lives on a thread too (libpq
- * blocks while it waits) and talks to the loop through a pipe, as the DB
+ * blocks while it waits) and wakes the loop with a loop_notify, as the DB
  * pool does. */
 #include "relay.h"
 
 #include <event2/event.h>
-#include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <poll.h>
 #include <pthread.h>
@@ -24,6 +24,7 @@
 #include "db.h"
 #include "delivery.h"
 #include "log.h"
+#include "loop_notify.h"
 #include "query.h"
 #include "sched.h"
 #include "ctx.h"
@@ -82,8 +83,8 @@ struct relay {
     pthread_t listener;
     atomic_bool stopping;
     bool listener_started, closed;
-    int pipe_rd, pipe_wr;
-    struct event *pipe_ev, *poll_ev, *active_ev;
+    struct loop_notify *notify; /* the LISTEN thread -> loop: new outbox events */
+    struct event *poll_ev, *active_ev;
     bool active;       /* polling fast, trigger told not to NOTIFY */
     int set_listening; /* for the next pass: -1 leave, 0 / 1 set hookd_relay_state.listening */
     int64_t last_work_ms, asserted_ms;
@@ -179,10 +180,10 @@ static void rows_free(struct pass *p)
         free(row->name);
         free(row->url);
         if (row->secret)
-            memset(row->secret, 0, strlen(row->secret));
+            OPENSSL_cleanse(row->secret, strlen(row->secret));
         if (row->prev_secret)
-            memset(row->prev_secret, 0, strlen(row->prev_secret));
-        memset(row->signature, 0, sizeof row->signature);
+            OPENSSL_cleanse(row->prev_secret, strlen(row->prev_secret));
+        OPENSSL_cleanse(row->signature, sizeof row->signature);
         free(row->secret);
         free(row->prev_secret);
         free(row->excerpt);
@@ -734,13 +735,6 @@ size_t relay_pending(const struct relay *r)
 
 /* ---- the LISTEN thread ------------------------------------------------------ */
 
-static void wake_loop(struct relay *r)
-{
-    char b = 1;
-    ssize_t n = write(r->pipe_wr, &b, 1); /* EAGAIN: already pending */
-    (void)n;
-}
-
 static void *listener_main(void *arg)
 {
     struct relay *r = arg;
@@ -759,7 +753,7 @@ static void *listener_main(void *arg)
                 continue;
             }
             backoff_ms = 100;
-            wake_loop(r); /* notifications may have been missed while down */
+            loop_notify_signal(r->notify); /* notifications may have been missed while down */
         }
         struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
         if (poll(&pfd, 1, 250) > 0) {
@@ -775,7 +769,7 @@ static void *listener_main(void *arg)
                 PQfreemem(n);
             }
             if (any)
-                wake_loop(r);
+                loop_notify_signal(r->notify);
         }
     }
     PQfinish(conn);
@@ -783,12 +777,8 @@ static void *listener_main(void *arg)
     return NULL;
 }
 
-static void on_pipe(evutil_socket_t fd, short what, void *arg)
+static void on_notified(void *arg)
 {
-    (void)what;
-    char buf[64];
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
     relay_kick(arg);
 }
 
@@ -801,10 +791,12 @@ static void on_poll(evutil_socket_t fd, short what, void *arg)
 
 struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery)
 {
-    int fds[2];
-    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0)
-        return NULL;
     struct relay *r = xcalloc(1, sizeof *r);
+    r->notify = loop_notify_new(ctx->base, on_notified, r);
+    if (!r->notify) {
+        free(r);
+        return NULL;
+    }
     r->ctx = ctx;
     r->delivery = delivery;
     r->per_event = 1;
@@ -813,17 +805,12 @@ struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery)
         if (!r->lanes[i].db) {
             for (int k = 0; k < i; k++)
                 db_pool_free(r->lanes[k].db);
-            close(fds[0]);
-            close(fds[1]);
+            loop_notify_free(r->notify);
             free(r);
             return NULL;
         }
     }
-    r->pipe_rd = fds[0];
-    r->pipe_wr = fds[1];
     atomic_init(&r->stopping, false);
-    r->pipe_ev = event_new(ctx->base, r->pipe_rd, EV_READ | EV_PERSIST, on_pipe, r);
-    event_add(r->pipe_ev, NULL);
     r->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, r);
     struct timeval second = {1, 0};
     event_add(r->poll_ev, &second);
@@ -870,10 +857,8 @@ void relay_free(struct relay *r)
     if (!r)
         return;
     relay_close(r);
-    event_free(r->pipe_ev);
+    loop_notify_free(r->notify);
     event_free(r->poll_ev);
     event_free(r->active_ev);
-    close(r->pipe_rd);
-    close(r->pipe_wr);
     free(r);
 }

@@ -39,6 +39,10 @@ static void test_parse_good(void **state)
         {"http://my_host.internal/", "http", "my_host.internal", 80, "/", 0},
         {"http://a-b.c-d.example/%20x/y;z", "http", "a-b.c-d.example", 80, "/%20x/y;z", 0},
         {"http://host1:1", "http", "host1", 1, "/", 0},
+        {"https://[::1]", "https", "::1", 443, "/", 1},
+        {"https://example.com/a/{b}|c^?q=[1]&r=%zz", "https", "example.com", 443, "/a/{b}|c^?q=[1]&r=%zz", 1},
+        {"https://example.com/p@q:r", "https", "example.com", 443, "/p@q:r", 1},
+        {"https://example.com?", "https", "example.com", 443, "/?", 1},
     };
     char err[256];
     (void)state;
@@ -101,6 +105,14 @@ static void test_parse_bad(void **state)
         {"https://example.com./", "empty label"},
         {"https://exa$mple.com/", "invalid character"},
         {"https://exa%2emple.com/", "invalid character"},
+        /* one host only: lists are split by the callers that take them */
+        {"https://h1:443,h2:443/", "host lists"},
+        {"https://h1,h2/", "host lists"},
+        {"https://[::1]:443,[::2]:443/", "host lists"},
+        {"https://example.com:443:444/", "invalid port"},
+        {"https://[::1]:/", "empty port"},
+        {"https://[::1]:0/", "port out of range"},
+        {"https://ex\tample.com/", "space, control"},
     };
     char err[256];
     (void)state;
