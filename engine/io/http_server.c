@@ -22,6 +22,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <stdarg.h>
@@ -124,23 +125,56 @@ const char *http_reason(int code)
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     default: return "Status";
     }
 }
 
 void http_reply_json(struct evhttp_request *req, int code, json_t *body)
 {
-    char *text = json_dumps(body, JSON_COMPACT);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     struct evbuffer *buf = evbuffer_new();
-    if (text) {
-        evbuffer_add(buf, text, strlen(text));
-        evbuffer_add(buf, "\n", 1);
-    }
+    if (!text)
+        text = xstrdup("{\"error\":\"internal\",\"message\":\"the answer could not be encoded\"}");
+    evbuffer_add(buf, text, strlen(text));
+    evbuffer_add(buf, "\n", 1);
     free(text);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    evhttp_add_header(out, "Content-Type", "application/json");
+    if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+        /* evhttp 2.1 would send a body to HEAD too: a keep-alive client
+         * would then read it as the start of the next response. */
+        char len[24];
+        snprintf(len, sizeof len, "%zu", evbuffer_get_length(buf));
+        evhttp_add_header(out, "Content-Length", len);
+        evbuffer_drain(buf, evbuffer_get_length(buf));
+    }
     evhttp_send_reply(req, code, http_reason(code), buf);
     evbuffer_free(buf);
+}
+
+/* Valid UTF-8 only (JSON strings must be): a byte that does not belong to a
+ * well-formed sequence - from a client's path, or a character cut in half
+ * by a length limit - becomes '?'. */
+static void utf8_sanitize(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        bool ok = n > 0 && !(n == 2 && *p < 0xc2) && !(n == 4 && *p > 0xf4);
+        for (size_t i = 1; ok && i < n; i++)
+            ok = (p[i] & 0xc0) == 0x80;
+        if (ok && n == 3)
+            ok = !(p[0] == 0xe0 && p[1] < 0xa0) && !(p[0] == 0xed && p[1] >= 0xa0);
+        if (ok && n == 4)
+            ok = !(p[0] == 0xf0 && p[1] < 0x90) && !(p[0] == 0xf4 && p[1] >= 0x90);
+        if (!ok) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
 }
 
 void http_reply_error(struct evhttp_request *req, int code, const char *error_code, const char *fmt, ...)
@@ -150,6 +184,7 @@ void http_reply_error(struct evhttp_request *req, int code, const char *error_co
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_sanitize(msg);
     http_reply_json(req, code, json_pack("{s:s, s:s}", "error", error_code, "message", msg));
 }
 
@@ -619,6 +654,15 @@ static void on_request(struct evhttp_request *req, void *arg)
         recv_unlink(c); /* received whole: the deadline stops, its bytes are the handler's */
         c->handled = true;
         listener_update(srv);
+    }
+    if (req->major != 1 || (req->minor != 0 && req->minor != 1)) {
+        /* evhttp echoes the request's version in the status line
+         * ("HTTP/0.1 200", "HTTP/1.-1 400"): answer as HTTP/1.1 instead. */
+        req->major = 1;
+        req->minor = 1;
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+        http_reply_error(req, 505, "http_version_not_supported", "only HTTP/1.0 and HTTP/1.1 are served");
+        return;
     }
     if (too_many_headers(srv, req)) {
         /* a pipelined head can pass the count in on_filter_in */
