@@ -38,7 +38,7 @@ from hookdtest.worker import Worker, run_hookd
 
 ROOT = Path(__file__).resolve().parents[1]
 ORDERS = 12
-ADMIN_TOKEN = "demo-admin-token"
+ADMIN_TOKEN = "demo-admin-token-0123456789"  # admin_token needs 24 characters or more
 
 
 def say(msg: str) -> None:
@@ -85,8 +85,13 @@ class FlakyReceiver:
         self.server.shutdown()
 
 
+ADMIN_PORTS: dict[int, int] = {}  # listen port -> admin_listen port, the same across rewrites
+
+
 def make_config(tmp: Path, port: int, fixed: bool) -> Path:
+    admin_port = ADMIN_PORTS.setdefault(port, free_port())
     text = (ROOT / "examples" / "demo.conf").read_text().replace("${PORT}", str(port))
+    text = text.replace("${ADMIN_PORT}", str(admin_port))
     if fixed:  # the "fix": refunds become a known transition
         text = text.replace("emit order.shipped", "transition order.refunded = shipped -> refunded\nemit order.shipped")
     path = tmp / f"demo-{port}.conf"
@@ -122,7 +127,7 @@ def main() -> int:
         for i, (cfg, port) in enumerate(zip(configs, ports)):
             w = Worker(config=cfg, port=port, log_path=tmp / f"worker-{i}.log")
             workers.append(w.start())
-        say(f"two workers are ready: {workers[0].url} and {workers[1].url} (admin view: {workers[0].url}/admin)")
+        say(f"two workers are ready: {workers[0].url} and {workers[1].url} (admin view: {workers[0].admin_url}/admin)")
 
         alerts = r.pubsub()
         alerts.subscribe("demo:alerts")

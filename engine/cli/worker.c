@@ -4,7 +4,8 @@
  *
  * The worker is the composition root. It owns the context the roles see
  * (struct hookd_ctx: loop, config, shared pool, Redis, scripts, counters),
- * the HTTP listener, and one instance of each part in the table `parts`
+ * the HTTP listeners (the public `listen` and `admin_listen` for /admin and
+ * /metrics), and one instance of each part in the table `parts`
  * below. The table is the whole wiring: each row says when the part runs
  * and how it starts (with the explicit peers it needs), drains, counts its
  * pending work, takes a reload, closes its own I/O and is freed. Start-up
@@ -47,7 +48,8 @@
 
 struct worker {
     struct hookd_ctx ctx;
-    struct http_server *http;
+    struct http_server *http;       /* listen: the inbox, /healthz, /readyz */
+    struct http_server *admin_http; /* admin_listen: /admin, /metrics; NULL when off */
     /* the parts, one per row of the table */
     struct alerter *alerter;
     struct ingest *ingest;
@@ -222,7 +224,8 @@ static int start_admin(struct worker *w, char *err, size_t errlen)
 {
     (void)err;
     (void)errlen;
-    w->admin = admin_new(&w->ctx, w->http, w->heartbeat);
+    if (w->admin_http)
+        w->admin = admin_new(&w->ctx, w->admin_http, w->heartbeat);
     return 0;
 }
 static void free_admin(struct worker *w)
@@ -234,7 +237,8 @@ static int start_metrics(struct worker *w, char *err, size_t errlen)
 {
     (void)err;
     (void)errlen;
-    w->metrics = metrics_new(&w->ctx, w->http, w->heartbeat, w->inbox);
+    if (w->admin_http)
+        w->metrics = metrics_new(&w->ctx, w->admin_http, w->heartbeat, w->inbox);
     return 0;
 }
 static void free_metrics(struct worker *w)
@@ -399,6 +403,8 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
     log_info("worker.draining", "%s", "");
     w->drain_deadline_ms = clock_wall_ms() + w->ctx.cfg->shutdown_timeout;
     http_server_stop_accepting(w->http);
+    if (w->admin_http)
+        http_server_stop_accepting(w->admin_http);
     for (size_t i = 0; i < NPARTS; i++)
         if (runs(w, i) && parts[i].drain)
             parts[i].drain(w);
@@ -442,6 +448,14 @@ static int start_io(struct worker *w, char *err, size_t errlen)
         return -1;
     http_server_route(w->http, "/healthz", handle_healthz, ctx);
     http_server_route(w->http, "/readyz", handle_readyz, ctx);
+    const char *admin_listen = config_admin_listen(cfg);
+    if (!admin_listen)
+        return 0;
+    w->admin_http = http_server_new(ctx->base, admin_listen, &limits, err, errlen);
+    if (!w->admin_http)
+        return -1;
+    http_server_route(w->admin_http, "/healthz", handle_healthz, ctx);
+    http_server_route(w->admin_http, "/readyz", handle_readyz, ctx);
     return 0;
 }
 
@@ -495,6 +509,7 @@ static void stop(struct worker *w)
             parts[i].free(w);
         w->started[i] = false;
     }
+    http_server_free(w->admin_http);
     http_server_free(w->http);
     struct event *evs[] = {w->readiness_ev, w->drain_ev, w->sig_hup, w->sig_term, w->sig_int};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
@@ -540,8 +555,9 @@ int worker_run(const char *config_path)
         fprintf(stderr, "hookd: %s\n", err);
         status = 1;
     } else {
-        log_info("worker.started", "listen=%s port=%d config=%s", cfg->listen, http_server_port(w->http),
-                 cfg->path);
+        log_info("worker.started", "listen=%s port=%d admin_listen=%s admin_port=%d config=%s", cfg->listen,
+                 http_server_port(w->http), w->admin_http ? cfg->admin_listen : "off",
+                 w->admin_http ? http_server_port(w->admin_http) : 0, cfg->path);
         event_base_dispatch(w->ctx.base);
         log_info("worker.stopped", "%s", "");
     }

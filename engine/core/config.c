@@ -41,6 +41,8 @@ static const struct key_def hookd_keys[] = {
     HK(reconcile_horizon, KT_DURATION, "1h", true),
     HK(allow_private_networks, KT_BOOL, "false", true),
     HK(admin_token, KT_SECRET, NULL, true),
+    HK(admin_listen, KT_STRING, "127.0.0.1:8081", false), /* "off" or empty: no /admin, no /metrics */
+    HK(admin_session_timeout, KT_DURATION, "12h", true),
     HK(alert_webhook, KT_SECRET, NULL, true),
     HK(alert_interval, KT_DURATION, "1m", true),
     HK(heartbeat_interval, KT_DURATION, "2s", true),
@@ -829,6 +831,43 @@ static int validate_listener(struct parse_state *st)
     return 0;
 }
 
+/* The admin listener and its token: a token an attacker can guess in a day
+ * of throttled tries is no token (24 characters of `openssl rand -hex 12`
+ * are 96 bits). The length is never printed with the token. */
+static int validate_admin(struct parse_state *st)
+{
+    const struct hookd_config *c = st->cfg;
+    const char *tok = c->admin_token.text;
+    if (tok && strlen(tok) < HOOKD_ADMIN_TOKEN_MIN)
+        return fail(st, hookd_line(st, "admin_token"),
+                    "[hookd] admin_token must be at least %d characters (it has %zu); generate one with "
+                    "`openssl rand -hex 24`",
+                    HOOKD_ADMIN_TOKEN_MIN, strlen(tok)),
+               -1;
+    const char *al = config_admin_listen(c);
+    if (al && !strchr(al, ':'))
+        return fail(st, hookd_line(st, "admin_listen"), "[hookd] admin_listen '%s' must be HOST:PORT or off", al),
+               -1;
+    if (al && strcmp(al, c->listen) == 0)
+        return fail(st, hookd_line(st, "admin_listen"),
+                    "[hookd] admin_listen must differ from listen (%s): /admin and /metrics stay off the public "
+                    "listener",
+                    c->listen),
+               -1;
+    if (c->admin_session_timeout < 1000)
+        return fail(st, hookd_line(st, "admin_session_timeout"), "[hookd] admin_session_timeout must be at least 1s"),
+               -1;
+    return 0;
+}
+
+const char *config_admin_listen(const struct hookd_config *c)
+{
+    const char *al = c->admin_listen;
+    if (!al || !al[0] || strcmp(al, "off") == 0)
+        return NULL;
+    return al;
+}
+
 static int validate(struct parse_state *st)
 {
     struct hookd_config *c = st->cfg;
@@ -842,6 +881,8 @@ static int validate(struct parse_state *st)
         return fail(st, hookd_line(st, "redis"), "[hookd] redis must be a redis:// URL"), -1;
     if (!strchr(c->listen, ':'))
         return fail(st, hookd_line(st, "listen"), "[hookd] listen '%s' must be HOST:PORT", c->listen), -1;
+    if (validate_admin(st) != 0)
+        return -1;
     if (log_level_parse(c->log_level, &lvl) != 0)
         return fail(st, hookd_line(st, "log_level"), "[hookd] log_level '%s' is not one of debug, info, warn, error",
                     c->log_level), -1;

@@ -18,6 +18,9 @@
 enum config_role { ROLE_INGEST = 1, ROLE_INBOX = 2, ROLE_RELAY = 4 };
 #define ROLE_ALL (ROLE_INGEST | ROLE_INBOX | ROLE_RELAY)
 
+/* Shortest [hookd] admin_token accepted. */
+#define HOOKD_ADMIN_TOKEN_MIN 24
+
 /* A config value that may be a secret: `text` is the resolved value, `env`
  * the variable it came from (NULL for a literal). Never logged or printed. */
 struct config_secret {
@@ -93,7 +96,9 @@ struct hookd_config {
     int64_t reconcile_interval;
     int64_t reconcile_horizon;
     bool allow_private_networks;
-    struct config_secret admin_token;
+    struct config_secret admin_token; /* at least HOOKD_ADMIN_TOKEN_MIN characters */
+    char *admin_listen;               /* see config_admin_listen() */
+    int64_t admin_session_timeout;    /* ms a signed-in admin session lives */
     struct config_secret alert_webhook;
     int64_t alert_interval;
     int64_t heartbeat_interval;
@@ -124,6 +129,10 @@ struct hookd_config {
     struct machine_config *machines;
     size_t nmachines;
 };
+
+/* [hookd] admin_listen, or NULL when it is "off" (no /admin and no
+ * /metrics on any listener). Borrowed from c. */
+const char *config_admin_listen(const struct hookd_config *c);
 
 /* Loads and validates path. On failure returns NULL and writes
  * "file:line: message" into err. Caller releases with config_unref(). */

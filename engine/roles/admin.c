@@ -1,7 +1,15 @@
 /* The admin view; see admin.h. Pages are rendered on the loop from JSON that
  * a DB job produced with the same queries as `hookd dlq` (dlq.c), so the CLI
- * and the page can never disagree. */
+ * and the page can never disagree.
+ *
+ * Hostile clients (issue 14): failed attempts are throttled per address
+ * (admin_guard.c; 429 + Retry-After, never a held connection) and each is
+ * logged with the address; sessions and CSRF tokens are random and
+ * server-side; pages carry a CSP without 'unsafe-inline' (the little script
+ * and style they need are served as /admin/app.js and /admin/app.css); and a
+ * database error is logged under a reference, never shown. */
 #include "admin.h"
+#include "admin_guard.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>
@@ -9,7 +17,6 @@
 #include <jansson.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +39,20 @@ enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY };
 struct admin {
     struct hookd_ctx *ctx;
     const struct heartbeat *hb; /* borrowed: queue depths and live workers */
+    struct admin_guard *guard;  /* throttle and sessions */
+    unsigned char token_digest[32]; /* the admin token the sessions were signed in with */
+    char csrf_direct[ADMIN_GUARD_TOKEN_HEX]; /* CSRF token of bearer/basic requests: random per worker */
+    bool secure_cookie;         /* admin_listen is not loopback: the cookie is Secure */
+};
+
+/* How a request proved itself. */
+enum auth_kind { AUTH_NONE, AUTH_BEARER, AUTH_BASIC, AUTH_COOKIE };
+static const char *const auth_names[] = {"none", "bearer", "basic", "cookie"};
+
+struct auth {
+    enum auth_kind kind;
+    bool ok;
+    struct admin_session *session; /* borrowed; set when kind is AUTH_COOKIE and ok */
 };
 
 struct job {
@@ -43,54 +64,111 @@ struct job {
     json_t *result;
     struct dlq_replayed replayed;
     char err[512];
+    char csrf[ADMIN_GUARD_TOKEN_HEX]; /* the requester's CSRF token, for the forms */
+    bool session;                     /* signed in with a session: offer a logout */
 };
 
 /* ---- auth ------------------------------------------------------------------ */
 
-/* hex(HMAC-SHA256(token, label)): the session cookie and the CSRF token are
- * derived from the admin token, so they change when it does. */
-static void derive(const char *token, const char *label, char out[65])
+static void client_addr(struct evhttp_request *req, char key[ADMIN_GUARD_ADDR_LEN])
 {
-    unsigned char mac[32];
-    unsigned int len = sizeof mac;
-    HMAC(EVP_sha256(), token, (int)strlen(token), (const unsigned char *)label, strlen(label), mac, &len);
-    if (enc_hex_encode(mac, sizeof mac, out, 65) != 0)
-        out[0] = '\0';
+    char *addr = NULL;
+    ev_uint16_t port = 0;
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+    if (conn)
+        evhttp_connection_get_peer(conn, &addr, &port);
+    admin_guard_client_key(addr ? addr : "unknown", key);
 }
 
-static bool same(const char *a, const char *b)
+/* A token change ends every session that was signed in with the old one. */
+static void sync_token(struct admin *a)
 {
-    size_t n = strlen(a);
-    return n == strlen(b) && n > 0 && CRYPTO_memcmp(a, b, n) == 0;
+    const char *token = a->ctx->cfg->admin_token.text;
+    unsigned char d[32];
+    unsigned int n = sizeof d;
+    if (EVP_Digest(token, strlen(token), d, &n, EVP_sha256(), NULL) != 1)
+        memset(d, 0, sizeof d);
+    if (CRYPTO_memcmp(d, a->token_digest, sizeof d) != 0) {
+        admin_guard_sessions_clear(a->guard);
+        memcpy(a->token_digest, d, sizeof d);
+    }
 }
 
-static bool authorised(struct admin *a, struct evhttp_request *req)
+/* The value of cookie name in a Cookie header, into out (empty when absent). */
+static void cookie_value(const char *header, const char *name, char *out, size_t outlen)
 {
+    out[0] = '\0';
+    size_t nlen = strlen(name);
+    for (const char *p = header; p && *p;) {
+        p += strspn(p, " ;");
+        size_t len = strcspn(p, ";");
+        if (len > nlen && strncmp(p, name, nlen) == 0 && p[nlen] == '=') {
+            snprintf(out, outlen, "%.*s", (int)(len - nlen - 1), p + nlen + 1);
+            return;
+        }
+        p += len;
+    }
+}
+
+static struct auth authenticate(struct admin *a, struct evhttp_request *req)
+{
+    struct auth r = {AUTH_NONE, false, NULL};
     const char *token = a->ctx->cfg->admin_token.text;
     struct evkeyvalq *h = evhttp_request_get_input_headers(req);
     const char *auth = evhttp_find_header(h, "Authorization");
-    if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
-        return same(auth + 7, token);
+    if (auth && strncasecmp(auth, "Bearer ", 7) == 0) {
+        r.kind = AUTH_BEARER;
+        r.ok = admin_guard_same(auth + 7, token);
+        return r;
+    }
     if (auth && strncasecmp(auth, "Basic ", 6) == 0) {
         unsigned char dec[512];
         size_t n;
         const char *b64 = auth + 6;
+        r.kind = AUTH_BASIC;
         if (enc_base64_decode(b64, strlen(b64), dec, sizeof dec - 1, &n) != 0)
-            return false;
+            return r;
         dec[n] = '\0';
         const char *colon = strchr((const char *)dec, ':');
-        bool ok = colon && same(colon + 1, token);
+        r.ok = colon && admin_guard_same(colon + 1, token);
         OPENSSL_cleanse(dec, sizeof dec);
-        return ok;
+        return r;
     }
-    const char *cookie = evhttp_find_header(h, "Cookie");
-    const char *c = cookie ? strstr(cookie, "hookd_admin=") : NULL;
-    if (!c)
-        return false;
-    char given[65], want[65];
-    snprintf(given, sizeof given, "%.*s", (int)strcspn(c + 12, "; "), c + 12);
-    derive(token, "hookd-admin-session", want);
-    return same(given, want);
+    char given[ADMIN_GUARD_TOKEN_HEX + 1];
+    cookie_value(evhttp_find_header(h, "Cookie"), "hookd_admin", given, sizeof given);
+    if (!given[0])
+        return r;
+    r.kind = AUTH_COOKIE;
+    r.session = admin_guard_session_find(a->guard, given, a->ctx->cfg->admin_session_timeout, clock_wall_ms());
+    r.ok = r.session != NULL;
+    return r;
+}
+
+/* Counts and logs one failed attempt of the request's client. */
+static void failed(struct admin *a, struct evhttp_request *req, const char *event, const char *method)
+{
+    char client[ADMIN_GUARD_ADDR_LEN];
+    client_addr(req, client);
+    bool blocked;
+    int n = admin_guard_failed(a->guard, client, clock_wall_ms(), &blocked);
+    log_warn(event, "client=%s method=%s failures=%d", client, method, n);
+    if (blocked)
+        log_warn("admin.client_blocked", "client=%s failures=%d retry_after=%ds", client, ADMIN_GUARD_MAX_FAILURES,
+                 ADMIN_GUARD_BLOCK_MS / 1000);
+}
+
+static bool secure_request(struct admin *a, struct evhttp_request *req)
+{
+    const char *proto = evhttp_find_header(evhttp_request_get_input_headers(req), "X-Forwarded-Proto");
+    return a->secure_cookie || (proto && strcasecmp(proto, "https") == 0);
+}
+
+static void set_cookie(struct admin *a, struct evhttp_request *req, const char *value, int64_t max_age_s)
+{
+    char cookie[256];
+    snprintf(cookie, sizeof cookie, "hookd_admin=%s; Path=/admin; Max-Age=%lld; HttpOnly; SameSite=Strict%s", value,
+             (long long)max_age_s, secure_request(a, req) ? "; Secure" : "");
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
 }
 
 /* ---- HTML ---------------------------------------------------------------------- */
@@ -115,17 +193,30 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
-static const char style[] =
-    "<style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
-    "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}"
-    "pre{background:#f6f6f6;padding:8px;overflow:auto}.msg{background:#e8f5e9;padding:8px}"
-    ".err{background:#fdecea;padding:8px}nav a{margin-right:1em}</style>";
+/* The only script and style the pages use, served from /admin/app.js and
+ * /admin/app.css so the CSP needs no 'unsafe-inline'. */
+static const char app_css[] =
+    "body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}\n"
+    "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}\n"
+    "pre{background:#f6f6f6;padding:8px;overflow:auto}.msg{background:#e8f5e9;padding:8px}\n"
+    ".err{background:#fdecea;padding:8px}nav a{margin-right:1em}nav form{display:inline}\n";
+static const char app_js[] =
+    "\"use strict\";\n"
+    "// a form with data-confirm asks before it is sent\n"
+    "document.addEventListener(\"submit\", function (e) {\n"
+    "  var msg = e.target.getAttribute(\"data-confirm\");\n"
+    "  if (msg && !window.confirm(msg)) e.preventDefault();\n"
+    "});\n";
+static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                          "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 static void page_start(struct evbuffer *b, const char *title)
 {
     evbuffer_add_printf(b, "<!doctype html><html><head><meta charset=utf-8><title>hookd — ");
     esc(b, title);
-    evbuffer_add_printf(b, "</title>%s</head><body><nav><a href=\"/admin\">Dead letters</a></nav><h1>", style);
+    evbuffer_add_printf(b, "</title><link rel=stylesheet href=\"/admin/app.css\">"
+                           "<script src=\"/admin/app.js\" defer></script></head>"
+                           "<body><nav><a href=\"/admin\">Dead letters</a></nav><h1>");
     esc(b, title);
     evbuffer_add_printf(b, "</h1>");
 }
@@ -137,7 +228,9 @@ static void send_html(struct evhttp_request *req, int code, struct evbuffer *b)
     evhttp_add_header(out, "Content-Type", "text/html; charset=utf-8");
     evhttp_add_header(out, "Cache-Control", "no-store");
     evhttp_add_header(out, "X-Frame-Options", "DENY");
-    evhttp_add_header(out, "Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'");
+    evhttp_add_header(out, "Content-Security-Policy", csp);
+    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(out, "Referrer-Policy", "no-referrer");
     evhttp_send_reply(req, code, http_reason(code), b);
     evbuffer_free(b);
 }
@@ -179,9 +272,19 @@ static void render_overview(struct admin *a, struct evbuffer *b)
     evbuffer_add_printf(b, "</ul>");
 }
 
+/* A signed-in session gets a logout button (a POST with its CSRF token). */
+static void logout_form(const struct job *j, struct evbuffer *b)
+{
+    if (j->session)
+        evbuffer_add_printf(b, "<form method=post action=\"/admin/logout\"><input type=hidden name=csrf "
+                               "value=\"%s\"><button type=submit id=logout>Sign out</button></form>",
+                            j->csrf);
+}
+
 static void render_list(struct job *j, struct evbuffer *b, const char *flash)
 {
     page_start(b, "Dead letters");
+    logout_form(j, b);
     if (flash) {
         evbuffer_add_printf(b, "<p class=msg id=flash>");
         esc(b, flash);
@@ -226,6 +329,7 @@ static void render_detail(struct job *j, struct evbuffer *b)
 {
     json_t *e = j->result;
     page_start(b, "Dead letter");
+    logout_form(j, b);
     evbuffer_add_printf(b, "<table id=entry>");
     const char *keys[] = {"id", "source", "source_id", "partner", "event_type", "entity", "reason", "last_error",
                           "dead_at", "replayed_at", "endpoint_url", "event_id"};
@@ -239,14 +343,12 @@ static void render_detail(struct job *j, struct evbuffer *b)
     evbuffer_add_printf(b, "<tr><th>attempts</th><td>%lld</td></tr></table>",
                         (long long)json_integer_value(json_object_get(e, "attempts")));
     if (!json_is_string(json_object_get(e, "replayed_at"))) {
-        char csrf[65];
-        derive(j->a->ctx->cfg->admin_token.text, "hookd-admin-csrf", csrf);
         evbuffer_add_printf(b, "<form method=post action=\"/admin/dlq/");
         esc(b, jstr(e, "id"));
-        evbuffer_add_printf(b, "/replay\" onsubmit=\"return confirm('Replay this event through the normal path?')\">"
+        evbuffer_add_printf(b, "/replay\" data-confirm=\"Replay this event through the normal path?\">"
                                "<input type=hidden name=csrf value=\"%s\"><button type=submit id=replay>Replay</button>"
                                "</form>",
-                            csrf);
+                            j->csrf);
     }
     char *payload = json_dumps(json_object_get(e, "payload"), JSON_INDENT(2) | JSON_ENCODE_ANY);
     char *headers = json_dumps(json_object_get(e, "headers"), JSON_INDENT(2) | JSON_ENCODE_ANY);
@@ -304,6 +406,47 @@ static void work(PGconn *conn, void *arg)
     }
 }
 
+/* The status for an error dlq.c worded for the operator (a missing or
+ * already replayed dead letter), or 0 for any other error: those come from
+ * Postgres or the pool, and their text (SQL, table names, connection
+ * details) stays in the log. */
+static int shown_error(const struct job *j)
+{
+    const char *e = j->err;
+    if (strncmp(e, "no dead letter ", 15) == 0 || (e[0] == '\'' && strstr(e, "' is not a dead letter id")))
+        return 404;
+    if (j->page != PAGE_REPLAY)
+        return 0;
+    if ((strncmp(e, "dead letter ", 12) == 0 && strstr(e, " was already replayed at ")) ||
+        strncmp(e, "the inbox row ", 14) == 0 || strncmp(e, "the delivery row ", 17) == 0 ||
+        (strncmp(e, "endpoint '", 10) == 0 && strstr(e, "' is disabled; enable it first")))
+        return 409;
+    return 0;
+}
+
+static void render_error(struct job *j, struct evbuffer *b, struct evhttp_request *req)
+{
+    static const char *const pages[] = {"list", "detail", "replay"};
+    page_start(b, "Error");
+    int code = shown_error(j);
+    if (code) {
+        evbuffer_add_printf(b, "<p class=err id=error>");
+        esc(b, j->err);
+        evbuffer_add_printf(b, "</p>");
+    } else {
+        char ref[9];
+        if (admin_guard_random_hex(ref, 4) != 0)
+            snprintf(ref, sizeof ref, "%08llx", (unsigned long long)clock_wall_ms() & 0xffffffffULL);
+        log_error("admin.error", "ref=%s page=%s id=%s error=\"%s\"", ref, pages[j->page], j->id, j->err);
+        evbuffer_add_printf(b, "<p class=err id=error>The page could not be built: the database did not answer as "
+                               "expected. Reference <code id=ref>%s</code> (the worker's log has the details under "
+                               "admin.error ref=%s).</p>",
+                            ref, ref);
+        code = 503;
+    }
+    send_html(req, code, b);
+}
+
 static void done(void *arg)
 {
     struct job *j = arg;
@@ -320,11 +463,7 @@ static void done(void *arg)
     if (req) {
         struct evbuffer *b = evbuffer_new();
         if (!j->result) {
-            page_start(b, "Error");
-            evbuffer_add_printf(b, "<p class=err id=error>");
-            esc(b, j->err);
-            evbuffer_add_printf(b, "</p>");
-            send_html(req, strstr(j->err, "no dead letter") ? 404 : j->page == PAGE_REPLAY ? 409 : 503, b);
+            render_error(j, b, req);
         } else if (j->page == PAGE_REPLAY) {
             evbuffer_free(b);
             char to[128];
@@ -352,15 +491,41 @@ static void done(void *arg)
     free(j);
 }
 
-static void submit(struct admin *a, struct evhttp_request *req, struct job *j)
+/* The requester's CSRF token and session go with the job: the pages render
+ * forms with them after the database answered. */
+static void submit(struct admin *a, struct evhttp_request *req, const struct auth *auth, struct job *j)
 {
     j->a = a;
     j->req = req;
+    j->session = auth->session != NULL;
+    snprintf(j->csrf, sizeof j->csrf, "%s", auth->session ? auth->session->csrf : a->csrf_direct);
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_client_closed, j);
     db_pool_submit(a->ctx->db, work, done, j);
 }
 
 /* ---- routing ---------------------------------------------------------------------- */
+
+/* The value of field in a form-encoded request body, into out ("" when absent). */
+static void form_field(struct evhttp_request *req, const char *field, char *out, size_t outlen)
+{
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    size_t len = evbuffer_get_length(in);
+    char *body = xstrndup(len ? (const char *)evbuffer_pullup(in, -1) : "", len);
+    struct evkeyvalq form;
+    TAILQ_INIT(&form);
+    const char *v = evhttp_parse_query_str(body, &form) == 0 ? evhttp_find_header(&form, field) : NULL;
+    snprintf(out, outlen, "%s", v ? v : "");
+    evhttp_clear_headers(&form);
+    OPENSSL_cleanse(body, len);
+    free(body);
+}
+
+static bool csrf_ok(struct admin *a, struct evhttp_request *req, const struct auth *auth)
+{
+    char given[ADMIN_GUARD_TOKEN_HEX + 1];
+    form_field(req, "csrf", given, sizeof given);
+    return admin_guard_same(given, auth->session ? auth->session->csrf : a->csrf_direct);
+}
 
 static void handle_login(struct admin *a, struct evhttp_request *req)
 {
@@ -368,53 +533,164 @@ static void handle_login(struct admin *a, struct evhttp_request *req)
         login_page(req, 200, NULL);
         return;
     }
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t len = evbuffer_get_length(in);
-    char *body = xstrndup(len ? (const char *)evbuffer_pullup(in, -1) : "", len);
-    struct evkeyvalq form;
-    TAILQ_INIT(&form);
-    const char *token = evhttp_parse_query_str(body, &form) == 0 ? evhttp_find_header(&form, "token") : NULL;
-    if (token && same(token, a->ctx->cfg->admin_token.text)) {
-        char session[65], cookie[160];
-        derive(a->ctx->cfg->admin_token.text, "hookd-admin-session", session);
-        snprintf(cookie, sizeof cookie, "hookd_admin=%s; HttpOnly; SameSite=Strict; Path=/admin", session);
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Set-Cookie", cookie);
-        redirect(req, "/admin");
-    } else {
-        log_warn("admin.login_failed", "%s", "");
+    char token[1024];
+    form_field(req, "token", token, sizeof token);
+    bool ok = admin_guard_same(token, a->ctx->cfg->admin_token.text);
+    OPENSSL_cleanse(token, sizeof token);
+    if (!ok) {
+        failed(a, req, "admin.login_failed", "login");
         login_page(req, 401, "That token is not right.");
+        return;
     }
-    evhttp_clear_headers(&form);
-    OPENSSL_cleanse(body, len);
-    free(body);
+    struct admin_session *s = admin_guard_session_new(a->guard, clock_wall_ms());
+    if (!s) {
+        log_error("admin.session_failed", "error=\"no random bytes for a session\"");
+        login_page(req, 503, "The worker could not start a session; try again.");
+        return;
+    }
+    set_cookie(a, req, s->id, a->ctx->cfg->admin_session_timeout / 1000);
+    redirect(req, "/admin");
 }
 
-static void handle_replay(struct admin *a, struct evhttp_request *req, const char *id)
+static void handle_logout(struct admin *a, struct evhttp_request *req, const struct auth *auth)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        http_reply_error(req, 405, "method", "logout is a POST");
+        return;
+    }
+    if (!auth->session) {
+        http_reply_error(req, 400, "no_session", "only a signed-in session can sign out");
+        return;
+    }
+    if (!csrf_ok(a, req, auth)) {
+        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
+        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
+        return;
+    }
+    admin_guard_session_end(a->guard, auth->session);
+    set_cookie(a, req, "", 0);
+    redirect(req, "/admin/login");
+}
+
+static void handle_replay(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *id)
 {
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
         http_reply_error(req, 405, "method", "replay is a POST");
         return;
     }
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t len = evbuffer_get_length(in);
-    char *body = xstrndup(len ? (const char *)evbuffer_pullup(in, -1) : "", len);
-    struct evkeyvalq form;
-    TAILQ_INIT(&form);
-    const char *csrf = evhttp_parse_query_str(body, &form) == 0 ? evhttp_find_header(&form, "csrf") : NULL;
-    char want[65];
-    derive(a->ctx->cfg->admin_token.text, "hookd-admin-csrf", want);
-    bool ok = csrf && same(csrf, want);
-    evhttp_clear_headers(&form);
-    free(body);
-    if (!ok) {
-        log_warn("admin.csrf_refused", "id=%.64s", id);
+    if (!csrf_ok(a, req, auth)) {
+        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
         http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
         return;
     }
     struct job *j = xcalloc(1, sizeof *j);
     j->page = PAGE_REPLAY;
     snprintf(j->id, sizeof j->id, "%s", id);
-    submit(a, req, j);
+    submit(a, req, auth, j);
+}
+
+static void handle_list(struct admin *a, struct evhttp_request *req, const struct auth *auth)
+{
+    struct job *j = xcalloc(1, sizeof *j);
+    j->page = PAGE_LIST;
+    struct evkeyvalq q;
+    TAILQ_INIT(&q);
+    const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+    if (query && evhttp_parse_query_str(query, &q) == 0) {
+        const char *v;
+        if ((v = evhttp_find_header(&q, "source")) && (!strcmp(v, "inbox") || !strcmp(v, "delivery")))
+            snprintf(j->source, sizeof j->source, "%s", v);
+        if ((v = evhttp_find_header(&q, "partner")))
+            snprintf(j->partner, sizeof j->partner, "%s", v);
+        if ((v = evhttp_find_header(&q, "event_type")))
+            snprintf(j->event_type, sizeof j->event_type, "%s", v);
+    }
+    evhttp_clear_headers(&q);
+    submit(a, req, auth, j);
+}
+
+static void send_asset(struct evhttp_request *req, const char *type, const char *body, size_t len)
+{
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    evhttp_add_header(out, "Content-Type", type);
+    evhttp_add_header(out, "Cache-Control", "no-cache");
+    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, body, len);
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
+}
+
+/* 429 while the client's address is blocked: answered at once, the
+ * connection is not held. */
+static bool throttled(struct admin *a, struct evhttp_request *req)
+{
+    char client[ADMIN_GUARD_ADDR_LEN];
+    client_addr(req, client);
+    int64_t wait = admin_guard_retry_after(a->guard, client, clock_wall_ms());
+    if (wait <= 0)
+        return false;
+    char secs[24];
+    snprintf(secs, sizeof secs, "%lld", (long long)wait);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
+    struct evbuffer *b = evbuffer_new();
+    page_start(b, "Too many attempts");
+    evbuffer_add_printf(b, "<p class=err id=error>Too many failed attempts from your address; try again in %lld "
+                           "s.</p>",
+                        (long long)wait);
+    send_html(req, 429, b);
+    return true;
+}
+
+/* A request for a dead letter: its page, or its replay. */
+static void handle_dlq(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *rest)
+{
+    size_t n = strcspn(rest, "/");
+    char id[64];
+    snprintf(id, sizeof id, "%.*s", (int)(n < 63 ? n : 63), rest);
+    if (strcmp(rest + n, "/replay") == 0) {
+        handle_replay(a, req, auth, id);
+        return;
+    }
+    struct job *j = xcalloc(1, sizeof *j);
+    j->page = PAGE_DETAIL;
+    snprintf(j->id, sizeof j->id, "%s", id);
+    submit(a, req, auth, j);
+}
+
+static void route(struct admin *a, struct evhttp_request *req, const char *p)
+{
+    if (strcmp(p, "/admin/app.js") == 0) {
+        send_asset(req, "text/javascript; charset=utf-8", app_js, sizeof app_js - 1);
+        return;
+    }
+    if (strcmp(p, "/admin/app.css") == 0) {
+        send_asset(req, "text/css; charset=utf-8", app_css, sizeof app_css - 1);
+        return;
+    }
+    if (throttled(a, req))
+        return;
+    sync_token(a);
+    if (strcmp(p, "/admin/login") == 0) {
+        handle_login(a, req);
+        return;
+    }
+    struct auth auth = authenticate(a, req);
+    if (!auth.ok) {
+        if (auth.kind != AUTH_NONE)
+            failed(a, req, "admin.auth_failed", auth_names[auth.kind]);
+        if (auth.kind == AUTH_COOKIE)
+            set_cookie(a, req, "", 0); /* an ended session: the browser forgets it */
+        login_page(req, 401, NULL);
+    } else if (strcmp(p, "/admin/logout") == 0) {
+        handle_logout(a, req, &auth);
+    } else if (strcmp(p, "/admin") == 0 || strcmp(p, "/admin/") == 0) {
+        handle_list(a, req, &auth);
+    } else if (strncmp(p, "/admin/dlq/", 11) == 0) {
+        handle_dlq(a, req, &auth, p + 11);
+    } else {
+        http_reply_error(req, 404, "not_found", "no such admin page");
+    }
 }
 
 static void handle_admin(struct evhttp_request *req, void *arg)
@@ -425,45 +701,19 @@ static void handle_admin(struct evhttp_request *req, void *arg)
         return;
     }
     char *path = http_request_path(req);
-    const char *p = path ? path : "";
-    if (strcmp(p, "/admin/login") == 0) {
-        handle_login(a, req);
-    } else if (!authorised(a, req)) {
-        login_page(req, 401, NULL);
-    } else if (strncmp(p, "/admin/dlq/", 11) == 0) {
-        const char *id = p + 11;
-        size_t n = strcspn(id, "/");
-        char idbuf[64];
-        snprintf(idbuf, sizeof idbuf, "%.*s", (int)(n < 63 ? n : 63), id);
-        if (strcmp(id + n, "/replay") == 0) {
-            handle_replay(a, req, idbuf);
-        } else {
-            struct job *j = xcalloc(1, sizeof *j);
-            j->page = PAGE_DETAIL;
-            snprintf(j->id, sizeof j->id, "%s", idbuf);
-            submit(a, req, j);
-        }
-    } else if (strcmp(p, "/admin") == 0 || strcmp(p, "/admin/") == 0) {
-        struct job *j = xcalloc(1, sizeof *j);
-        j->page = PAGE_LIST;
-        struct evkeyvalq q;
-        TAILQ_INIT(&q);
-        const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
-        if (query && evhttp_parse_query_str(query, &q) == 0) {
-            const char *v;
-            if ((v = evhttp_find_header(&q, "source")) && (!strcmp(v, "inbox") || !strcmp(v, "delivery")))
-                snprintf(j->source, sizeof j->source, "%s", v);
-            if ((v = evhttp_find_header(&q, "partner")))
-                snprintf(j->partner, sizeof j->partner, "%s", v);
-            if ((v = evhttp_find_header(&q, "event_type")))
-                snprintf(j->event_type, sizeof j->event_type, "%s", v);
-        }
-        evhttp_clear_headers(&q);
-        submit(a, req, j);
-    } else {
-        http_reply_error(req, 404, "not_found", "no such admin page");
-    }
+    route(a, req, path ? path : "");
     free(path);
+}
+
+/* Loopback hosts: a browser talks to them over plain HTTP, so a Secure
+ * cookie would never come back. Anything else is reached over a network,
+ * which must be TLS (a proxy in front): the cookie is Secure. */
+static bool loopback(const char *listen)
+{
+    if (!listen)
+        return true;
+    return strncmp(listen, "127.", 4) == 0 || strncmp(listen, "localhost:", 10) == 0 ||
+           strncmp(listen, "[::1]:", 6) == 0;
 }
 
 struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb)
@@ -471,6 +721,10 @@ struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const s
     struct admin *a = xcalloc(1, sizeof *a);
     a->ctx = ctx;
     a->hb = hb;
+    a->guard = admin_guard_new();
+    a->secure_cookie = !loopback(config_admin_listen(ctx->cfg));
+    if (admin_guard_random_hex(a->csrf_direct, 32) != 0)
+        a->csrf_direct[0] = '\0'; /* never matches: replays need a session then */
     http_server_route(http, "/admin", handle_admin, a);
     http_server_route(http, "/admin/*", handle_admin, a);
     return a;
@@ -478,5 +732,9 @@ struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const s
 
 void admin_free(struct admin *a)
 {
+    if (!a)
+        return;
+    admin_guard_free(a->guard);
+    OPENSSL_cleanse(a->csrf_direct, sizeof a->csrf_direct);
     free(a);
 }

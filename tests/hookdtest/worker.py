@@ -1,6 +1,8 @@
 """hookd processes: the generated config every test starts from, `hookd`
 commands run to completion, and the Worker (`hookd run`) with its log and
-the sanitizer and valgrind checks of its output.
+the sanitizer and valgrind checks of its output. /admin and /metrics are
+served on the worker's admin_listen port (Worker.admin_url, admin_get), never
+on its listen port.
 
 HOOKD_VALGRIND=1 runs every Worker under valgrind (scripts/soak.py sets
 VALGRIND here for --valgrind)."""
@@ -24,6 +26,7 @@ BASE_CONFIG = """
 database = {database}
 redis = {redis}
 listen = 127.0.0.1:{port}
+admin_listen = 127.0.0.1:{admin_port}
 key_prefix = {prefix}
 log_level = {log_level}
 heartbeat_interval = 200ms
@@ -62,10 +65,20 @@ DEFAULTS = dict(log_level="info", reconcile_interval="2s", lease="3s", retry_sch
 def write_config(dir: Path, database: str, redis_url: str, prefix: str, port: int | None = None,
                  extra: str = "", **overrides) -> Path:
     values = dict(DEFAULTS, database=database, redis=redis_url, prefix=prefix, port=port or free_port())
+    values.setdefault("admin_port", free_port())  # /admin and /metrics: a port of its own per worker
     values.update(overrides)
     path = dir / f"hookd-{prefix}-{values['port']}.conf"
     path.write_text(BASE_CONFIG.format(**values) + extra)
     return path
+
+
+def config_admin_port(config: Path) -> int | None:
+    """The port of `admin_listen = HOST:PORT` in a config file (None: off or absent)."""
+    for line in Path(config).read_text().splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "admin_listen" and ":" in value:
+            return int(value.strip().rsplit(":", 1)[1])
+    return None
 
 
 def hookd_cmd(args: list[str]) -> list[str]:
@@ -93,6 +106,11 @@ class Worker:
     env: dict = field(default_factory=dict)
     proc: subprocess.Popen | None = None
     prefix: list = field(default_factory=list)  # e.g. ["prlimit", "--nofile=256:256"] (it execs hookd)
+    admin_port: int | None = None  # admin_listen's port; read from the config when not given
+
+    def __post_init__(self) -> None:
+        if self.admin_port is None:
+            self.admin_port = config_admin_port(self.config)
 
     def start(self, wait_ready: bool = True) -> "Worker":
         self.log = open(self.log_path, "ab")
@@ -106,8 +124,22 @@ class Worker:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def admin_url(self) -> str:
+        """/admin and /metrics live here (admin_listen)."""
+        assert self.admin_port, f"{self.config} has no admin_listen"
+        return f"http://127.0.0.1:{self.admin_port}"
+
     def get(self, path: str, timeout: float = 5):
         return http("GET", self.url + path, timeout=timeout)
+
+    def admin_get(self, path: str, timeout: float = 5, headers: dict | None = None):
+        return http("GET", self.admin_url + path, headers=headers, timeout=timeout)
+
+    def metrics(self) -> str:
+        status, _, body = self.admin_get("/metrics")
+        assert status == 200, (status, body[:200])
+        return body.decode()
 
     def ready(self) -> bool:
         status, _, _ = self.get("/readyz")

@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import tempfile
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -16,8 +17,9 @@ import pytest
 
 from hookdtest.client import http, order_event, post_standard
 from hookdtest.util import wait_for
+from hookdtest.worker import run_hookd
 
-TOKEN = "Adm1n+t0ken/xyz"  # '+' and '/' must survive form encoding
+TOKEN = "Adm1n+t0ken/xyz-0123456789"  # '+' and '/' must survive form encoding; 24+ characters
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 BOGUS_MACHINE = """
@@ -30,14 +32,16 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 # ---- helpers ------------------------------------------------------------------
 
-def admin_config(env, token: str | None = TOKEN, port: int | None = None, extra: str = "") -> Path:
-    """A harness config with `admin_token = token` in [hookd] (the harness's
-    `extra` can only append sections)."""
-    cfg = env.config(extra=extra, port=port)
+def admin_config(env, token: str | None = TOKEN, port: int | None = None, extra: str = "",
+                 admin_port: int | None = None, hookd: str = "") -> Path:
+    """A harness config with `admin_token = token` (and the lines of hookd)
+    in [hookd] (the harness's `extra` can only append sections)."""
+    cfg = env.config(extra=extra, port=port, **({"admin_port": admin_port} if admin_port else {}))
     text = cfg.read_text()
     assert "[hookd]\n" in text
     if token is not None:
         text = text.replace("[hookd]\n", f"[hookd]\nadmin_token = {token}\n", 1)
+    text = text.replace("[hookd]\n", f"[hookd]\n{hookd}", 1)
     cfg.write_text(text)
     return cfg
 
@@ -45,7 +49,7 @@ def admin_config(env, token: str | None = TOKEN, port: int | None = None, extra:
 def fix_config(env, w) -> None:
     """Adds a machine that handles order.bogus to the worker's config file
     and makes it reload (SIGHUP)."""
-    cfg = admin_config(env, port=w.port, extra=BOGUS_MACHINE)
+    cfg = admin_config(env, port=w.port, extra=BOGUS_MACHINE, admin_port=w.admin_port)
     assert cfg == w.config
     before = w.output().count("config.reloaded")
     w.signal(signal.SIGHUP)
@@ -73,10 +77,12 @@ def inbox_status(env, msg_id: str) -> str:
     return env.db.value("SELECT status FROM webhook_inbox WHERE partner_event_id = %s", msg_id)
 
 
-def raw(method: str, url: str, body: bytes | None = None, headers: dict | None = None):
-    """(status, headers, body) without following redirects."""
+def raw(method: str, url: str, body: bytes | None = None, headers: dict | None = None, source: str | None = None):
+    """(status, headers, body) without following redirects; source: the
+    client's address (Linux routes all of 127/8 to lo, so 127.0.0.2 is a
+    second client)."""
     u = urllib.parse.urlsplit(url)
-    conn = HTTPConnection(u.hostname, u.port, timeout=10)
+    conn = HTTPConnection(u.hostname, u.port, timeout=10, source_address=(source, 0) if source else None)
     try:
         conn.request(method, u.path + (f"?{u.query}" if u.query else ""), body=body, headers=headers or {})
         r = conn.getresponse()
@@ -100,10 +106,10 @@ def csrf_of(html: bytes | str) -> str:
     return m.group(1)
 
 
-def replay(w, dl_id: str, headers: dict, csrf: str | None):
+def replay(w, dl_id: str, headers: dict, csrf: str | None, source: str | None = None):
     body = urllib.parse.urlencode({"csrf": csrf} if csrf is not None else {}).encode()
     h = dict(headers, **{"Content-Type": "application/x-www-form-urlencoded"})
-    return raw("POST", f"{w.url}/admin/dlq/{dl_id}/replay", body, h)
+    return raw("POST", f"{w.admin_url}/admin/dlq/{dl_id}/replay", body, h, source=source)
 
 
 # ---- the browser ------------------------------------------------------------------
@@ -166,7 +172,7 @@ def no_alert_open(driver) -> bool:
 
 
 def sign_in(driver, w, token: str) -> None:
-    driver.get(f"{w.url}/admin/login")
+    driver.get(f"{w.admin_url}/admin/login")
     field = by_css(driver, "input#token")
     field.clear()
     field.send_keys(token)
@@ -189,12 +195,12 @@ def table_rows(driver, css: str) -> list[list[str]]:
 def test_admin_is_disabled_without_a_token(env):
     w = env.worker(config=admin_config(env, token=None))
     for path in ("/admin", "/admin/", "/admin/login", "/admin/dlq/00000000-0000-0000-0000-000000000000"):
-        status, _, body = w.get(path)
+        status, _, body = w.admin_get(path)
         assert status == 404, (path, status, body)
         assert b"admin_token" in body, body
-    status, _, _ = http("GET", f"{w.url}/admin", headers=bearer())
+    status, _, _ = http("GET", f"{w.admin_url}/admin", headers=bearer())
     assert status == 404
-    status, _, _ = raw("POST", f"{w.url}/admin/login", urllib.parse.urlencode({"token": TOKEN}).encode(),
+    status, _, _ = raw("POST", f"{w.admin_url}/admin/login", urllib.parse.urlencode({"token": TOKEN}).encode(),
                        {"Content-Type": "application/x-www-form-urlencoded"})
     assert status == 404
 
@@ -204,22 +210,23 @@ def test_admin_auth_bearer_basic_and_session_cookie(env):
     dl = dead_letter(env, w, "m1", "o1")
 
     # no credentials: 401 with the sign-in form, and nothing of the DLQ
-    status, _, body = http("GET", f"{w.url}/admin")
+    status, _, body = http("GET", f"{w.admin_url}/admin")
     assert status == 401
     assert b"id=token" in body and b"id=signin" in body
     assert dl["id"].encode() not in body and b"order.bogus" not in body
-    status, _, body = http("GET", f"{w.url}/admin/dlq/{dl['id']}")
+    status, _, body = http("GET", f"{w.admin_url}/admin/dlq/{dl['id']}")
     assert status == 401 and b"order.bogus" not in body
 
     # wrong credentials of every kind
-    for headers in (bearer("wrong"), bearer(TOKEN + "x"), bearer(""), basic("admin", "wrong"), basic(TOKEN, ""),
-                    {"Cookie": "hookd_admin=" + "0" * 64}):
-        status, _, body = http("GET", f"{w.url}/admin", headers=headers)
+    # (each from its own address: five failures from one address block it)
+    for i, headers in enumerate((bearer("wrong"), bearer(TOKEN + "x"), bearer(""), basic("admin", "wrong"),
+                                 basic(TOKEN, ""), {"Cookie": "hookd_admin=" + "0" * 64})):
+        status, _, body = raw("GET", f"{w.admin_url}/admin", headers=headers, source=f"127.0.0.{10 + i}")
         assert status == 401, (headers, status)
         assert dl["id"].encode() not in body
 
     # the right bearer token: the list with the dead letter
-    status, hdrs, body = http("GET", f"{w.url}/admin", headers=bearer())
+    status, hdrs, body = http("GET", f"{w.admin_url}/admin", headers=bearer())
     assert status == 200, body
     assert hdrs["Content-Type"].startswith("text/html")
     page = body.decode()
@@ -228,51 +235,52 @@ def test_admin_auth_bearer_basic_and_session_cookie(env):
     assert "<table id=queues>" in page and "<ul id=workers>" in page
     # the live worker shows up once the heartbeat has listed it
     wid = wait_for(lambda: env.redis.zrange(env.key("workers"), 0, -1), what="worker heartbeat")[0]
-    wait_for(lambda: f"<li>{wid}</li>" in http("GET", f"{w.url}/admin", headers=bearer())[2].decode(),
+    wait_for(lambda: f"<li>{wid}</li>" in http("GET", f"{w.admin_url}/admin", headers=bearer())[2].decode(),
              what="the worker in the admin page's worker list")
 
     # basic auth with the token as the password (any user name)
     for user in ("admin", ""):
-        status, _, body = http("GET", f"{w.url}/admin", headers=basic(user, TOKEN))
+        status, _, body = http("GET", f"{w.admin_url}/admin", headers=basic(user, TOKEN))
         assert status == 200, (user, status)
         assert dl["id"].encode() in body
 
     # the sign-in form: a wrong token is refused, the right one sets a session cookie
     form = {"Content-Type": "application/x-www-form-urlencoded"}
-    status, hdrs, body = raw("POST", f"{w.url}/admin/login", urllib.parse.urlencode({"token": "nope"}).encode(), form)
+    status, hdrs, body = raw("POST", f"{w.admin_url}/admin/login", urllib.parse.urlencode({"token": "nope"}).encode(), form)
     assert status == 401 and "set-cookie" not in hdrs
     assert b"That token is not right." in body
-    status, hdrs, _ = raw("POST", f"{w.url}/admin/login", urllib.parse.urlencode({"token": TOKEN}).encode(), form)
+    status, hdrs, _ = raw("POST", f"{w.admin_url}/admin/login", urllib.parse.urlencode({"token": TOKEN}).encode(), form)
     assert status == 303 and hdrs["location"] == "/admin"
     cookie = hdrs["set-cookie"]
     assert cookie.startswith("hookd_admin=") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert "Secure" not in cookie  # admin_listen is loopback: plain HTTP
     session = cookie.split(";", 1)[0]
     assert TOKEN not in session
-    status, _, body = http("GET", f"{w.url}/admin/dlq/{dl['id']}", headers={"Cookie": f"other=1; {session}"})
+    status, _, body = http("GET", f"{w.admin_url}/admin/dlq/{dl['id']}", headers={"Cookie": f"other=1; {session}"})
     assert status == 200 and b"<table id=attempts>" in body
 
 
 def test_admin_token_from_the_environment(env):
     w = env.worker(config=admin_config(env, token="env:HOOKD_TEST_ADMIN_TOKEN"),
-                   env={"HOOKD_TEST_ADMIN_TOKEN": "from-env-token"})
-    assert http("GET", f"{w.url}/admin", headers=bearer("from-env-token"))[0] == 200
-    assert http("GET", f"{w.url}/admin", headers=bearer("env:HOOKD_TEST_ADMIN_TOKEN"))[0] == 401
-    assert http("GET", f"{w.url}/admin")[0] == 401
-    assert "from-env-token" not in w.output()
+                   env={"HOOKD_TEST_ADMIN_TOKEN": "from-env-token-0123456789"})
+    assert http("GET", f"{w.admin_url}/admin", headers=bearer("from-env-token-0123456789"))[0] == 200
+    assert http("GET", f"{w.admin_url}/admin", headers=bearer("env:HOOKD_TEST_ADMIN_TOKEN"))[0] == 401
+    assert http("GET", f"{w.admin_url}/admin")[0] == 401
+    assert "from-env-token-0123456789" not in w.output()
 
 
 def test_replay_needs_the_csrf_token(env):
     w = env.worker(config=admin_config(env))
     dl = dead_letter(env, w, "m1", "o1")
-    status, _, body = http("GET", f"{w.url}/admin/dlq/{dl['id']}", headers=bearer())
+    status, _, body = http("GET", f"{w.admin_url}/admin/dlq/{dl['id']}", headers=bearer())
     assert status == 200
     csrf = csrf_of(body)
 
-    for given in (None, "", "0" * 64, csrf[:-1], csrf + "0"):
-        status, _, body = replay(w, dl["id"], bearer(), given)
+    for i, given in enumerate((None, "", "0" * 64, csrf[:-1], csrf + "0")):
+        status, _, body = replay(w, dl["id"], bearer(), given, source=f"127.0.0.{20 + i}")
         assert status == 403, (given, status, body)
     # a GET is not a replay either
-    assert raw("GET", f"{w.url}/admin/dlq/{dl['id']}/replay", headers=bearer())[0] == 405
+    assert raw("GET", f"{w.admin_url}/admin/dlq/{dl['id']}/replay", headers=bearer())[0] == 405
     assert w.output().count("admin.csrf_refused") == 5
     r = dl_row(env, dl["id"])
     assert r["replayed_at"] is None and r["replay_count"] == 0
@@ -293,7 +301,7 @@ def test_replay_needs_the_csrf_token(env):
 def test_replaying_twice_is_refused(env):
     w = env.worker(config=admin_config(env))
     dl = dead_letter(env, w, "m1", "o1")
-    csrf = csrf_of(http("GET", f"{w.url}/admin/dlq/{dl['id']}", headers=bearer())[2])
+    csrf = csrf_of(http("GET", f"{w.admin_url}/admin/dlq/{dl['id']}", headers=bearer())[2])
     fix_config(env, w)
 
     status, hdrs, _ = replay(w, dl["id"], bearer(), csrf)
@@ -308,8 +316,204 @@ def test_replaying_twice_is_refused(env):
     assert r["replay_count"] == 1 and r["replayed_at"] is not None
     assert w.output().count("admin.replayed") == 1
     # the detail page no longer offers a replay
-    status, _, body = http("GET", f"{w.url}/admin/dlq/{dl['id']}", headers=bearer())
+    status, _, body = http("GET", f"{w.admin_url}/admin/dlq/{dl['id']}", headers=bearer())
     assert status == 200 and b"id=replay" not in body and b"<th>replayed_at</th>" in body
+
+
+# ---- issue 14: admin_listen, throttling, sessions, CSP, errors ----------------------
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+def login(w, token: str = TOKEN, source: str | None = None, headers: dict | None = None):
+    return raw("POST", f"{w.admin_url}/admin/login", urllib.parse.urlencode({"token": token}).encode(),
+               dict(FORM, **(headers or {})), source=source)
+
+
+def session_of(hdrs: dict) -> str:
+    return hdrs["set-cookie"].split(";", 1)[0]
+
+
+def logout(w, session: str, csrf: str | None):
+    body = urllib.parse.urlencode({"csrf": csrf} if csrf is not None else {}).encode()
+    return raw("POST", f"{w.admin_url}/admin/logout", body, dict(FORM, Cookie=session))
+
+
+def test_admin_and_metrics_only_on_admin_listen(env):
+    w = env.worker(config=admin_config(env))
+    assert w.admin_port and w.admin_port != w.port
+    # the public listener: no /admin, no /metrics, whatever the credentials
+    for path in ("/admin", "/admin/", "/admin/login", "/admin/app.js", "/metrics"):
+        status, _, body = http("GET", f"{w.url}{path}", headers=bearer())
+        assert status == 404, (path, status, body)
+        assert b"hookd_" not in body and b"<form" not in body
+    status, _, _ = raw("POST", f"{w.url}/admin/login", urllib.parse.urlencode({"token": TOKEN}).encode(), FORM)
+    assert status == 404
+    # admin_listen: both, and the probes on both listeners
+    status, _, body = w.admin_get("/metrics")
+    assert status == 200 and b"hookd_build_info" in body
+    assert w.admin_get("/admin", headers=bearer())[0] == 200
+    assert w.admin_get("/admin")[0] == 401
+    for url in (w.url, w.admin_url):
+        assert http("GET", f"{url}/healthz")[0] == 200
+        assert http("GET", f"{url}/readyz")[0] == 200
+    assert f"admin_port={w.admin_port}" in w.output()
+
+
+def test_admin_listen_off(env):
+    cfg = admin_config(env)
+    cfg.write_text(re.sub(r"(?m)^admin_listen = .*$", "admin_listen = off", cfg.read_text()))
+    w = env.worker(config=cfg)
+    assert w.admin_port is None
+    assert "admin_listen=off" in w.output()
+    for path in ("/admin", "/metrics"):
+        assert w.get(path)[0] == 404
+    assert w.get("/healthz")[0] == 200
+
+
+def test_short_admin_token_is_refused(env):
+    short = "x" * 23
+    cfg = admin_config(env, token=short)
+    r = run_hookd(["config", "check", str(cfg)])
+    assert r.returncode != 0, r.stdout
+    assert "admin_token must be at least 24 characters (it has 23)" in r.stderr, r.stderr
+    assert short not in r.stdout + r.stderr
+    r = run_hookd(["-c", str(cfg), "run"], timeout=20)
+    assert r.returncode != 0 and "admin_token must be at least 24 characters" in r.stderr
+    # 24 is enough
+    assert run_hookd(["config", "check", str(admin_config(env, token="y" * 24))]).returncode == 0
+
+
+def test_brute_force_is_throttled_per_address(env):
+    w = env.worker(config=admin_config(env))
+    url = f"{w.admin_url}/admin"
+    for i in range(5):
+        status, hdrs, _ = raw("GET", url, headers=bearer(f"guess-{i}"), source="127.0.0.1")
+        assert status == 401, (i, status)
+        assert "retry-after" not in hdrs
+    # the 6th attempt: 429 with Retry-After, answered at once (the connection is not held)
+    t0 = time.monotonic()
+    status, hdrs, body = raw("GET", url, headers=bearer("guess-5"), source="127.0.0.1")
+    assert status == 429, status
+    assert time.monotonic() - t0 < 1.0
+    assert 1 <= int(hdrs["retry-after"]) <= 60
+    assert b"Too many failed attempts" in body
+    # blocked means blocked: even the right token, the login form and basic auth
+    assert raw("GET", url, headers=bearer(), source="127.0.0.1")[0] == 429
+    assert login(w, source="127.0.0.1")[0] == 429
+    assert raw("GET", url, headers=basic("admin", TOKEN), source="127.0.0.1")[0] == 429
+    # another address is not affected
+    status, _, body = raw("GET", url, headers=bearer(), source="127.0.0.2")
+    assert status == 200 and b"<table id=dlq>" in body
+    # every failure logged with the client's address and its kind
+    out = w.output()
+    assert len(re.findall(r"admin\.auth_failed.*client=127\.0\.0\.1 method=bearer", out)) == 5, out[-3000:]
+    assert re.search(r"admin\.client_blocked.*client=127\.0\.0\.1", out)
+    status, _, _ = login(w, "wrong-login-token", source="127.0.0.3")
+    assert status == 401
+    status, _, _ = raw("GET", url, headers=basic("admin", "wrong"), source="127.0.0.4")
+    assert status == 401
+    w.wait_ready()
+    out = w.output()
+    assert re.search(r"admin\.login_failed.*client=127\.0\.0\.3 method=login", out)
+    assert re.search(r"admin\.auth_failed.*client=127\.0\.0\.4 method=basic", out)
+    assert "guess-" not in out and TOKEN not in out and "wrong-login-token" not in out
+
+
+def test_sessions_are_random_expire_and_log_out(env):
+    w = env.worker(config=admin_config(env, hookd="admin_session_timeout = 3s\n"))
+    status, hdrs, _ = login(w)
+    assert status == 303
+    cookie = hdrs["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/admin" in cookie
+    assert "Max-Age=3" in cookie and "Secure" not in cookie
+    a = session_of(hdrs)
+    status, hdrs, _ = login(w, headers={"X-Forwarded-Proto": "https"})
+    assert "; Secure" in hdrs["set-cookie"]  # behind a TLS proxy
+    b = session_of(hdrs)
+    assert a != b and re.fullmatch(r"hookd_admin=[0-9a-f]{64}", a)
+
+    # a CSRF token per session, on the page's logout form
+    pages = {s: http("GET", f"{w.admin_url}/admin", headers={"Cookie": s}) for s in (a, b)}
+    assert all(p[0] == 200 for p in pages.values())
+    csrf_a, csrf_b = csrf_of(pages[a][2]), csrf_of(pages[b][2])
+    assert csrf_a != csrf_b
+    # bearer pages carry no logout form
+    assert b"id=logout" not in http("GET", f"{w.admin_url}/admin", headers=bearer())[2]
+
+    # logging out needs the session's own CSRF token
+    assert logout(w, a, csrf_b)[0] == 403
+    assert logout(w, a, None)[0] == 403
+    assert http("GET", f"{w.admin_url}/admin", headers={"Cookie": a})[0] == 200
+    status, hdrs, _ = logout(w, a, csrf_a)
+    assert status == 303 and hdrs["location"] == "/admin/login"
+    assert hdrs["set-cookie"].startswith("hookd_admin=;") and "Max-Age=0" in hdrs["set-cookie"]
+    status, hdrs, _ = raw("GET", f"{w.admin_url}/admin", headers={"Cookie": a})
+    assert status == 401 and "Max-Age=0" in hdrs["set-cookie"]  # the browser forgets it
+    assert http("GET", f"{w.admin_url}/admin", headers={"Cookie": b})[0] == 200
+
+    # expiry: 3 s after sign-in, however recently it was used
+    wait_for(lambda: http("GET", f"{w.admin_url}/admin", headers={"Cookie": b})[0] == 401, timeout=6,
+             interval=0.5, what="session b expired")
+
+
+def test_token_change_ends_sessions(env):
+    w = env.worker(config=admin_config(env))
+    status, hdrs, _ = login(w)
+    s = session_of(hdrs)
+    assert http("GET", f"{w.admin_url}/admin", headers={"Cookie": s})[0] == 200
+    new = "another-admin-token-0123456789"
+    admin_config(env, token=new, port=w.port, admin_port=w.admin_port)
+    before = w.output().count("config.reloaded")
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: w.output().count("config.reloaded") > before, what="config.reloaded")
+    assert http("GET", f"{w.admin_url}/admin", headers={"Cookie": s})[0] == 401
+    assert http("GET", f"{w.admin_url}/admin", headers=bearer(new))[0] == 200
+
+
+def test_csp_has_no_unsafe_inline(env):
+    w = env.worker(config=admin_config(env))
+    dl = dead_letter(env, w, "m1", "o1")
+    for path, headers in (("/admin/login", {}), ("/admin", bearer()), (f"/admin/dlq/{dl['id']}", bearer())):
+        status, hdrs, body = http("GET", f"{w.admin_url}{path}", headers=headers)
+        assert status == 200, (path, status)
+        csp = hdrs["Content-Security-Policy"]
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp, csp
+        assert "script-src 'self'" in csp and "style-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        page = body.decode()
+        # nothing inline the CSP would have to allow
+        assert "<style" not in page and " style=" not in page, path
+        assert re.findall(r"<script[^>]*>", page) == ['<script src="/admin/app.js" defer>'], path
+        assert not re.search(r"\son[a-z]+=", page), path
+    status, hdrs, body = w.admin_get("/admin/app.js")
+    assert status == 200 and hdrs["Content-Type"].startswith("text/javascript") and b"data-confirm" in body
+    status, hdrs, body = w.admin_get("/admin/app.css")
+    assert status == 200 and hdrs["Content-Type"].startswith("text/css") and b"font:" in body
+
+
+def test_database_errors_are_not_shown(env):
+    w = env.worker(config=admin_config(env))
+    dl = dead_letter(env, w, "m1", "o1")
+    # operator-worded errors are still shown
+    status, _, body = http("GET", f"{w.admin_url}/admin/dlq/not-a-uuid", headers=bearer())
+    assert status == 404 and b"is not a dead letter id" in body
+    env.db.all("ALTER TABLE dead_letters RENAME TO dead_letters_hidden")
+    try:
+        for path in ("/admin", f"/admin/dlq/{dl['id']}"):
+            status, _, body = http("GET", f"{w.admin_url}{path}", headers=bearer())
+            assert status == 503, (path, status, body)
+            page = body.decode()
+            for leak in ("dead_letters", "relation", "ERROR", "does not exist", "SELECT"):
+                assert leak not in page, (leak, page)
+            ref = re.search(r"<code id=ref>([0-9a-f]{8})</code>", page)
+            assert ref, page
+            # the log has it, under the same reference
+            line = wait_for(lambda: next((l for l in w.output().splitlines()
+                                          if "admin.error" in l and f"ref={ref.group(1)}" in l), None),
+                            what="admin.error in the log")
+            assert "dead_letters" in line, line
+    finally:
+        env.db.all("ALTER TABLE dead_letters_hidden RENAME TO dead_letters")
 
 
 # ---- in the browser --------------------------------------------------------------
@@ -320,7 +524,7 @@ def test_dead_letter_workflow_in_the_browser(env, browser, tmp_path):
     dl = dead_letter(env, w, "m1", "o1")
 
     # not signed in: the sign-in form
-    driver.get(f"{w.url}/admin")
+    driver.get(f"{w.admin_url}/admin")
     assert by_css(driver, "input#token").get_attribute("type") == "password"
     assert by_css(driver, "button#signin").text == "Sign in"
     assert not all_css(driver, "table#dlq")
@@ -392,7 +596,7 @@ def test_dead_letter_workflow_in_the_browser(env, browser, tmp_path):
     assert shot.read_bytes()[:8] == PNG_MAGIC and shot.stat().st_size > 1000
 
     # the detail page now shows the replay and offers none
-    driver.get(f"{w.url}/admin/dlq/{dl['id']}")
+    driver.get(f"{w.admin_url}/admin/dlq/{dl['id']}")
     by_css(driver, "table#attempts")
     assert not all_css(driver, "button#replay")
     assert "replayed_at" in by_css(driver, "table#entry").text
@@ -412,7 +616,7 @@ def test_pages_escape_what_partners_sent(env, browser):
     dl = dead_letter(env, w, "m-xss", "o-xss", headers={"x-note": img}, note=script)
 
     # over plain HTTP: the markup arrives escaped
-    status, _, body = http("GET", f"{w.url}/admin/dlq/{dl['id']}", headers=bearer())
+    status, _, body = http("GET", f"{w.admin_url}/admin/dlq/{dl['id']}", headers=bearer())
     assert status == 200
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in body and script.encode() not in body
     assert b"&lt;img src=x onerror=alert(2)&gt;" in body and img.encode() not in body
@@ -420,7 +624,7 @@ def test_pages_escape_what_partners_sent(env, browser):
     # in the browser: shown as text, never run
     sign_in(driver, w, TOKEN)
     by_css(driver, "table#dlq")
-    driver.get(f"{w.url}/admin/dlq/{dl['id']}")
+    driver.get(f"{w.admin_url}/admin/dlq/{dl['id']}")
     assert no_alert_open(driver)
     by_css(driver, "pre#payload")
     assert driver.execute_script("return document.readyState") == "complete"
@@ -429,5 +633,7 @@ def test_pages_escape_what_partners_sent(env, browser):
     assert img in driver.find_element("tag name", "body").text
     source = driver.page_source
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in source and script not in source
-    assert driver.execute_script("return document.scripts.length") == 0
+    # the one script is the page's own, from /admin/app.js
+    assert driver.execute_script("return Array.from(document.scripts).map(s => s.src)") == [
+        f"{w.admin_url}/admin/app.js"]
     assert driver.execute_script("return document.images.length") == 0

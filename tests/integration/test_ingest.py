@@ -133,7 +133,7 @@ def stats(env) -> dict:
 
 
 def metric_rejected(w) -> dict:
-    _, _, raw = w.get("/metrics")
+    _, _, raw = w.admin_get("/metrics")
     return {m.group(1): int(m.group(2)) for m in
             re.finditer(r'^hookd_rejected_total\{reason="([a-z_]+)"\} (\d+)$', raw.decode(), re.M)}
 

@@ -622,7 +622,7 @@ def test_status_of_a_two_worker_cluster(env):
 def scrape(w) -> dict:
     """/metrics through the Prometheus text parser: {(name, labels): value}
     plus the families by name."""
-    status, headers, body = w.get("/metrics")
+    status, headers, body = w.admin_get("/metrics")
     assert status == 200
     assert headers.get("Content-Type", "").startswith("text/plain")
     text = body.decode()

@@ -274,7 +274,7 @@ def make_retry_due_now(env, delivery_id) -> None:
 
 
 def metrics_value(w, name: str) -> float:
-    text = w.get("/metrics")[2].decode()
+    text = w.admin_get("/metrics")[2].decode()
     m = re.search(rf"^{name} (\S+)$", text, flags=re.M)
     assert m, f"{name} not in /metrics"
     return float(m.group(1))

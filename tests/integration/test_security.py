@@ -73,7 +73,7 @@ def test_application_role_can_only_emit(env):
 def test_config_check_redacts_secrets(env, tmp_path):
     cfg = env.config(extra="[partner gh]\nscheme = github\nsecret = env:GH_SECRET\n"
                            "[partner st]\nscheme = stripe\nsecret = whsec_literal_stripe_secret\n")
-    text = cfg.read_text().replace("[hookd]\n", "[hookd]\nadmin_token = admin-token-value\n", 1)
+    text = cfg.read_text().replace("[hookd]\n", "[hookd]\nadmin_token = admin-token-value-0123456789\n", 1)
     text = text.replace(env.db_url, env.db_url.replace("postgres@", "postgres:db-password-value@"))
     cfg.write_text(text)
     r = subprocess.run([str(Path(run_hookd.__globals__["HOOKD_BIN"])), "config", "check", str(cfg)],

@@ -149,6 +149,9 @@ static void test_minimal_config_gets_defaults(void **state)
     assert_int_equal(c->reconcile_horizon, 1 * H);
     assert_false(c->allow_private_networks);
     assert_null(c->admin_token.text);
+    assert_string_equal(c->admin_listen, "127.0.0.1:8081");
+    assert_string_equal(config_admin_listen(c), "127.0.0.1:8081");
+    assert_int_equal(c->admin_session_timeout, 12 * H);
     assert_null(c->alert_webhook.text);
     assert_int_equal(c->alert_interval, 1 * M);
     assert_int_equal(c->heartbeat_interval, 2 * S);
@@ -343,7 +346,7 @@ static void test_percent_roles_bools_ints(void **state)
 static void test_design_example_loads(void **state)
 {
     (void)state;
-    setenv("HOOKD_ADMIN_TOKEN", "admintoken-example", 1);
+    setenv("HOOKD_ADMIN_TOKEN", "admintoken-example-0123456789", 1);
     setenv("STRIPE_WEBHOOK_SECRET", "whsec_stripe_example", 1);
     struct hookd_config *c = load_ok(
         "[hookd]\n"
@@ -385,7 +388,7 @@ static void test_design_example_loads(void **state)
         "transition order.shipped = paid -> shipped\n"
         "transition order.cancelled = draft, started, paid -> cancelled\n");
 
-    assert_string_equal(c->admin_token.text, "admintoken-example");
+    assert_string_equal(c->admin_token.text, "admintoken-example-0123456789");
     assert_string_equal(c->admin_token.env, "HOOKD_ADMIN_TOKEN");
     assert_int_equal(c->noverrides, 1);
     assert_int_equal(c->overrides[0].scope, RETRY_ENDPOINT);
@@ -530,10 +533,27 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
                      "log_level = loud\n", /* 5 */
            5, "log_level 'loud' is not one of debug, info, warn, error");
     refuse(HOOKD_MIN "listen = 8080\n", 4, "listen '8080' must be HOST:PORT");
+    /* issue 14 finding 5: a short admin token is refused, without echoing it */
+    refuse(HOOKD_MIN "admin_token = 12345678901234567890123\n", 4,
+           "[hookd] admin_token must be at least 24 characters (it has 23)");
+    refuse(HOOKD_MIN "admin_listen = 8081\n", 4, "admin_listen '8081' must be HOST:PORT or off");
+    refuse(HOOKD_MIN "admin_listen = 127.0.0.1:8080\n", 4, "admin_listen must differ from listen");
+    refuse(HOOKD_MIN "admin_session_timeout = 10ms\n", 4, "admin_session_timeout must be at least 1s");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = http://r:6379\n", /* 3 */
            3, "redis must be a redis:// URL");
+}
+
+/* admin_listen = off turns the admin listener off; a token of
+ * exactly 24 characters is enough. */
+static void test_admin_listen_off_and_token_minimum(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN "admin_listen = off\nadmin_token = 123456789012345678901234\n");
+    assert_null(config_admin_listen(c));
+    assert_string_equal(c->admin_token.text, "123456789012345678901234");
+    config_unref(c);
 }
 
 static void test_refuse_duplicates(void **state)
@@ -864,7 +884,7 @@ static void test_env_secrets_resolve_and_print_by_name(void **state)
 {
     (void)state;
     setenv("HOOKD_UT_DB", "postgresql://hookd:db-pass-9f2@db.internal/hookd", 1);
-    setenv("HOOKD_UT_TOKEN", "token-value-4c1", 1);
+    setenv("HOOKD_UT_TOKEN", "token-value-4c1-0123456789abc", 1);
     setenv("HOOKD_UT_STRIPE", "whsec_stripe-value-77a", 1);
     struct hookd_config *c = load_ok("[hookd]\n"
                                      "database = env:HOOKD_UT_DB\n"
@@ -877,7 +897,7 @@ static void test_env_secrets_resolve_and_print_by_name(void **state)
                                      "secret = literal-secret-31d\n");
     assert_string_equal(c->database.text, "postgresql://hookd:db-pass-9f2@db.internal/hookd");
     assert_string_equal(c->database.env, "HOOKD_UT_DB");
-    assert_string_equal(c->admin_token.text, "token-value-4c1");
+    assert_string_equal(c->admin_token.text, "token-value-4c1-0123456789abc");
     assert_string_equal(c->admin_token.env, "HOOKD_UT_TOKEN");
     assert_null(c->alert_webhook.env);
     const struct partner_config *p = config_partner(c, "stripe");
@@ -896,7 +916,7 @@ static void test_env_secrets_resolve_and_print_by_name(void **state)
     assert_contains(out, "secret = <redacted>\n");
     assert_lacks(out, "db-pass-9f2");
     assert_lacks(out, "db.internal"); /* an env URL prints by name only */
-    assert_lacks(out, "token-value-4c1");
+    assert_lacks(out, "token-value-4c1-0123456789abc");
     assert_lacks(out, "alert-literal-5e5");
     assert_lacks(out, "stripe-value-77a");
     assert_lacks(out, "literal-secret-31d");
@@ -1286,7 +1306,7 @@ static void test_print_load_round_trip(void **state)
 {
     (void)state;
     setenv("HOOKD_UT_DB", "postgresql://hookd:rt-pw@127.0.0.1/hookd", 1);
-    setenv("HOOKD_UT_TOKEN", "rt-token", 1);
+    setenv("HOOKD_UT_TOKEN", "rt-token-0123456789abcdef", 1);
     setenv("HOOKD_UT_SW", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", 1);
     struct hookd_config *c = load_ok("[hookd]\n"
                                      "database = env:HOOKD_UT_DB\n"
@@ -1404,6 +1424,7 @@ int main(void)
         cmocka_unit_test(test_refuse_unknown_keys),
         cmocka_unit_test(test_refuse_bad_values),
         cmocka_unit_test(test_refuse_hookd_validation),
+        cmocka_unit_test(test_admin_listen_off_and_token_minimum),
         cmocka_unit_test(test_refuse_hookd_validation_names_key_line),
         cmocka_unit_test(test_refuse_duplicates),
         cmocka_unit_test(test_refuse_duplicate_sections),

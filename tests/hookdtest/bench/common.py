@@ -216,7 +216,7 @@ class Bench:
 
 
 def metrics(worker: Worker) -> dict[str, float]:
-    with urllib.request.urlopen(worker.url + "/metrics", timeout=5) as r:
+    with urllib.request.urlopen(worker.admin_url + "/metrics", timeout=5) as r:
         text = r.read().decode()
     out = {}
     for line in text.splitlines():
