@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench demo run format format-check check-layers clean services-stop fuzz chaos soak
+.PHONY: all deps test unit integration asan valgrind bench demo run format format-check check-layers clean services-stop fuzz chaos soak deb
 
 all: deps $(BUILD)/hookd
 
@@ -146,6 +146,12 @@ format-check:
 check-layers:
 	/usr/bin/python3 scripts/check_layers.py --self-test
 	/usr/bin/python3 scripts/check_layers.py
+
+# A Debian package of $(BUILD)/hookd: binary, conffile, hookd user, systemd
+# units (packaging/build-deb.sh says why dpkg-deb; docs/deploy/systemd.md).
+deb: all
+	@scripts/deps.sh deb
+	packaging/build-deb.sh $(BUILD)
 
 services-stop:
 	scripts/services.sh stop .run

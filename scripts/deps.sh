@@ -2,6 +2,7 @@
 # Installs the Debian packages hookd needs, quietly and only when missing.
 #   scripts/deps.sh build   compiler-side libraries (make, make asan)
 #   scripts/deps.sh test    servers and tools the tests, demo and bench use
+#   scripts/deps.sh deb     what `make deb` needs besides the build
 set -euo pipefail
 
 build_pkgs=(gcc make pkg-config libevent-dev libhiredis-dev libpq-dev libjansson-dev
@@ -14,7 +15,8 @@ want=()
 case "${1:-build}" in
   build) want=("${build_pkgs[@]}") ;;
   test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+  deb) want=("${build_pkgs[@]}" dpkg-dev binutils adduser) ;;
+  *) echo "usage: $0 build|test|deb" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -23,6 +23,7 @@
 #include <event2/http.h>
 #include <openssl/rand.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #include "migrate.h"
 #include "reconcile.h"
 #include "relay.h"
+#include "sd_notify.h"
 #include "xmalloc.h"
 
 struct worker {
@@ -62,7 +64,9 @@ struct worker {
     struct metrics *metrics;
     bool started[16]; /* per row: started, so it is closed and freed */
     int64_t drain_deadline_ms;
-    struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev;
+    struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev, *watchdog_ev;
+    char notify_status[160]; /* the last STATUS= sent to systemd */
+    bool notify_failing;     /* the last notification failed (logged once) */
 };
 
 /* ---- the parts ------------------------------------------------------------
@@ -268,6 +272,51 @@ static size_t worker_inflight(void *arg)
     return (w->inbox ? inbox_pending(w->inbox) : 0) + (w->delivery ? delivery_inflight(w->delivery) : 0);
 }
 
+/* ---- systemd notifications ------------------------------------------------
+ * Type=notify (packaging/hookd.service): READY=1 once the listener accepts,
+ * STOPPING=1 when the drain starts, RELOADING=1 … READY=1 around a SIGHUP,
+ * WATCHDOG=1 from the loop, and STATUS= whenever the readiness seen on
+ * /readyz changes. No-ops unless systemd set NOTIFY_SOCKET. */
+
+static void notify(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notify(struct worker *w, const char *fmt, ...)
+{
+    if (!sd_notify_enabled())
+        return;
+    char msg[512], err[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bool failed = sd_notify_send(msg, err, sizeof err) != 0;
+    if (failed && !w->notify_failing)
+        log_warn("sd_notify.failed", "error=\"%s\"", err);
+    w->notify_failing = failed;
+}
+
+/* Sends `state` (NULL: nothing) with the current STATUS=, or STATUS= alone
+ * when it changed. */
+static void notify_state(struct worker *w, const char *state)
+{
+    const struct hookd_ctx *ctx = &w->ctx;
+    const char *now = ctx_ready(ctx) ? "ready" : "listening, not ready";
+    char line[sizeof w->notify_status];
+    snprintf(line, sizeof line, "%s; postgres %s; redis %s; schema %s", ctx->draining ? "draining" : now,
+             db_pool_healthy(ctx->db) ? "up" : "down", redis_conn_ready(ctx->redis) ? "up" : "down",
+             ctx->migrations_current ? "current" : "not current");
+    if (!state && strcmp(line, w->notify_status) == 0)
+        return;
+    memcpy(w->notify_status, line, sizeof line);
+    notify(w, "%s%sSTATUS=%s", state ? state : "", state ? "\n" : "", line);
+}
+
+static void on_watchdog_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    notify(arg, "WATCHDOG=1");
+}
+
 /* ---- readiness --------------------------------------------------------- */
 
 struct schema_check {
@@ -308,6 +357,7 @@ static void on_readiness_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct worker *w = arg;
+    notify_state(w, NULL);
     struct schema_check *c = xcalloc(1, sizeof *c);
     c->w = w;
     db_pool_submit(w->ctx.db, work_schema_check, done_schema_check, c);
@@ -336,11 +386,8 @@ static bool runs(const struct worker *w, size_t i)
     return w->started[i];
 }
 
-static void on_sighup(evutil_socket_t fd, short what, void *arg)
+static void reload(struct worker *w)
 {
-    (void)fd;
-    (void)what;
-    struct worker *w = arg;
     char err[512];
     struct hookd_config *n = config_load(w->ctx.cfg->path, err, sizeof err);
     if (!n) {
@@ -360,6 +407,16 @@ static void on_sighup(evutil_socket_t fd, short what, void *arg)
         if (runs(w, i) && parts[i].reload)
             parts[i].reload(w);
     log_info("config.reloaded", "generation=%llu", (unsigned long long)n->generation);
+}
+
+static void on_sighup(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct worker *w = arg;
+    notify(w, "RELOADING=1\nMONOTONIC_USEC=%lld", (long long)clock_mono_us());
+    reload(w);
+    notify_state(w, "READY=1"); /* also after a failed reload: the old config runs */
 }
 
 static void on_drained(void *arg)
@@ -401,6 +458,7 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
         return;
     w->ctx.draining = true;
     log_info("worker.draining", "%s", "");
+    notify_state(w, "STOPPING=1");
     w->drain_deadline_ms = clock_wall_ms() + w->ctx.cfg->shutdown_timeout;
     http_server_stop_accepting(w->http);
     if (w->admin_http)
@@ -482,6 +540,13 @@ static int start(struct worker *w, char *err, size_t errlen)
     evsignal_add(w->sig_hup, NULL);
     evsignal_add(w->sig_term, NULL);
     evsignal_add(w->sig_int, NULL);
+    uint64_t watchdog_usec = sd_notify_watchdog_usec();
+    if (watchdog_usec > 0) {
+        uint64_t half = watchdog_usec / 2;
+        struct timeval tv = {(time_t)(half / 1000000), (suseconds_t)(half % 1000000)};
+        w->watchdog_ev = event_new(base, -1, EV_PERSIST, on_watchdog_timer, w);
+        event_add(w->watchdog_ev, &tv);
+    }
     return 0;
 }
 
@@ -511,7 +576,7 @@ static void stop(struct worker *w)
     }
     http_server_free(w->admin_http);
     http_server_free(w->http);
-    struct event *evs[] = {w->readiness_ev, w->drain_ev, w->sig_hup, w->sig_term, w->sig_int};
+    struct event *evs[] = {w->readiness_ev, w->drain_ev, w->sig_hup, w->sig_term, w->sig_int, w->watchdog_ev};
     for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
         if (evs[i])
             event_free(evs[i]);
@@ -558,6 +623,7 @@ int worker_run(const char *config_path)
         log_info("worker.started", "listen=%s port=%d admin_listen=%s admin_port=%d config=%s", cfg->listen,
                  http_server_port(w->http), w->admin_http ? cfg->admin_listen : "off",
                  w->admin_http ? http_server_port(w->admin_http) : 0, cfg->path);
+        notify_state(w, "READY=1"); /* the listener accepts from here on */
         event_base_dispatch(w->ctx.base);
         log_info("worker.stopped", "%s", "");
     }
