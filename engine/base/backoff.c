@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
+
 #define MS_PER_S INT64_C(1000)
 #define MS_PER_M (60 * MS_PER_S)
 #define MS_PER_H (60 * MS_PER_M)
@@ -31,18 +33,6 @@ static const struct {
 } units[] = {
     {"d", MS_PER_D}, {"h", MS_PER_H}, {"m", MS_PER_M}, {"s", MS_PER_S}, {"ms", 1},
 };
-
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 void backoff_policy_default(struct backoff_policy *p)
 {
@@ -69,13 +59,13 @@ void defer_policy_default(struct defer_policy *p)
 static int validate_steps(const int64_t *schedule_ms, int nsteps, char *err, size_t errlen)
 {
     if (nsteps < 1 || nsteps > BACKOFF_MAX_STEPS) {
-        set_err(err, errlen, "schedule must have 1 to %d steps (has %d)", BACKOFF_MAX_STEPS,
+        err_set(err, errlen, "schedule must have 1 to %d steps (has %d)", BACKOFF_MAX_STEPS,
                 nsteps);
         return -1;
     }
     for (int i = 0; i < nsteps; i++) {
         if (schedule_ms[i] < 0) {
-            set_err(err, errlen, "schedule step %d is negative", i + 1);
+            err_set(err, errlen, "schedule step %d is negative", i + 1);
             return -1;
         }
     }
@@ -87,11 +77,11 @@ int backoff_policy_validate(const struct backoff_policy *p, char *err, size_t er
     if (validate_steps(p->schedule_ms, p->nsteps, err, errlen) < 0)
         return -1;
     if (p->max_attempts < 1) {
-        set_err(err, errlen, "max_attempts must be at least 1 (is %d)", p->max_attempts);
+        err_set(err, errlen, "max_attempts must be at least 1 (is %d)", p->max_attempts);
         return -1;
     }
     if (p->jitter_pct < 0 || p->jitter_pct > 100) {
-        set_err(err, errlen, "jitter must be between 0 and 100%% (is %d%%)", p->jitter_pct);
+        err_set(err, errlen, "jitter must be between 0 and 100%% (is %d%%)", p->jitter_pct);
         return -1;
     }
     return 0;
@@ -102,7 +92,7 @@ int defer_policy_validate(const struct defer_policy *p, char *err, size_t errlen
     if (validate_steps(p->schedule_ms, p->nsteps, err, errlen) < 0)
         return -1;
     if (p->max_age_ms <= 0) {
-        set_err(err, errlen, "max_age must be greater than 0");
+        err_set(err, errlen, "max_age must be greater than 0");
         return -1;
     }
     return 0;
@@ -196,28 +186,28 @@ static int parse_duration_span(const char *s, size_t len, int64_t *out_ms, char 
     int64_t amount = 0;
 
     if (len == 0) {
-        set_err(err, errlen, "empty duration " UNITS_HINT);
+        err_set(err, errlen, "empty duration " UNITS_HINT);
         return -1;
     }
     if (s[0] == '-') {
-        set_err(err, errlen, "bad duration '%.*s': must not be negative", n, s);
+        err_set(err, errlen, "bad duration '%.*s': must not be negative", n, s);
         return -1;
     }
     if (!is_digit(s[0])) {
-        set_err(err, errlen, "bad duration '%.*s': expected a whole number and a unit " UNITS_HINT,
+        err_set(err, errlen, "bad duration '%.*s': expected a whole number and a unit " UNITS_HINT,
                 n, s);
         return -1;
     }
     for (; i < len && is_digit(s[i]); i++) {
         int d = s[i] - '0';
         if (amount > (INT64_MAX - d) / 10) {
-            set_err(err, errlen, "bad duration '%.*s': too large", n, s);
+            err_set(err, errlen, "bad duration '%.*s': too large", n, s);
             return -1;
         }
         amount = amount * 10 + d;
     }
     if (i < len && (s[i] == '.' || s[i] == ',')) {
-        set_err(err, errlen,
+        err_set(err, errlen,
                 "bad duration '%.*s': only whole numbers are allowed (use a smaller unit, e.g. "
                 "90s instead of 1.5m)",
                 n, s);
@@ -227,20 +217,20 @@ static int parse_duration_span(const char *s, size_t len, int64_t *out_ms, char 
         i++;
     ulen = len - i;
     if (ulen == 0) {
-        set_err(err, errlen, "bad duration '%.*s': missing unit " UNITS_HINT, n, s);
+        err_set(err, errlen, "bad duration '%.*s': missing unit " UNITS_HINT, n, s);
         return -1;
     }
     for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
         if (strlen(units[u].name) == ulen && memcmp(units[u].name, s + i, ulen) == 0) {
             if (amount > INT64_MAX / units[u].ms) {
-                set_err(err, errlen, "bad duration '%.*s': too large", n, s);
+                err_set(err, errlen, "bad duration '%.*s': too large", n, s);
                 return -1;
             }
             *out_ms = amount * units[u].ms;
             return 0;
         }
     }
-    set_err(err, errlen, "bad duration '%.*s': unknown unit '%.*s' " UNITS_HINT, n, s,
+    err_set(err, errlen, "bad duration '%.*s': unknown unit '%.*s' " UNITS_HINT, n, s,
             (int)(ulen > 50 ? 50 : ulen), s + i);
     return -1;
 }
@@ -262,7 +252,7 @@ int backoff_parse_schedule(const char *text, int64_t *out_ms, int *n, char *err,
 
     trim(&text, &len);
     if (len == 0) {
-        set_err(err, errlen, "empty schedule: expected durations like '1m, 5m, 15m'");
+        err_set(err, errlen, "empty schedule: expected durations like '1m, 5m, 15m'");
         return -1;
     }
     for (size_t pos = 0; pos <= len;) {
@@ -273,15 +263,15 @@ int backoff_parse_schedule(const char *text, int64_t *out_ms, int *n, char *err,
         pos += ilen + 1;
         trim(&item, &ilen);
         if (ilen == 0) {
-            set_err(err, errlen, "schedule step %d is empty", count + 1);
+            err_set(err, errlen, "schedule step %d is empty", count + 1);
             return -1;
         }
         if (count == BACKOFF_MAX_STEPS) {
-            set_err(err, errlen, "schedule has more than %d steps", BACKOFF_MAX_STEPS);
+            err_set(err, errlen, "schedule has more than %d steps", BACKOFF_MAX_STEPS);
             return -1;
         }
         if (parse_duration_span(item, ilen, &steps[count], sub, sizeof(sub)) < 0) {
-            set_err(err, errlen, "schedule step %d: %s", count + 1, sub);
+            err_set(err, errlen, "schedule step %d: %s", count + 1, sub);
             return -1;
         }
         count++;
@@ -301,7 +291,7 @@ int backoff_parse_percent(const char *text, int *out, char *err, size_t errlen)
     trim(&text, &len);
     n = len > 200 ? 200 : (int)len;
     if (len == 0) {
-        set_err(err, errlen, "empty percentage: expected a whole number from 0 to 100");
+        err_set(err, errlen, "empty percentage: expected a whole number from 0 to 100");
         return -1;
     }
     if (text[len - 1] == '%') {
@@ -309,7 +299,7 @@ int backoff_parse_percent(const char *text, int *out, char *err, size_t errlen)
         trim(&text, &len);
     }
     if (len > 0 && text[0] == '-') {
-        set_err(err, errlen, "bad percentage '%.*s': must be between 0 and 100", n, text);
+        err_set(err, errlen, "bad percentage '%.*s': must be between 0 and 100", n, text);
         return -1;
     }
     for (; i < len && is_digit(text[i]); i++) {
@@ -320,18 +310,18 @@ int backoff_parse_percent(const char *text, int *out, char *err, size_t errlen)
         }
     }
     if (i < len && i > 0 && (text[i] == '.' || text[i] == ',')) {
-        set_err(err, errlen, "bad percentage '%.*s': only whole numbers are allowed", n, text);
+        err_set(err, errlen, "bad percentage '%.*s': only whole numbers are allowed", n, text);
         return -1;
     }
     if (i == 0 || i < len) {
-        set_err(err, errlen,
+        err_set(err, errlen,
                 "bad percentage '%.*s': expected a whole number from 0 to 100, optionally "
                 "followed by '%%'",
                 n, text);
         return -1;
     }
     if (too_big) {
-        set_err(err, errlen, "bad percentage '%.*s': must be between 0 and 100", n, text);
+        err_set(err, errlen, "bad percentage '%.*s': must be between 0 and 100", n, text);
         return -1;
     }
     *out = value;

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
+
 struct transition {
     char *event;
     uint64_t from_set;
@@ -69,18 +71,6 @@ static char *xstrdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     return memcpy(xmalloc(n), s, n);
-}
-
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 static uint64_t bit(int i)
@@ -163,16 +153,16 @@ const char *machine_name(const struct machine *m)
 int machine_set_initial(struct machine *m, const char *state, char *err, size_t errlen)
 {
     if (m->finalized) {
-        set_err(err, errlen, "machine '%s' is finalized; its initial state cannot change",
+        err_set(err, errlen, "machine '%s' is finalized; its initial state cannot change",
                 m->name);
         return -1;
     }
     if (is_empty(state)) {
-        set_err(err, errlen, "machine '%s': empty initial state", m->name);
+        err_set(err, errlen, "machine '%s': empty initial state", m->name);
         return -1;
     }
     if (m->initial_name) {
-        set_err(err, errlen, "machine '%s': initial state set twice ('%s', then '%s')", m->name,
+        err_set(err, errlen, "machine '%s': initial state set twice ('%s', then '%s')", m->name,
                 m->initial_name, state);
         return -1;
     }
@@ -188,41 +178,41 @@ static int check_transition(const struct machine *m, const char *event, const ch
     size_t fresh = 0;
 
     if (m->finalized) {
-        set_err(err, errlen, "machine '%s' is finalized; transitions cannot be added", m->name);
+        err_set(err, errlen, "machine '%s' is finalized; transitions cannot be added", m->name);
         return -1;
     }
     if (is_empty(event)) {
-        set_err(err, errlen, "machine '%s': transition with an empty event name", m->name);
+        err_set(err, errlen, "machine '%s': transition with an empty event name", m->name);
         return -1;
     }
     if (find_transition(m, event)) {
-        set_err(err, errlen, "machine '%s': event '%s' is defined twice", m->name, event);
+        err_set(err, errlen, "machine '%s': event '%s' is defined twice", m->name, event);
         return -1;
     }
     if (is_empty(to)) {
-        set_err(err, errlen, "machine '%s': transition '%s' has an empty target state", m->name,
+        err_set(err, errlen, "machine '%s': transition '%s' has an empty target state", m->name,
                 event);
         return -1;
     }
     if (nfrom == 0 || from == NULL) {
-        set_err(err, errlen, "machine '%s': transition '%s' has no from-state", m->name, event);
+        err_set(err, errlen, "machine '%s': transition '%s' has no from-state", m->name, event);
         return -1;
     }
     for (size_t i = 0; i < nfrom; i++) {
         if (is_empty(from[i])) {
-            set_err(err, errlen, "machine '%s': transition '%s' has an empty from-state",
+            err_set(err, errlen, "machine '%s': transition '%s' has an empty from-state",
                     m->name, event);
             return -1;
         }
         if (strcmp(from[i], to) == 0) {
-            set_err(err, errlen,
+            err_set(err, errlen,
                     "machine '%s': transition '%s' lists its target state '%s' as a from-state",
                     m->name, event, to);
             return -1;
         }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(from[i], from[j]) == 0) {
-                set_err(err, errlen,
+                err_set(err, errlen,
                         "machine '%s': transition '%s' lists from-state '%s' twice", m->name,
                         event, from[i]);
                 return -1;
@@ -234,7 +224,7 @@ static int check_transition(const struct machine *m, const char *event, const ch
     if (find_state(m, to) < 0)
         fresh++;
     if (m->nstates + fresh > MACHINE_MAX_STATES) {
-        set_err(err, errlen, "machine '%s': transition '%s' would exceed %d states", m->name,
+        err_set(err, errlen, "machine '%s': transition '%s' would exceed %d states", m->name,
                 event, MACHINE_MAX_STATES);
         return -1;
     }
@@ -324,20 +314,20 @@ static void compute_dominators(struct machine *m)
 int machine_finalize(struct machine *m, char *err, size_t errlen)
 {
     if (m->finalized) {
-        set_err(err, errlen, "machine '%s' is already finalized", m->name);
+        err_set(err, errlen, "machine '%s' is already finalized", m->name);
         return -1;
     }
     if (!m->initial_name) {
-        set_err(err, errlen, "machine '%s' has no initial state", m->name);
+        err_set(err, errlen, "machine '%s' has no initial state", m->name);
         return -1;
     }
     if (m->ntrans == 0) {
-        set_err(err, errlen, "machine '%s' has no transitions", m->name);
+        err_set(err, errlen, "machine '%s' has no transitions", m->name);
         return -1;
     }
     m->initial = find_state(m, m->initial_name);
     if (m->initial < 0) {
-        set_err(err, errlen, "machine '%s': initial state '%s' is not named by any transition",
+        err_set(err, errlen, "machine '%s': initial state '%s' is not named by any transition",
                 m->name, m->initial_name);
         return -1;
     }
@@ -345,7 +335,7 @@ int machine_finalize(struct machine *m, char *err, size_t errlen)
     compute_reachability(m);
     for (size_t s = 0; s < m->nstates; s++) {
         if (!(m->reach[m->initial] & bit((int)s))) {
-            set_err(err, errlen,
+            err_set(err, errlen,
                     "machine '%s': state '%s' is unreachable from initial state '%s'", m->name,
                     m->states[s], m->initial_name);
             m->initial = -1;

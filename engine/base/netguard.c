@@ -8,6 +8,7 @@
  * special-purpose address registries. */
 #include "netguard.h"
 
+#include "errbuf.h"
 #include "url.h"
 
 #include <arpa/inet.h>
@@ -17,20 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static char lower(char c)
 {
@@ -45,14 +32,14 @@ static int check_scheme(const char *url, struct netguard_url *out, char *err, si
     size_t n;
 
     if (!sep || sep == url)
-        return fail(err, errlen, "malformed URL: expected http://host/... or https://host/...");
+        return err_set(err, errlen, "malformed URL: expected http://host/... or https://host/...");
     n = (size_t)(sep - url);
     if (n == 4 && strncasecmp(url, "http", 4) == 0)
         out->tls = 0;
     else if (n == 5 && strncasecmp(url, "https", 5) == 0)
         out->tls = 1;
     else
-        return fail(err, errlen, "unsupported URL scheme (only http and https)");
+        return err_set(err, errlen, "unsupported URL scheme (only http and https)");
     for (size_t i = 0; i < n; i++)
         out->scheme[i] = lower(url[i]);
     out->scheme[n] = '\0';
@@ -67,17 +54,17 @@ int netguard_parse_url(const char *url, struct netguard_url *out, char *err, siz
     size_t tlen;
 
     if (!url || !out)
-        return fail(err, errlen, "no URL given");
+        return err_set(err, errlen, "no URL given");
     memset(out, 0, sizeof(*out));
     if (strchr(url, '#'))
-        return fail(err, errlen, "fragments (#...) are not allowed in webhook URLs");
+        return err_set(err, errlen, "fragments (#...) are not allowed in webhook URLs");
     if (check_scheme(url, out, err, errlen) < 0)
         return -1;
     if (url_parse(url, &u, err, errlen) < 0)
         return -1;
     url_wipe(&u);
     if (u.has_userinfo)
-        return fail(err, errlen, "credentials (user:password@) in the URL are not allowed");
+        return err_set(err, errlen, "credentials (user:password@) in the URL are not allowed");
     snprintf(out->host, sizeof(out->host), "%s", u.host);
     out->port = u.port > 0 ? u.port : out->tls ? 443 : 80;
     tlen = strlen(u.target);
@@ -85,7 +72,7 @@ int netguard_parse_url(const char *url, struct netguard_url *out, char *err, siz
         strcpy(out->path, "/");
     } else if (u.target[0] == '?') {
         if (tlen + 1 >= sizeof(out->path))
-            return fail(err, errlen, "URL path and query are longer than %zu bytes", sizeof(out->path) - 1);
+            return err_set(err, errlen, "URL path and query are longer than %zu bytes", sizeof(out->path) - 1);
         out->path[0] = '/';
         memcpy(out->path + 1, u.target, tlen + 1);
     } else {

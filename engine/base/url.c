@@ -14,20 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "errbuf.h"
+
 #define HOST_MAX 253 /* longest DNS name in text form */
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static int is_digit(char c)
 {
@@ -64,12 +53,12 @@ static int check_userinfo(const char *s, const char *end, char *err, size_t errl
     for (const char *p = s; p < end; p++) {
         if (*p == '%') {
             if (p + 2 >= end || !is_xdigit(p[1]) || !is_xdigit(p[2]))
-                return fail(err, errlen, "credentials in the URL have a '%%' that is not followed by two hex digits");
+                return err_set(err, errlen, "credentials in the URL have a '%%' that is not followed by two hex digits");
             p += 2;
             continue;
         }
         if (!is_alpha(*p) && !is_digit(*p) && !strchr("-._~!$&'()*+,;=:", *p))
-            return fail(err, errlen, "credentials in the URL contain a character that must be percent-encoded");
+            return err_set(err, errlen, "credentials in the URL contain a character that must be percent-encoded");
     }
     return 0;
 }
@@ -96,25 +85,25 @@ static int check_reg_name(const char *host, char *err, size_t errlen)
     size_t label = 0;
 
     if (strlen(host) > HOST_MAX)
-        return fail(err, errlen, "host name is longer than %d characters", HOST_MAX);
+        return err_set(err, errlen, "host name is longer than %d characters", HOST_MAX);
     for (const char *p = host; *p; p++) {
         if (*p == '.') {
             if (label == 0)
-                return fail(err, errlen, "host name has an empty label");
+                return err_set(err, errlen, "host name has an empty label");
             label = 0;
             continue;
         }
         if (!is_alpha(*p) && !is_digit(*p) && *p != '-' && *p != '_')
-            return fail(err, errlen, "invalid character '%c' in host name", *p);
+            return err_set(err, errlen, "invalid character '%c' in host name", *p);
         if (++label > 63)
-            return fail(err, errlen, "host name label is longer than 63 characters");
+            return err_set(err, errlen, "host name label is longer than 63 characters");
     }
     if (label == 0)
-        return fail(err, errlen, "host name has an empty label");
+        return err_set(err, errlen, "host name has an empty label");
     if (looks_numeric(host)) {
         struct in_addr a;
         if (inet_pton(AF_INET, host, &a) != 1)
-            return fail(err, errlen, "ambiguous numeric host (use a dotted-quad IPv4 address)");
+            return err_set(err, errlen, "ambiguous numeric host (use a dotted-quad IPv4 address)");
     }
     return 0;
 }
@@ -125,26 +114,26 @@ static const char *check_ipv6(const char *start, const char *end, struct url *ou
     struct in6_addr a6;
     const char *close = memchr(start, ']', (size_t)(end - start));
     if (!close) {
-        fail(err, errlen, "unterminated IPv6 literal (missing ']')");
+        err_set(err, errlen, "unterminated IPv6 literal (missing ']')");
         return NULL;
     }
     if (close + 1 < end && close[1] != ':') {
-        fail(err, errlen, "unexpected character after IPv6 literal");
+        err_set(err, errlen, "unexpected character after IPv6 literal");
         return NULL;
     }
     size_t hlen = (size_t)(close - start - 1);
     if (hlen == 0 || hlen >= sizeof out->host) {
-        fail(err, errlen, "invalid IPv6 literal");
+        err_set(err, errlen, "invalid IPv6 literal");
         return NULL;
     }
     memcpy(out->host, start + 1, hlen);
     out->host[hlen] = '\0';
     if (strchr(out->host, '%')) {
-        fail(err, errlen, "IPv6 zone identifiers are not allowed");
+        err_set(err, errlen, "IPv6 zone identifiers are not allowed");
         return NULL;
     }
     if (inet_pton(AF_INET6, out->host, &a6) != 1) {
-        fail(err, errlen, "invalid IPv6 literal");
+        err_set(err, errlen, "invalid IPv6 literal");
         return NULL;
     }
     out->host_is_ipv6 = true;
@@ -155,16 +144,16 @@ static int check_port(const char *colon, const char *end, struct url *out, char 
 {
     long port = 0;
     if (colon + 1 == end)
-        return fail(err, errlen, "empty port in URL");
+        return err_set(err, errlen, "empty port in URL");
     for (const char *p = colon + 1; p < end; p++) {
         if (!is_digit(*p))
-            return fail(err, errlen, "invalid port in URL");
+            return err_set(err, errlen, "invalid port in URL");
         port = port * 10 + (*p - '0');
         if (port > 65535)
-            return fail(err, errlen, "port out of range (1-65535)");
+            return err_set(err, errlen, "port out of range (1-65535)");
     }
     if (port == 0)
-        return fail(err, errlen, "port out of range (1-65535)");
+        return err_set(err, errlen, "port out of range (1-65535)");
     out->port = (int)port;
     return 0;
 }
@@ -175,9 +164,9 @@ static int check_host_port(const char *start, const char *end, struct url *out, 
     const char *colon;
 
     if (memchr(start, ',', (size_t)(end - start)))
-        return fail(err, errlen, "host lists (h1:p1,h2:p2) are not supported here: the URL must name one host");
+        return err_set(err, errlen, "host lists (h1:p1,h2:p2) are not supported here: the URL must name one host");
     if (start == end)
-        return fail(err, errlen, "URL has no host");
+        return err_set(err, errlen, "URL has no host");
     if (*start == '[') {
         colon = check_ipv6(start, end, out, err, errlen);
         if (!colon)
@@ -188,9 +177,9 @@ static int check_host_port(const char *start, const char *end, struct url *out, 
         colon = memchr(start, ':', (size_t)(end - start));
         size_t hlen = (size_t)((colon ? colon : end) - start);
         if (hlen == 0)
-            return fail(err, errlen, "URL has no host");
+            return err_set(err, errlen, "URL has no host");
         if (hlen > HOST_MAX)
-            return fail(err, errlen, "host name is longer than %d characters", HOST_MAX);
+            return err_set(err, errlen, "host name is longer than %d characters", HOST_MAX);
         memcpy(out->host, start, hlen);
         out->host[hlen] = '\0';
         if (check_reg_name(out->host, err, errlen) < 0)
@@ -212,9 +201,9 @@ static int decode(const char *s, const char *end, char *dst, size_t cap, const c
             p += 2;
         }
         if (c == '\0')
-            return fail(err, errlen, "%s in the URL contains %%00", what);
+            return err_set(err, errlen, "%s in the URL contains %%00", what);
         if (n + 1 >= cap)
-            return fail(err, errlen, "%s in the URL is longer than %zu bytes", what, cap - 1);
+            return err_set(err, errlen, "%s in the URL is longer than %zu bytes", what, cap - 1);
         dst[n] = c;
     }
     dst[n] = '\0';
@@ -248,14 +237,14 @@ static int take_parts(struct evhttp_uri *u, struct url *out, char *err, size_t e
     }
     if (!scheme || strlen(scheme) >= sizeof out->scheme || !host || hlen != strlen(out->host) ||
         strncasecmp(host, out->host, hlen) != 0 || evhttp_uri_get_port(u) != out->port)
-        return fail(err, errlen, "malformed URL");
+        return err_set(err, errlen, "malformed URL");
     snprintf(out->scheme, sizeof out->scheme, "%s", scheme);
     lower_in_place(out->scheme);
     if (ui && take_userinfo(ui, out, err, errlen) < 0)
         return -1;
     int n = snprintf(out->target, sizeof out->target, "%s%s%s", path ? path : "", query ? "?" : "", query ? query : "");
     if (n < 0 || (size_t)n >= sizeof out->target)
-        return fail(err, errlen, "URL path and query are longer than %zu bytes", sizeof out->target - 1);
+        return err_set(err, errlen, "URL path and query are longer than %zu bytes", sizeof out->target - 1);
     out->has_fragment = evhttp_uri_get_fragment(u) != NULL;
     return 0;
 }
@@ -264,12 +253,12 @@ static int parse(const char *text, struct url *out, char *err, size_t errlen)
 {
     for (const unsigned char *p = (const unsigned char *)text; *p; p++)
         if (*p <= 0x20 || *p >= 0x7f)
-            return fail(err, errlen, "URL contains a space, control or non-ASCII character");
+            return err_set(err, errlen, "URL contains a space, control or non-ASCII character");
     if (strchr(text, '\\'))
-        return fail(err, errlen, "backslashes are not allowed in URLs");
+        return err_set(err, errlen, "backslashes are not allowed in URLs");
     const char *sep = strstr(text, "://");
     if (!sep || sep == text)
-        return fail(err, errlen, "malformed URL: expected scheme://host/...");
+        return err_set(err, errlen, "malformed URL: expected scheme://host/...");
     const char *auth = sep + 3, *auth_end = auth + strcspn(auth, "/?#");
     const char *at = NULL; /* the last '@', as libevent splits */
     for (const char *p = auth; p < auth_end; p++)
@@ -282,7 +271,7 @@ static int parse(const char *text, struct url *out, char *err, size_t errlen)
 
     struct evhttp_uri *u = evhttp_uri_parse_with_flags(text, EVHTTP_URI_NONCONFORMANT);
     if (!u)
-        return fail(err, errlen, "malformed URL");
+        return err_set(err, errlen, "malformed URL");
     int rc = take_parts(u, out, err, errlen);
     char *ui = (char *)evhttp_uri_get_userinfo(u); /* owned by u: wipe the password in it */
     if (ui)
@@ -295,7 +284,7 @@ int url_parse(const char *text, struct url *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (!text)
-        return fail(err, errlen, "no URL given");
+        return err_set(err, errlen, "no URL given");
     if (parse(text, out, err, errlen) == 0)
         return 0;
     url_wipe(out);

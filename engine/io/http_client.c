@@ -21,6 +21,7 @@
 #include "http_client.h"
 
 #include "clock.h"
+#include "errbuf.h"
 #include "netguard.h"
 #include "xmalloc.h"
 
@@ -197,20 +198,6 @@ static void request_resolve(struct hc_request *r);
 static void on_timeout(evutil_socket_t fd, short what, void *arg);
 static void client_destroy(struct http_client *c);
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 static void set_error(struct hc_request *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -311,7 +298,7 @@ static SSL_CTX *tls_ctx_new(const char *ca_file, char *err, size_t errlen)
     ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx) {
         openssl_reason(ERR_get_error(), reason, sizeof(reason));
-        fail(err, errlen, "tls: cannot create context: %s", reason);
+        err_set(err, errlen, "tls: cannot create context: %s", reason);
         return NULL;
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -323,9 +310,9 @@ static SSL_CTX *tls_ctx_new(const char *ca_file, char *err, size_t errlen)
                 : SSL_CTX_set_default_verify_paths(ctx) != 1) {
         openssl_reason(ERR_get_error(), reason, sizeof(reason));
         if (ca_file)
-            fail(err, errlen, "tls: cannot load CA file %s: %s", ca_file, reason);
+            err_set(err, errlen, "tls: cannot load CA file %s: %s", ca_file, reason);
         else
-            fail(err, errlen, "tls: cannot load the default CA store: %s", reason);
+            err_set(err, errlen, "tls: cannot load the default CA store: %s", reason);
         ERR_clear_error();
         SSL_CTX_free(ctx);
         return NULL;
@@ -342,7 +329,7 @@ static SSL *tls_session_new(struct http_client *c, struct hc_conn *conn, int lit
     int ok;
 
     if (!ssl) {
-        fail(err, errlen, "tls: cannot create session");
+        err_set(err, errlen, "tls: cannot create session");
         return NULL;
     }
     SSL_set_app_data(ssl, conn);
@@ -355,7 +342,7 @@ static SSL *tls_session_new(struct http_client *c, struct hc_conn *conn, int lit
     if (!ok) {
         ERR_clear_error();
         SSL_free(ssl);
-        fail(err, errlen, "tls: cannot set the expected server name %s", conn->host);
+        err_set(err, errlen, "tls: cannot set the expected server name %s", conn->host);
         return NULL;
     }
     return ssl;
@@ -428,7 +415,7 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const s
     addr_to_string(sa, conn->addr, sizeof(conn->addr));
     conn->idle_timer = evtimer_new(c->base, on_idle_timer, conn);
     if (!conn->idle_timer) {
-        fail(err, errlen, "out of memory creating a connection");
+        err_set(err, errlen, "out of memory creating a connection");
         goto fail;
     }
     if (conn->tls) {
@@ -445,7 +432,7 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const s
     }
     if (!conn->bev) {
         conn->ssl = NULL;
-        fail(err, errlen, "out of memory creating a connection");
+        err_set(err, errlen, "out of memory creating a connection");
         goto fail;
     }
     /* A numeric address: evhttp never resolves anything itself. */
@@ -454,7 +441,7 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const s
     if (!conn->evcon) {
         bufferevent_free(conn->bev);
         conn->ssl = NULL;
-        fail(err, errlen, "out of memory creating a connection");
+        err_set(err, errlen, "out of memory creating a connection");
         goto fail;
     }
     evhttp_connection_set_family(conn->evcon, sa->sa_family);
@@ -520,22 +507,22 @@ static int check_headers(const struct http_header *hdrs, size_t n, int *has_ua, 
                                            "Connection"};
     *has_ua = 0;
     if (n && !hdrs)
-        return fail(err, errlen, "headers missing");
+        return err_set(err, errlen, "headers missing");
     for (size_t i = 0; i < n; i++) {
         const char *name = hdrs[i].name, *value = hdrs[i].value;
         if (!name || !*name)
-            return fail(err, errlen, "header #%zu has an empty name", i + 1);
+            return err_set(err, errlen, "header #%zu has an empty name", i + 1);
         for (const char *p = name; *p; p++)
             if (!is_tchar((unsigned char)*p))
-                return fail(err, errlen, "header #%zu has an invalid name", i + 1);
+                return err_set(err, errlen, "header #%zu has an invalid name", i + 1);
         for (size_t j = 0; j < sizeof(reserved) / sizeof(reserved[0]); j++)
             if (strcasecmp(name, reserved[j]) == 0)
-                return fail(err, errlen, "header %s is set by the HTTP client", name);
+                return err_set(err, errlen, "header %s is set by the HTTP client", name);
         if (!value)
-            return fail(err, errlen, "header %s has no value", name);
+            return err_set(err, errlen, "header %s has no value", name);
         for (const unsigned char *p = (const unsigned char *)value; *p; p++)
             if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
-                return fail(err, errlen, "header %s: value contains a control character", name);
+                return err_set(err, errlen, "header %s: value contains a control character", name);
         if (strcasecmp(name, "User-Agent") == 0)
             *has_ua = 1;
     }
@@ -1215,13 +1202,13 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     const char *ua;
 
     if (!base || !evdns || !config) {
-        fail(err, errlen, "http client needs an event base, an evdns base and a config");
+        err_set(err, errlen, "http client needs an event base, an evdns base and a config");
         return NULL;
     }
     ua = config->user_agent ? config->user_agent : "hookd";
     for (const unsigned char *p = (const unsigned char *)ua; *p; p++) {
         if (*p < 0x20 || *p == 0x7f) {
-            fail(err, errlen, "user_agent contains a control character");
+            err_set(err, errlen, "user_agent contains a control character");
             return NULL;
         }
     }
@@ -1240,7 +1227,7 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     TAILQ_INIT(&c->done);
     c->deliver_ev = event_new(base, -1, 0, on_deliver, c);
     if (!c->deliver_ev) {
-        fail(err, errlen, "cannot create the delivery event");
+        err_set(err, errlen, "cannot create the delivery event");
         goto fail;
     }
     c->ssl_ctx = tls_ctx_new(config->ca_file, err, errlen);
@@ -1357,19 +1344,19 @@ int http_client_post(struct http_client *c, const char *key, const char *url,
     int has_ua;
 
     if (!c || !key || !*key || !url || !cb)
-        return fail(err, errlen, "http_client_post needs a client, a key, a URL and a callback");
+        return err_set(err, errlen, "http_client_post needs a client, a key, a URL and a callback");
     if (c->closing)
-        return fail(err, errlen, "http client is shutting down");
+        return err_set(err, errlen, "http client is shutting down");
     if (netguard_parse_url(url, &u, why, sizeof(why)) < 0)
-        return fail(err, errlen, "invalid URL: %s", why);
+        return err_set(err, errlen, "invalid URL: %s", why);
     if (check_headers(hdrs, nhdrs, &has_ua, err, errlen) < 0)
         return -1;
     if (body_len && !body)
-        return fail(err, errlen, "body is NULL but body_len is %zu", body_len);
+        return err_set(err, errlen, "body is NULL but body_len is %zu", body_len);
 
     r = request_new(c, &u, hdrs, nhdrs, has_ua, body, body_len, timeout_ms, cb, arg);
     if (!r)
-        return fail(err, errlen, "out of memory queueing the request");
+        return err_set(err, errlen, "out of memory queueing the request");
     k = key_get(c, key);
     k->max_inflight = max_inflight_for_key > 0 ? max_inflight_for_key : 1;
     r->key = k;

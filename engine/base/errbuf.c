@@ -1,0 +1,16 @@
+/* The error buffer helper; see errbuf.h. */
+#include "errbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
