@@ -14,6 +14,7 @@
 #include "signature.h"
 
 #include "encoding.h"
+#include "errbuf.h"
 #include "xmalloc.h"
 
 #include <inttypes.h>
@@ -58,18 +59,6 @@ struct verify_plan {
     int64_t ts;
     const char *ts_label; /* e.g. "webhook-timestamp", for messages */
 };
-
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int is_ows(char c)
 {
@@ -289,12 +278,12 @@ static enum sig_result get_header(const struct sig_request *req, const char *nam
     const char *v = req->header != NULL ? req->header(req->header_arg, name) : NULL;
 
     if (v == NULL) {
-        set_err(err, errlen, "missing %s header", name);
+        err_set(err, errlen, "missing %s header", name);
         return SIG_MISSING_HEADER;
     }
     *out = span_trim((struct span){v, strlen(v)});
     if (out->n == 0) {
-        set_err(err, errlen, "%s header is empty", name);
+        err_set(err, errlen, "%s header is empty", name);
         return SIG_MALFORMED_HEADER;
     }
     return SIG_OK;
@@ -311,7 +300,7 @@ static enum sig_result plan_standard(const struct sig_request *req, struct verif
         (r = get_header(req, "webhook-signature", &plan->sigs, err, errlen)) != SIG_OK)
         return r;
     if (parse_timestamp(ts, &plan->ts) < 0) {
-        set_err(err, errlen, "webhook-timestamp is not a decimal unix time (%zu characters)",
+        err_set(err, errlen, "webhook-timestamp is not a decimal unix time (%zu characters)",
                 ts.n);
         return SIG_MALFORMED_HEADER;
     }
@@ -325,7 +314,7 @@ static enum sig_result plan_standard(const struct sig_request *req, struct verif
     plan->signed_parts[1] = (struct span){plan->ts_text, strlen(plan->ts_text)};
     plan->nparts = 2;
     if (count_macs(plan->sigs, next_standard_mac) == 0) {
-        set_err(err, errlen, "webhook-signature has no v1,<base64 of 32 bytes> entry");
+        err_set(err, errlen, "webhook-signature has no v1,<base64 of 32 bytes> entry");
         return SIG_MALFORMED_HEADER;
     }
     return SIG_OK;
@@ -345,7 +334,7 @@ static enum sig_result plan_stripe(const struct sig_request *req, struct verify_
         if (elem.n >= 2 && memcmp(elem.p, "t=", 2) == 0) {
             nt++;
             if (parse_timestamp((struct span){elem.p + 2, elem.n - 2}, &plan->ts) < 0) {
-                set_err(err, errlen, "Stripe-Signature t= is not a decimal unix time");
+                err_set(err, errlen, "Stripe-Signature t= is not a decimal unix time");
                 return SIG_MALFORMED_HEADER;
             }
         } else if (elem.n >= 3 && memcmp(elem.p, "v1=", 3) == 0) {
@@ -353,19 +342,19 @@ static enum sig_result plan_stripe(const struct sig_request *req, struct verify_
         }
     }
     if (nt == 0) {
-        set_err(err, errlen, "Stripe-Signature has no t= element");
+        err_set(err, errlen, "Stripe-Signature has no t= element");
         return SIG_MALFORMED_HEADER;
     }
     if (nt > 1) {
-        set_err(err, errlen, "Stripe-Signature has %zu t= elements, expected one", nt);
+        err_set(err, errlen, "Stripe-Signature has %zu t= elements, expected one", nt);
         return SIG_MALFORMED_HEADER;
     }
     if (nv1 == 0) {
-        set_err(err, errlen, "Stripe-Signature has no v1= element");
+        err_set(err, errlen, "Stripe-Signature has no v1= element");
         return SIG_MALFORMED_HEADER;
     }
     if (count_macs(plan->sigs, next_stripe_mac) == 0) {
-        set_err(err, errlen, "Stripe-Signature has %zu v1= element%s but none is 64 hex digits",
+        err_set(err, errlen, "Stripe-Signature has %zu v1= element%s but none is 64 hex digits",
                 nv1, nv1 == 1 ? "" : "s");
         return SIG_MALFORMED_HEADER;
     }
@@ -389,7 +378,7 @@ static enum sig_result plan_github(const struct sig_request *req, struct verify_
         return r;
     plan->next_mac = next_github_mac;
     if (count_macs(plan->sigs, next_github_mac) == 0) {
-        set_err(err, errlen, "X-Hub-Signature-256 is not sha256=<64 hex digits> (%zu characters)",
+        err_set(err, errlen, "X-Hub-Signature-256 is not sha256=<64 hex digits> (%zu characters)",
                 plan->sigs.n);
         return SIG_MALFORMED_HEADER;
     }
@@ -403,7 +392,7 @@ static enum sig_result plan_generic(const struct sig_params *params,
     enum sig_result r;
 
     if (params->header_name == NULL || params->header_name[0] == '\0') {
-        set_err(err, errlen, "hmac-sha256 needs the name of the signature header in the config");
+        err_set(err, errlen, "hmac-sha256 needs the name of the signature header in the config");
         return SIG_MISSING_HEADER;
     }
     plan->sig_header = params->header_name;
@@ -411,7 +400,7 @@ static enum sig_result plan_generic(const struct sig_params *params,
         return r;
     plan->next_mac = next_generic_mac;
     if (count_macs(plan->sigs, next_generic_mac) == 0) {
-        set_err(err, errlen,
+        err_set(err, errlen,
                 "%s is neither 64 hex digits nor base64 of 32 bytes, with optional sha256= "
                 "(%zu characters)",
                 plan->sig_header, plan->sigs.n);
@@ -453,23 +442,23 @@ static enum sig_result check_timestamp(const struct verify_plan *plan, int64_t n
     int64_t age;
 
     if (tolerance < 0) {
-        set_err(err, errlen, "%s cannot be checked: tolerance is negative (%" PRId64 "s)",
+        err_set(err, errlen, "%s cannot be checked: tolerance is negative (%" PRId64 "s)",
                 plan->ts_label, tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     /* plan->ts is below 10^18, so only an absurd `now` can overflow; the
      * INT64_MIN case is excluded so that -age below is defined. */
     if (__builtin_sub_overflow(now, plan->ts, &age) || age == INT64_MIN) {
-        set_err(err, errlen, "%s is out of range of the current time", plan->ts_label);
+        err_set(err, errlen, "%s is out of range of the current time", plan->ts_label);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     if (age > tolerance) {
-        set_err(err, errlen, "%s is %" PRId64 "s in the past (tolerance %" PRId64 "s)",
+        err_set(err, errlen, "%s is %" PRId64 "s in the past (tolerance %" PRId64 "s)",
                 plan->ts_label, age, tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     if (age < -tolerance) {
-        set_err(err, errlen, "%s is %" PRId64 "s in the future (tolerance %" PRId64 "s)",
+        err_set(err, errlen, "%s is %" PRId64 "s in the future (tolerance %" PRId64 "s)",
                 plan->ts_label, -age, tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
@@ -483,13 +472,13 @@ enum sig_result sig_verify(const struct sig_params *params, const struct sig_req
     enum sig_result r;
     int found;
 
-    set_err(err, errlen, "%s", "");
+    err_set(err, errlen, "%s", "");
     if (params == NULL || req == NULL || (req->body == NULL && req->body_len > 0)) {
-        set_err(err, errlen, "signature verification called without a request or parameters");
+        err_set(err, errlen, "signature verification called without a request or parameters");
         return SIG_MISMATCH;
     }
     if (params->keys == NULL || params->nkeys == 0) {
-        set_err(err, errlen, "no signing secret is configured, so nothing can be verified");
+        err_set(err, errlen, "no signing secret is configured, so nothing can be verified");
         return SIG_MISMATCH;
     }
     memset(&plan, 0, sizeof plan);
@@ -507,7 +496,7 @@ enum sig_result sig_verify(const struct sig_params *params, const struct sig_req
         r = plan_generic(params, req, &plan, err, errlen);
         break;
     default:
-        set_err(err, errlen, "unknown signature scheme %d", (int)params->scheme);
+        err_set(err, errlen, "unknown signature scheme %d", (int)params->scheme);
         return SIG_MISMATCH;
     }
     if (r != SIG_OK)
@@ -516,13 +505,13 @@ enum sig_result sig_verify(const struct sig_params *params, const struct sig_req
 
     found = match_any_key(params, &plan);
     if (found < 0) {
-        set_err(err, errlen, "HMAC-SHA256 could not be computed (OpenSSL error)");
+        err_set(err, errlen, "HMAC-SHA256 could not be computed (OpenSSL error)");
         return SIG_MISMATCH;
     }
     if (!found) {
         size_t ncand = count_macs(plan.sigs, plan.next_mac);
 
-        set_err(err, errlen, "no signature in %s matches the request (%zu candidate%s, %zu key%s)",
+        err_set(err, errlen, "no signature in %s matches the request (%zu candidate%s, %zu key%s)",
                 plan.sig_header, ncand, ncand == 1 ? "" : "s", params->nkeys,
                 params->nkeys == 1 ? "" : "s");
         return SIG_MISMATCH;
@@ -589,7 +578,7 @@ static int decode_standard_secret(const char *b64, struct sig_key *out, char *er
     int rc = -1;
 
     if (n % 4 == 1) {
-        set_err(err, errlen, "standard-webhooks secret is not valid base64 (bad length)");
+        err_set(err, errlen, "standard-webhooks secret is not valid base64 (bad length)");
         return -1;
     }
     padded_len = n + (4 - n % 4) % 4;
@@ -604,7 +593,7 @@ static int decode_standard_secret(const char *b64, struct sig_key *out, char *er
     out->bytes = xmalloc(cap);
     out->len = cap;
     if (enc_base64_decode(padded, padded_len, out->bytes, cap, &len) < 0) {
-        set_err(err, errlen, "standard-webhooks secret is not whsec_<base64> or base64");
+        err_set(err, errlen, "standard-webhooks secret is not whsec_<base64> or base64");
         goto done;
     }
     out->len = len;
@@ -627,7 +616,7 @@ int sig_key_decode(enum sig_scheme scheme, const char *secret, struct sig_key *o
     out->bytes = NULL;
     out->len = 0;
     if (secret == NULL || secret[0] == '\0') {
-        set_err(err, errlen, "%s signing secret is empty", sig_scheme_name(scheme));
+        err_set(err, errlen, "%s signing secret is empty", sig_scheme_name(scheme));
         return -1;
     }
     switch (scheme) {
@@ -635,7 +624,7 @@ int sig_key_decode(enum sig_scheme scheme, const char *secret, struct sig_key *o
         if (strncmp(secret, STANDARD_SECRET_PREFIX, strlen(STANDARD_SECRET_PREFIX)) == 0)
             secret += strlen(STANDARD_SECRET_PREFIX);
         if (secret[0] == '\0') {
-            set_err(err, errlen, "standard-webhooks secret has nothing after the whsec_ prefix");
+            err_set(err, errlen, "standard-webhooks secret has nothing after the whsec_ prefix");
             return -1;
         }
         return decode_standard_secret(secret, out, err, errlen);
@@ -648,7 +637,7 @@ int sig_key_decode(enum sig_scheme scheme, const char *secret, struct sig_key *o
         out->len = n;
         return 0;
     }
-    set_err(err, errlen, "unknown signature scheme %d", (int)scheme);
+    err_set(err, errlen, "unknown signature scheme %d", (int)scheme);
     return -1;
 }
 
