@@ -712,6 +712,11 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
     for (size_t i = 0; i < p->nsecrets; i++) {
         if (sig_key_decode(p->scheme, p->secrets[i].text, &p->keys[i], err, sizeof err) != 0)
             return fail(st, p->line, "[partner %s] secret %zu: %s", p->name, i + 1, err), -1;
+        /* A short key can be guessed offline from one captured request. */
+        if (p->keys[i].len < CONFIG_PARTNER_SECRET_MIN)
+            return fail(st, p->line, "[partner %s] secret %zu is %zu bytes%s; at least %d are required", p->name,
+                        i + 1, p->keys[i].len, p->scheme == SIG_STANDARD_WEBHOOKS ? " after base64 decoding" : "",
+                        CONFIG_PARTNER_SECRET_MIN), -1;
     }
     switch (p->scheme) {
     case SIG_STANDARD_WEBHOOKS:

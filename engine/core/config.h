@@ -32,6 +32,10 @@ struct field_source {
     char *path; /* dotted JSON path or header name */
 };
 
+/* The shortest partner secret accepted, in bytes of the HMAC key (after
+ * decoding, for standard-webhooks' base64). */
+#define CONFIG_PARTNER_SECRET_MIN 16
+
 struct partner_config {
     char *name;
     enum sig_scheme scheme;

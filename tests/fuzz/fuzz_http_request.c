@@ -88,7 +88,7 @@ static const char CONFIG[] =
     "\n"
     "[partner generic]\n"
     "scheme = hmac-sha256\n"
-    "secret = generic-secret\n"
+    "secret = generic-secret-0123\n"
     "header = X-Signature\n"
     "event_id = header:X-Request-Id\n"
     "event_type = json:type\n"

@@ -226,7 +226,7 @@ def test_signed_request_accepted_and_every_tampering_rejected(env, partner):
 
 
 def test_timestamp_inside_tolerance_is_accepted(env):
-    w = ingest_only(env, extra=PARTNERS + "\n[partner strict]\nscheme = stripe\nsecret = strict-secret\n"
+    w = ingest_only(env, extra=PARTNERS + "\n[partner strict]\nscheme = stripe\nsecret = strict-secret-0123\n"
                                           "tolerance = 30s\n")
     now = int(time.time())
     body = event_body("stripe", "evt-old", "o1")
@@ -234,7 +234,7 @@ def test_timestamp_inside_tolerance_is_accepted(env):
     assert_accepted(post(w, "shop", body, sign_headers("shop", "evt-ahead", body, ts=now + 240)))
     # the partner's own tolerance applies: 2 minutes is too old for 30s
     strict = event_body("stripe", "evt-strict", "o2")
-    resp = post(w, "strict", strict, sign_headers("stripe", "", strict, secret="strict-secret", ts=now - 120))
+    resp = post(w, "strict", strict, sign_headers("stripe", "", strict, secret="strict-secret-0123", ts=now - 120))
     assert_rejected(resp, 401, "timestamp")
     assert {r["partner_event_id"] for r in env.db.all("SELECT partner_event_id FROM webhook_inbox")} == \
         {"evt-old", "evt-ahead"}
@@ -263,15 +263,15 @@ entity_id = json:data.order_id
 
 [partner rotating-gh]
 scheme = github
-secret = gh-old-key
-secret = gh-new-key
+secret = gh-old-key-0123456
+secret = gh-new-key-0123456
 entity_id = json:order_id
 """
     w = ingest_only(env, extra=extra)
     for i, secret in enumerate((old_sw, new_sw)):
         body = order_event("order.started", f"o{i}")
         assert_accepted(post(w, "rotating", body, sign_headers("shop", f"rot-{i}", body, secret=secret)))
-    for i, secret in enumerate(("gh-old-key", "gh-new-key")):
+    for i, secret in enumerate(("gh-old-key-0123456", "gh-new-key-0123456")):
         body = event_body("github", "", f"o{i}")
         assert_accepted(post(w, "rotating-gh", body, sign_headers("github", f"gh-{i}", body, secret=secret)))
     # a sender mid-rotation sends several signatures; one matching is enough
