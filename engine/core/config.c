@@ -700,6 +700,12 @@ static void default_source(struct field_source *f, enum field_kind kind, const c
     }
 }
 
+/* Whether a value read from f is covered by the partner's signature. */
+static bool field_signed(enum sig_scheme scheme, const struct field_source *f)
+{
+    return f->kind == FIELD_NONE || f->kind == FIELD_JSON || sig_signs_header(scheme, f->path);
+}
+
 static int validate_partner(struct parse_state *st, struct partner_config *p)
 {
     char err[256];
@@ -735,6 +741,8 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
     default_source(&p->event_type, FIELD_JSON, "type");
     if (p->event_id.kind == FIELD_NONE)
         return fail(st, p->line, "[partner %s] needs 'event_id' (json:PATH or header:NAME)", p->name), -1;
+    p->content_dedup = !sig_signs_timestamp(p->scheme) || !field_signed(p->scheme, &p->event_id) ||
+                       !field_signed(p->scheme, &p->event_type) || !field_signed(p->scheme, &p->entity_id);
     if (p->entity_type && !config_machine(st->cfg, p->entity_type))
         return fail(st, p->line, "[partner %s] names entity_type '%s', but there is no [machine %s]", p->name,
                     p->entity_type, p->entity_type), -1;

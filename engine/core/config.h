@@ -47,6 +47,11 @@ struct partner_config {
     struct field_source event_id, event_type, entity_id;
     char *entity_type; /* machine name; NULL = the machine naming the event type */
     int64_t max_body;  /* bytes; 0 = [hookd] max_body */
+    /* Derived, not a key: the signature covers neither a timestamp nor every
+     * field the event is read from (id, type, entity id), so a captured body
+     * could be sent again under a new id or type. Ingest then also
+     * deduplicates on a digest of the body (webhook_inbox.content_digest). */
+    bool content_dedup;
     int line;
 };
 

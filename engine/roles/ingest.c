@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "encoding.h"
 #include "db.h"
 #include "http_server.h"
 #include "jsonpath.h"
@@ -28,7 +29,7 @@
 #include "ctx.h"
 #include "xmalloc.h"
 
-#define PARAMS_PER_ROW 7
+#define PARAMS_PER_ROW 8
 #define ENTITY_ID_MAX 1000
 /* A batch is also closed at this many bytes of payload and headers: its
  * rows travel as one array per column, and Postgres refuses a value over
@@ -41,6 +42,7 @@ struct pending {
     int64_t arrived_us;
     struct evhttp_request *req; /* NULL once the client went away */
     char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
+    char *digest; /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
     /* filled by the batch job */
     enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
     char id[40];
@@ -109,6 +111,7 @@ static void pending_free(struct pending *p)
     free(p->entity_id);
     free(p->payload);
     free(p->headers);
+    free(p->digest);
     free(p);
 }
 
@@ -148,13 +151,17 @@ static void answer(struct pending *p)
 
 /* One prepared statement for every batch size: the rows go as arrays in
  * binary form (db_array), so Postgres neither parses and plans a VALUES
- * list per batch nor parses the arrays element by element. */
+ * list per batch nor parses the arrays element by element.
+ * content_digest ($8, hex, NULL for partners whose signature covers the id,
+ * type and a timestamp): ON CONFLICT has no target so that both unique keys,
+ * (partner_name, partner_event_id) and (partner_name, content_digest), make
+ * a row a duplicate (sql/0011_inbox_content_digest.sql). */
 static const char insert_sql[] =
     "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,"
-    " entity_type, entity_id, headers)"
-    " SELECT p, e, pl, true, t, et, ei, h FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[],"
-    "  $6::text[], $7::jsonb[]) AS x(p, e, pl, t, et, ei, h)"
-    " ON CONFLICT (partner_name, partner_event_id) DO NOTHING"
+    " entity_type, entity_id, headers, content_digest)"
+    " SELECT p, e, pl, true, t, et, ei, h, decode(d, 'hex') FROM unnest($1::text[], $2::text[], $3::jsonb[],"
+    "  $4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[]) AS x(p, e, pl, t, et, ei, h, d)"
+    " ON CONFLICT DO NOTHING"
     " RETURNING id::text, partner_name, partner_event_id, (extract(epoch FROM next_attempt_at) * 1000)::bigint";
 
 static void add_text(struct db_array *a, const char *v, bool jsonb)
@@ -178,13 +185,13 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
     *content = false;
     struct db_array cols[PARAMS_PER_ROW];
     static const unsigned oids[PARAMS_PER_ROW] = {DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT,
-                                                  DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB};
+                                                  DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT};
     for (int c = 0; c < PARAMS_PER_ROW; c++)
         db_array_init(&cols[c], oids[c], n);
     for (size_t i = 0; i < n; i++) {
         const struct pending *p = items[i];
         const char *row[PARAMS_PER_ROW] = {p->partner,     p->event_id,  p->payload, p->event_type,
-                                           p->entity_type, p->entity_id, p->headers};
+                                           p->entity_type, p->entity_id, p->headers, p->digest};
         for (int c = 0; c < PARAMS_PER_ROW; c++)
             add_text(&cols[c], row[c], oids[c] == DB_OID_JSONB);
     }
@@ -413,6 +420,19 @@ static char *kept_headers(struct evkeyvalq *headers, const struct partner_config
     return text ? text : xstrdup("{}");
 }
 
+/* The hex digest deduplicating a body of a partner whose signature covers
+ * neither the event id and type nor a timestamp (config.h, content_dedup):
+ * whatever id or type header a replay carries, its body is stored once. */
+static char *content_digest(const unsigned char *raw, size_t len)
+{
+    unsigned char d[SIG_DIGEST_LEN];
+    char *hex = xmalloc(ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
+    sig_content_digest(raw, len, d);
+    int rc = enc_hex_encode(d, sizeof d, hex, ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
+    HOOKD_ASSERT(rc == 0);
+    return hex;
+}
+
 static bool json_content_type(const char *ct)
 {
     if (!ct)
@@ -515,6 +535,8 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
     pend->payload = xstrndup((const char *)raw, len);
     pend->headers = kept_headers(headers, p);
+    if (p->content_dedup)
+        pend->digest = content_digest(raw, len);
     enqueue(in, pend);
     pend = NULL;
     enqueued = true;

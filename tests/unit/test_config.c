@@ -766,6 +766,32 @@ static void test_refuse_partners(void **state)
            14, "too many secrets (at most 8)");
 }
 
+/* content_dedup follows what the signature covers (issue 14, finding 4). */
+static void test_content_dedup_follows_what_is_signed(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN
+                                     "[partner sw]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
+                                     "[partner sw-hdr]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
+                                     "event_type = header:X-Type\n"
+                                     "[partner st]\nscheme = stripe\nsecret = 0123456789abcdef\n"
+                                     "[partner st-hdr]\nscheme = stripe\nsecret = 0123456789abcdef\n"
+                                     "entity_id = header:X-Entity\n"
+                                     "[partner gh]\nscheme = github\nsecret = 0123456789abcdef\n"
+                                     "[partner gh-json]\nscheme = github\nsecret = 0123456789abcdef\n"
+                                     "event_id = json:id\nevent_type = json:type\n"
+                                     "[partner mac]\nscheme = hmac-sha256\nsecret = 0123456789abcdef\n"
+                                     "header = X-Sig\nevent_id = json:id\n");
+    assert_false(config_partner(c, "sw")->content_dedup);
+    assert_true(config_partner(c, "sw-hdr")->content_dedup);
+    assert_false(config_partner(c, "st")->content_dedup);
+    assert_true(config_partner(c, "st-hdr")->content_dedup);
+    assert_true(config_partner(c, "gh")->content_dedup);
+    assert_true(config_partner(c, "gh-json")->content_dedup); /* no timestamp */
+    assert_true(config_partner(c, "mac")->content_dedup);
+    config_unref(c);
+}
+
 /* A partner key under 16 bytes is refused, counted after decoding: for
  * standard-webhooks the base64 text is longer than the key it holds. */
 static void test_refuse_short_partner_secrets(void **state)
@@ -1447,6 +1473,7 @@ int main(void)
         cmocka_unit_test(test_refuse_retry_names_section_line),
         cmocka_unit_test(test_refuse_partners),
         cmocka_unit_test(test_refuse_short_partner_secrets),
+        cmocka_unit_test(test_content_dedup_follows_what_is_signed),
         cmocka_unit_test(test_refuse_long_line),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_long_keys_and_duplicates),
