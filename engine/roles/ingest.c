@@ -509,7 +509,9 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     json_error_t jerr;
-    body = json_loadb((const char *)raw, len, 0, &jerr);
+    /* Any JSON Postgres stores (numbers of any size, a scalar at the top);
+     * the payload stored is raw, this document only serves extract(). */
+    body = jsonpath_load_body((const char *)raw, len, &jerr);
     if (!body) {
         /* jansson's text quotes the offending token: it stays out of the log. */
         reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not valid JSON (line %d, column %d)", jerr.line,

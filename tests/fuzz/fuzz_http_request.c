@@ -14,7 +14,7 @@
  *   3. handle_inbox()'s checks run in its order against a fixed config with
  *      one partner per signature scheme (see CONFIG): method, partner,
  *      body limit, json_content_type(), sig_verify() at a fixed clock
- *      (FUZZ_NOW), then json_loadb(), extract() of event id, event type and
+ *      (FUZZ_NOW), then jsonpath_load_body(), extract() of event id, event type and
  *      entity id, config_machine_for() and kept_headers(). The last steps
  *      run even when the signature fails, since a fuzzer cannot forge a MAC
  *      and would otherwise never reach them; the seeds carry valid
@@ -226,7 +226,7 @@ static void inbox(struct evhttp_request *req, const char *name)
     }
     if (memchr(raw, '\0', len)) /* handle_inbox refuses NUL bytes (400 bad_body) */
         return;
-    body = json_loadb((const char *)raw, len, 0, &jerr);
+    body = jsonpath_load_body((const char *)raw, len, &jerr);
     if (body != NULL) {
         const struct machine_config *m;
         char *type;

@@ -379,6 +379,38 @@ def test_text_beyond_ascii_is_stored_exactly_as_sent(env):
     assert row["entity_id"] == order_id
 
 
+BIG_NUMBERS = ["9223372036854775808", "-9223372036854775809", "1e400", "1e-400", "-1.5E+999", "9" * 400]
+
+
+@pytest.mark.parametrize("partner", SCHEMES)
+def test_numbers_jansson_cannot_hold_are_accepted_and_stored_as_sent(env, partner):
+    """Integers beyond int64 and reals beyond a double are valid JSON that
+    jsonb stores (issue 14, finding 7); refusing them with 400 would lose a
+    signed event for good. Each is accepted, and the stored payload equals
+    the body as sent, compared as jsonb in Postgres (Python's float would
+    round them)."""
+    w = ingest_only(env)
+    for i, num in enumerate(BIG_NUMBERS):
+        event_id = f"big-{i}"
+        body = event_body(partner, event_id, f"o-{i}").replace(b"}", f', "amount": {num}}}'.encode(), 1)
+        body = body[:-1] + f', "nested": [{num}, {{"n": {num}}}]}}'.encode()
+        row_id = assert_accepted(post(w, partner, body, sign_headers(partner, event_id, body)))
+        same = env.db.value("SELECT payload = %s::jsonb FROM webhook_inbox WHERE id = %s", body.decode(), row_id)
+        assert same is True, (num, body)
+    assert count(env) == len(BIG_NUMBERS)
+
+
+def test_a_big_number_as_event_id_is_kept_exactly(env):
+    """An event id that is a number beyond int64 is read as its exact digits,
+    never rounded or clamped (two distinct ids must stay distinct)."""
+    w = ingest_only(env)
+    for num in ("18446744073709551616", "18446744073709551617", "1e400"):
+        body = f'{{"id": {num}, "type": "order.started", "data": {{"order_id": "o1"}}}}'.encode()
+        assert_accepted(post(w, "generic", body, sign_headers("generic", "", body)))
+    ids = sorted(r["partner_event_id"] for r in env.db.all("SELECT partner_event_id FROM webhook_inbox"))
+    assert ids == ["18446744073709551616", "18446744073709551617", "1e400"]
+
+
 def test_a_migration_under_a_running_worker_does_not_make_it_refuse_events(env):
     """The batch INSERT is a prepared statement on each ingest connection. A
     schema change underneath it (here: a column of its RETURNING list changes
