@@ -54,6 +54,7 @@ static const struct key_def hookd_keys[] = {
     HK(ingest_concurrency, KT_INT, "2", false), /* the ingest pool's threads */
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
+    HK(redact_headers, KT_STRING, CONFIG_REDACT_HEADERS_DEFAULT, true),
     /* the public listener's limits: fixed when the listener starts */
     HK(max_header_size, KT_SIZE, "16KiB", false),
     HK(max_headers, KT_INT, "100", false),
@@ -841,6 +842,49 @@ static int validate_listener(struct parse_state *st)
     return 0;
 }
 
+/* redact_headers: a comma-separated list of globs over header names. */
+static int parse_redact_headers(struct parse_state *st)
+{
+    struct hookd_config *c = st->cfg;
+    char *copy = xstrdup(c->redact_headers), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *t = trim(tok);
+        if (!*t)
+            continue;
+        for (char *q = t; *q; q++) {
+            *q = (char)tolower((unsigned char)*q);
+            /* RFC 9110 token characters, and '*' */
+            if (!isalnum((unsigned char)*q) && !strchr("!#$%&'*+-.^_`|~", *q)) {
+                fail(st, hookd_line(st, "redact_headers"),
+                     "[hookd] redact_headers: '%s' is not a header name glob (letters, digits, '-', '*')", t);
+                rc = -1;
+                goto done;
+            }
+        }
+        c->redact_patterns = xrealloc(c->redact_patterns, (c->nredact + 1) * sizeof *c->redact_patterns);
+        c->redact_patterns[c->nredact++] = xstrdup(t);
+    }
+done:
+    free(copy);
+    return rc;
+}
+
+bool config_header_redacted(const struct hookd_config *c, const char *name)
+{
+    char lower[256];
+    size_t i = 0;
+    for (; name[i] && i < sizeof lower - 1; i++)
+        lower[i] = (char)tolower((unsigned char)name[i]);
+    lower[i] = '\0';
+    if (name[i]) /* longer than any header worth a pattern: redact rather than guess */
+        return true;
+    for (size_t k = 0; k < c->nredact; k++)
+        if (config_glob_match(c->redact_patterns[k], lower))
+            return true;
+    return false;
+}
+
 static int validate(struct parse_state *st)
 {
     struct hookd_config *c = st->cfg;
@@ -859,7 +903,7 @@ static int validate(struct parse_state *st)
                     c->log_level), -1;
     if (c->max_body < 1)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
-    if (validate_listener(st) != 0)
+    if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
         return -1;
     if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
@@ -948,6 +992,9 @@ void config_unref(struct hookd_config *c)
         else if (hookd_keys[i].type == KT_SECRET)
             secret_free(field);
     }
+    for (size_t i = 0; i < c->nredact; i++)
+        free(c->redact_patterns[i]);
+    free(c->redact_patterns);
     for (size_t i = 0; i < c->noverrides; i++)
         free(c->overrides[i].pattern);
     free(c->overrides);

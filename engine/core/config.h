@@ -117,6 +117,11 @@ struct hookd_config {
     int64_t ingest_concurrency; /* insert transactions in flight at once */
     int64_t max_body;          /* bytes */
     char *ca_file;
+    /* Inbound headers stored as "<redacted>" (config_header_redacted()):
+     * the key's text, and the globs it lists, lower-cased. */
+    char *redact_headers;
+    char **redact_patterns;
+    size_t nredact;
     /* the public listener's limits (http_server.h, struct http_limits) */
     int64_t max_header_size;   /* bytes of request line + headers */
     int64_t max_headers;       /* header lines per request */
@@ -162,6 +167,16 @@ const struct machine_config *config_machine(const struct hookd_config *, const c
 const struct backoff_policy *config_retry_for_inbox(const struct hookd_config *, const char *partner,
                                                     const char *event_type);
 const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config *, const char *endpoint);
+
+/* The default of [hookd] redact_headers: credentials, tokens and any
+ * provider's signature header. */
+#define CONFIG_REDACT_HEADERS_DEFAULT                                                                      \
+    "authorization, proxy-authorization, cookie, set-cookie, *api-key*, *apikey*, *token*, *signature*, " \
+    "x-hub-signature*, *hmac*, *secret*, *password*, *session*"
+
+/* True if an inbound header of this name (any case) is stored as
+ * "<redacted>": it matches a glob of [hookd] redact_headers. */
+bool config_header_redacted(const struct hookd_config *, const char *name);
 
 /* Glob with `*` (any run of characters) — event-type filters and overrides. */
 bool config_glob_match(const char *pattern, const char *text);

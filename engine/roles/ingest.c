@@ -399,21 +399,27 @@ static bool secret_header(const char *name, const struct partner_config *p)
 }
 
 /* The request headers worth keeping for a person debugging a DLQ entry:
- * all but credentials and signatures. */
-static char *kept_headers(struct evkeyvalq *headers, const struct partner_config *p)
+ * all but the credentials and signatures hookd knows (left out), with the
+ * values of those matching [hookd] redact_headers replaced by "<redacted>"
+ * here, before they are stored, so no later reader (dlq show, /admin) can
+ * show them. */
+static char *kept_headers(struct evkeyvalq *headers, const struct partner_config *p, const struct hookd_config *cfg)
 {
     json_t *obj = json_object();
     for (struct evkeyval *kv = headers->tqh_first; kv; kv = kv->next.tqe_next) {
         /* A name with blanks ("Authorization :") is malformed; it must not
          * slip a credential past secret_header(). */
-        if (strpbrk(kv->key, " \t") || secret_header(kv->key, p) || strlen(kv->value) > 1024)
+        if (strpbrk(kv->key, " \t") || secret_header(kv->key, p))
+            continue;
+        bool redacted = config_header_redacted(cfg, kv->key);
+        if (!redacted && strlen(kv->value) > 1024)
             continue;
         char name[128];
         size_t i = 0;
         for (; kv->key[i] && i < sizeof name - 1; i++)
             name[i] = (char)tolower((unsigned char)kv->key[i]);
         name[i] = '\0';
-        json_object_set_new(obj, name, json_string(kv->value));
+        json_object_set_new(obj, name, json_string(redacted ? "<redacted>" : kv->value));
     }
     char *text = json_dumps(obj, JSON_COMPACT);
     json_decref(obj);
@@ -536,7 +542,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     pend->partner = xstrdup(p->name);
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
     pend->payload = xstrndup((const char *)raw, len);
-    pend->headers = kept_headers(headers, p);
+    pend->headers = kept_headers(headers, p, cfg);
     if (p->content_dedup)
         pend->digest = content_digest(raw, len);
     enqueue(in, pend);

@@ -164,7 +164,7 @@ static const char *const never_kept[] = {
 
 static void check_kept_headers(const struct partner_config *p, struct evkeyvalq *headers)
 {
-    char *text = kept_headers(headers, p);
+    char *text = kept_headers(headers, p, cfg);
     json_t *obj = json_loads(text, 0, NULL);
     const char *key;
     json_t *value;
@@ -177,6 +177,9 @@ static void check_kept_headers(const struct partner_config *p, struct evkeyvalq 
             CHECK(strcmp(key, never_kept[i]) != 0);
         CHECK(p->header == NULL || strcasecmp(key, p->header) != 0);
         CHECK(json_is_string(value) && json_string_length(value) <= 1024);
+        /* [hookd] redact_headers (the default list): stored redacted */
+        if (config_header_redacted(cfg, key))
+            CHECK(strcmp(json_string_value(value), "<redacted>") == 0);
     }
     json_decref(obj);
     free(text);

@@ -647,6 +647,38 @@ def test_malformed_header_names_are_not_kept(env):
     assert kept and "sekrit-token" not in kept and "webhook-id" in kept
 
 
+def test_credential_headers_are_stored_redacted(env):
+    """[hookd] redact_headers (issue 14, finding 8): headers matching its
+    globs are stored as "<redacted>", so neither `hookd dlq show` nor the
+    admin view (which read the stored row) can show them; the list is
+    configurable and replaces the default."""
+    secrets = {"X-Api-Key": "key-5f1e", "X-Auth-Token": "tok-77c0", "Authorization": "Bearer bearer-9a2b",
+               "Cookie": "sid=cookie-41d8", "X-Twilio-Signature": "twilio-sig-0c3e",
+               "X-Shopify-Hmac-Sha256": "shopify-mac-2b9d", "X-Gitlab-Token": "gitlab-tok-6e0a"}
+    plain = {"X-Custom-Trace": "trace-123", "User-Agent": "partner/1.0"}
+
+    def send(w, event_id):
+        body = event_body("shop", event_id, "o1")
+        assert_accepted(post(w, "shop", body, dict(sign_headers("shop", event_id, body), **secrets, **plain)))
+        return env.db.one("SELECT headers, headers::text AS text FROM webhook_inbox WHERE partner_event_id = %s",
+                          event_id)
+
+    row = send(ingest_only(env), "red-1")
+    for value in secrets.values():
+        assert value.split()[-1].split("=")[-1] not in row["text"], row["text"]
+    kept = row["headers"]
+    for name in secrets:
+        if name not in ("Authorization", "Cookie"):  # credentials hookd leaves out entirely
+            assert kept[name.lower()] == "<redacted>", kept
+    assert "authorization" not in kept and "cookie" not in kept
+    assert kept["x-custom-trace"] == "trace-123" and kept["user-agent"] == "partner/1.0"
+
+    cfg = with_hookd_keys(env.config(extra=PARTNERS), roles="ingest", redact_headers="x-custom-*")
+    row = send(env.worker(config=cfg), "red-2")
+    assert row["headers"]["x-custom-trace"] == "<redacted>"
+    assert row["headers"]["user-agent"] == "partner/1.0"
+
+
 # ---- failures around the commit ----------------------------------------------
 
 def test_postgres_down_answers_503_and_stores_nothing(env, services):

@@ -766,6 +766,36 @@ static void test_refuse_partners(void **state)
            14, "too many secrets (at most 8)");
 }
 
+/* [hookd] redact_headers (issue 14, finding 8): globs over header names,
+ * any letter case; the default covers credentials and signatures. */
+static void test_redact_headers(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN);
+    static const char *const redacted[] = {"Authorization", "Cookie", "X-Api-Key", "X-Auth-Token",
+                                           "X-Twilio-Signature", "X-Hub-Signature", "Api-Key", "X-Client-Secret",
+                                           "X-Slack-Signature", "Proxy-Authorization", "X-Session-Id"};
+    for (size_t i = 0; i < sizeof redacted / sizeof redacted[0]; i++)
+        if (!config_header_redacted(c, redacted[i]))
+            fail_msg("not redacted by default: %s", redacted[i]);
+    static const char *const kept[] = {"Content-Type", "User-Agent", "X-GitHub-Event", "X-Request-Id",
+                                       "webhook-id"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        if (config_header_redacted(c, kept[i]))
+            fail_msg("redacted by default: %s", kept[i]);
+    config_unref(c);
+
+    c = load_ok(HOOKD_MIN "redact_headers = X-Tenant, x-internal-*\n");
+    assert_int_equal(c->nredact, 2);
+    assert_true(config_header_redacted(c, "x-tenant"));
+    assert_true(config_header_redacted(c, "X-Internal-Route"));
+    assert_false(config_header_redacted(c, "Authorization")); /* the list replaces the default */
+    config_unref(c);
+
+    refuse(HOOKD_MIN "redact_headers = authorization, x api key\n", 4,
+           "[hookd] redact_headers: 'x api key' is not a header name glob");
+}
+
 /* content_dedup follows what the signature covers (issue 14, finding 4). */
 static void test_content_dedup_follows_what_is_signed(void **state)
 {
@@ -1474,6 +1504,7 @@ int main(void)
         cmocka_unit_test(test_refuse_partners),
         cmocka_unit_test(test_refuse_short_partner_secrets),
         cmocka_unit_test(test_content_dedup_follows_what_is_signed),
+        cmocka_unit_test(test_redact_headers),
         cmocka_unit_test(test_refuse_long_line),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_long_keys_and_duplicates),
