@@ -9,10 +9,15 @@
  */
 #include "jsonpath.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "xmalloc.h"
 
 /* Array indexes have at most this many digits; jansson arrays are far
  * smaller, and the bound keeps the conversion free of overflow. */
@@ -148,4 +153,118 @@ int jsonpath_get_text(json_t *root, const char *path, char *buf, size_t buflen)
         return -1;
     memcpy(buf, text, len + 1);
     return 0;
+}
+
+/* ---- bodies with numbers jansson cannot hold ------------------------------ */
+
+/* Length of the JSON number at s[0..n), or 0 if none starts there
+ * (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). *real: it has a fraction
+ * or an exponent. */
+static size_t number_len(const char *s, size_t n, int *real)
+{
+    size_t i = 0;
+    *real = 0;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i >= n || s[i] < '0' || s[i] > '9')
+        return 0;
+    if (s[i] == '0')
+        i++;
+    else
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    if (i + 1 < n && s[i] == '.' && s[i + 1] >= '0' && s[i + 1] <= '9') {
+        *real = 1;
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            ;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1;
+        if (j < n && (s[j] == '+' || s[j] == '-'))
+            j++;
+        if (j < n && s[j] >= '0' && s[j] <= '9') {
+            *real = 1;
+            for (i = j; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+                ;
+        }
+    }
+    return i;
+}
+
+/* 1 if jansson refuses the number s[0..n) as out of range: an integer
+ * outside int64 (json_int_t is long long here), a real that overflows a
+ * double (jansson takes underflow, 1e-400, as 0). */
+static int number_out_of_range(const char *s, size_t n, int real)
+{
+    char small[64];
+    char *buf = n < sizeof small ? small : xmalloc(n + 1);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    errno = 0;
+    int out;
+    if (!real) {
+        (void)strtoll(buf, NULL, 10);
+        out = errno == ERANGE;
+    } else {
+        double v = strtod(buf, NULL);
+        out = errno == ERANGE && isinf(v);
+    }
+    if (buf != small)
+        free(buf);
+    return out;
+}
+
+/* Copies text with every out-of-range number turned into a string of its
+ * text; *changed counts them. Strings are skipped (escapes included), so a
+ * digit inside one is never taken for a number. */
+static char *quote_big_numbers(const char *text, size_t len, size_t *outlen, size_t *changed)
+{
+    char *out = xmalloc(len * 3 + 1); /* each number grows by 2 quotes: at most 3x */
+    size_t o = 0;
+    int in_string = 0;
+    *changed = 0;
+    for (size_t i = 0; i < len;) {
+        char c = text[i];
+        if (in_string) {
+            out[o++] = c;
+            i++;
+            if (c == '\\' && i < len)
+                out[o++] = text[i++];
+            else if (c == '"')
+                in_string = 0;
+            continue;
+        }
+        int real;
+        size_t n = (c == '-' || (c >= '0' && c <= '9')) ? number_len(text + i, len - i, &real) : 0;
+        if (n > 0 && number_out_of_range(text + i, n, real)) {
+            out[o++] = '"';
+            memcpy(out + o, text + i, n);
+            o += n;
+            out[o++] = '"';
+            (*changed)++;
+        } else {
+            if (n == 0)
+                n = 1;
+            memcpy(out + o, text + i, n);
+            o += n;
+            in_string = c == '"';
+        }
+        i += n;
+    }
+    out[o] = '\0';
+    *outlen = o;
+    return out;
+}
+
+json_t *jsonpath_load_body(const char *text, size_t len, json_error_t *err)
+{
+    json_t *doc = json_loadb(text, len, JSON_DECODE_ANY, err);
+    if (doc != NULL || json_error_code(err) != json_error_numeric_overflow)
+        return doc;
+    size_t n, changed;
+    char *copy = quote_big_numbers(text, len, &n, &changed);
+    if (changed > 0)
+        doc = json_loadb(copy, n, JSON_DECODE_ANY, err);
+    free(copy);
+    return doc;
 }

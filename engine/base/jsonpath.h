@@ -6,8 +6,9 @@
  * values with jsonpath_get_text(). A path is one or more non-empty segments
  * separated by '.'; on an object a segment is a key, on an array a segment of
  * decimal digits is an index ("items.0.id"). Keys that themselves contain a
- * '.' cannot be addressed. Pure functions, no allocation, thread-safe as long
- * as the document is not modified concurrently.
+ * '.' cannot be addressed. Pure functions, thread-safe as long as the
+ * document is not modified concurrently; only jsonpath_load_body()
+ * allocates.
  */
 #ifndef HOOKD_JSONPATH_H
 #define HOOKD_JSONPATH_H
@@ -39,5 +40,19 @@ __attribute__((warn_unused_result)) json_t *jsonpath_get(json_t *root, const cha
  * is then "" (when buflen > 0). */
 __attribute__((warn_unused_result)) int jsonpath_get_text(json_t *root, const char *path,
                                                           char *buf, size_t buflen);
+
+/* Parses a request body as Postgres jsonb would accept it, for reading
+ * fields with the functions above: any JSON value at the top level, and
+ * numbers of any size. jansson refuses integers outside int64 and reals
+ * that overflow a double (2^63, 1e400, a 400-digit integer); only when it
+ * refuses for that reason is the body parsed again from a copy in which each
+ * such number is the JSON string of its exact text ("18446744073709551616"),
+ * so an id, type or entity id read from it is what was sent, never a rounded
+ * or clamped value. The caller stores the raw bytes, not this document.
+ * Returns a new reference (caller json_decref()s) or NULL with err filled
+ * in by jansson (for the copy, positions may be off by two characters per
+ * number rewritten before the error). Allocation failure aborts. */
+__attribute__((warn_unused_result)) json_t *jsonpath_load_body(const char *text, size_t len,
+                                                              json_error_t *err);
 
 #endif

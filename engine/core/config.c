@@ -57,6 +57,7 @@ static const struct key_def hookd_keys[] = {
     HK(ingest_concurrency, KT_INT, "2", false), /* the ingest pool's threads */
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
+    HK(redact_headers, KT_STRING, CONFIG_REDACT_HEADERS_DEFAULT, true),
     /* the public listener's limits: fixed when the listener starts */
     HK(max_header_size, KT_SIZE, "16KiB", false),
     HK(max_headers, KT_INT, "100", false),
@@ -703,6 +704,12 @@ static void default_source(struct field_source *f, enum field_kind kind, const c
     }
 }
 
+/* Whether a value read from f is covered by the partner's signature. */
+static bool field_signed(enum sig_scheme scheme, const struct field_source *f)
+{
+    return f->kind == FIELD_NONE || f->kind == FIELD_JSON || sig_signs_header(scheme, f->path);
+}
+
 static int validate_partner(struct parse_state *st, struct partner_config *p)
 {
     char err[256];
@@ -715,6 +722,11 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
     for (size_t i = 0; i < p->nsecrets; i++) {
         if (sig_key_decode(p->scheme, p->secrets[i].text, &p->keys[i], err, sizeof err) != 0)
             return fail(st, p->line, "[partner %s] secret %zu: %s", p->name, i + 1, err), -1;
+        /* A short key can be guessed offline from one captured request. */
+        if (p->keys[i].len < CONFIG_PARTNER_SECRET_MIN)
+            return fail(st, p->line, "[partner %s] secret %zu is %zu bytes%s; at least %d are required", p->name,
+                        i + 1, p->keys[i].len, p->scheme == SIG_STANDARD_WEBHOOKS ? " after base64 decoding" : "",
+                        CONFIG_PARTNER_SECRET_MIN), -1;
     }
     switch (p->scheme) {
     case SIG_STANDARD_WEBHOOKS:
@@ -733,6 +745,8 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
     default_source(&p->event_type, FIELD_JSON, "type");
     if (p->event_id.kind == FIELD_NONE)
         return fail(st, p->line, "[partner %s] needs 'event_id' (json:PATH or header:NAME)", p->name), -1;
+    p->content_dedup = !sig_signs_timestamp(p->scheme) || !field_signed(p->scheme, &p->event_id) ||
+                       !field_signed(p->scheme, &p->event_type) || !field_signed(p->scheme, &p->entity_id);
     if (p->entity_type && !config_machine(st->cfg, p->entity_type))
         return fail(st, p->line, "[partner %s] names entity_type '%s', but there is no [machine %s]", p->name,
                     p->entity_type, p->entity_type), -1;
@@ -868,6 +882,49 @@ const char *config_admin_listen(const struct hookd_config *c)
     return al;
 }
 
+/* redact_headers: a comma-separated list of globs over header names. */
+static int parse_redact_headers(struct parse_state *st)
+{
+    struct hookd_config *c = st->cfg;
+    char *copy = xstrdup(c->redact_headers), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *t = trim(tok);
+        if (!*t)
+            continue;
+        for (char *q = t; *q; q++) {
+            *q = (char)tolower((unsigned char)*q);
+            /* RFC 9110 token characters, and '*' */
+            if (!isalnum((unsigned char)*q) && !strchr("!#$%&'*+-.^_`|~", *q)) {
+                fail(st, hookd_line(st, "redact_headers"),
+                     "[hookd] redact_headers: '%s' is not a header name glob (letters, digits, '-', '*')", t);
+                rc = -1;
+                goto done;
+            }
+        }
+        c->redact_patterns = xrealloc(c->redact_patterns, (c->nredact + 1) * sizeof *c->redact_patterns);
+        c->redact_patterns[c->nredact++] = xstrdup(t);
+    }
+done:
+    free(copy);
+    return rc;
+}
+
+bool config_header_redacted(const struct hookd_config *c, const char *name)
+{
+    char lower[256];
+    size_t i = 0;
+    for (; name[i] && i < sizeof lower - 1; i++)
+        lower[i] = (char)tolower((unsigned char)name[i]);
+    lower[i] = '\0';
+    if (name[i]) /* longer than any header worth a pattern: redact rather than guess */
+        return true;
+    for (size_t k = 0; k < c->nredact; k++)
+        if (config_glob_match(c->redact_patterns[k], lower))
+            return true;
+    return false;
+}
+
 static int validate(struct parse_state *st)
 {
     struct hookd_config *c = st->cfg;
@@ -888,7 +945,7 @@ static int validate(struct parse_state *st)
                     c->log_level), -1;
     if (c->max_body < 1)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
-    if (validate_listener(st) != 0)
+    if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
         return -1;
     if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
@@ -977,6 +1034,9 @@ void config_unref(struct hookd_config *c)
         else if (hookd_keys[i].type == KT_SECRET)
             secret_free(field);
     }
+    for (size_t i = 0; i < c->nredact; i++)
+        free(c->redact_patterns[i]);
+    free(c->redact_patterns);
     for (size_t i = 0; i < c->noverrides; i++)
         free(c->overrides[i].pattern);
     free(c->overrides);

@@ -35,6 +35,10 @@ struct field_source {
     char *path; /* dotted JSON path or header name */
 };
 
+/* The shortest partner secret accepted, in bytes of the HMAC key (after
+ * decoding, for standard-webhooks' base64). */
+#define CONFIG_PARTNER_SECRET_MIN 16
+
 struct partner_config {
     char *name;
     enum sig_scheme scheme;
@@ -46,6 +50,11 @@ struct partner_config {
     struct field_source event_id, event_type, entity_id;
     char *entity_type; /* machine name; NULL = the machine naming the event type */
     int64_t max_body;  /* bytes; 0 = [hookd] max_body */
+    /* Derived, not a key: the signature covers neither a timestamp nor every
+     * field the event is read from (id, type, entity id), so a captured body
+     * could be sent again under a new id or type. Ingest then also
+     * deduplicates on a digest of the body (webhook_inbox.content_digest). */
+    bool content_dedup;
     int line;
 };
 
@@ -113,6 +122,11 @@ struct hookd_config {
     int64_t ingest_concurrency; /* insert transactions in flight at once */
     int64_t max_body;          /* bytes */
     char *ca_file;
+    /* Inbound headers stored as "<redacted>" (config_header_redacted()):
+     * the key's text, and the globs it lists, lower-cased. */
+    char *redact_headers;
+    char **redact_patterns;
+    size_t nredact;
     /* the public listener's limits (http_server.h, struct http_limits) */
     int64_t max_header_size;   /* bytes of request line + headers */
     int64_t max_headers;       /* header lines per request */
@@ -162,6 +176,16 @@ const struct machine_config *config_machine(const struct hookd_config *, const c
 const struct backoff_policy *config_retry_for_inbox(const struct hookd_config *, const char *partner,
                                                     const char *event_type);
 const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config *, const char *endpoint);
+
+/* The default of [hookd] redact_headers: credentials, tokens and any
+ * provider's signature header. */
+#define CONFIG_REDACT_HEADERS_DEFAULT                                                                      \
+    "authorization, proxy-authorization, cookie, set-cookie, *api-key*, *apikey*, *token*, *signature*, " \
+    "x-hub-signature*, *hmac*, *secret*, *password*, *session*"
+
+/* True if an inbound header of this name (any case) is stored as
+ * "<redacted>": it matches a glob of [hookd] redact_headers. */
+bool config_header_redacted(const struct hookd_config *, const char *name);
 
 /* Glob with `*` (any run of characters) — event-type filters and overrides. */
 bool config_glob_match(const char *pattern, const char *text);

@@ -268,6 +268,28 @@ static size_t count_macs(struct span sigs, mac_iter_fn next)
     return n;
 }
 
+/* ---- what a scheme signs ---- */
+
+bool sig_signs_header(enum sig_scheme scheme, const char *name)
+{
+    return scheme == SIG_STANDARD_WEBHOOKS && name != NULL &&
+           (strcasecmp(name, "webhook-id") == 0 || strcasecmp(name, "webhook-timestamp") == 0);
+}
+
+bool sig_signs_timestamp(enum sig_scheme scheme)
+{
+    return scheme == SIG_STANDARD_WEBHOOKS || scheme == SIG_STRIPE;
+}
+
+void sig_content_digest(const unsigned char *body, size_t len, unsigned char out[SIG_DIGEST_LEN])
+{
+    unsigned int n = 0;
+    /* EVP_Digest fails only when OpenSSL cannot allocate (or SHA-256 is
+     * missing): an invariant, like allocation. */
+    int ok = EVP_Digest(body, len, out, &n, EVP_sha256(), NULL);
+    HOOKD_ASSERT(ok == 1 && n == SIG_DIGEST_LEN);
+}
+
 /* ---- per-scheme plans ---- */
 
 /* Fetches a required header, trimmed. Absent -> SIG_MISSING_HEADER; present

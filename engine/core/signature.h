@@ -15,6 +15,7 @@
 #ifndef HOOKD_SIGNATURE_H
 #define HOOKD_SIGNATURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,6 +115,25 @@ __attribute__((warn_unused_result)) enum sig_result sig_verify(const struct sig_
 /* "ok", "missing_header", "malformed_header", "bad_signature",
  * "timestamp_out_of_tolerance"; "invalid" outside the enum. Static storage. */
 const char *sig_result_name(enum sig_result result);
+
+/* What a scheme's MAC covers besides the body, so that a caller can tell
+ * whether a value it reads from a request is authenticated: a JSON field is
+ * (every scheme signs the whole body); a header is only when
+ * sig_signs_header() says so (standard-webhooks: webhook-id and
+ * webhook-timestamp; no other scheme signs a header). sig_signs_timestamp()
+ * is true for the schemes whose signed timestamp is held against the
+ * tolerance (standard-webhooks, stripe): only they refuse a captured
+ * request replayed later. Names compare case-insensitively. */
+bool sig_signs_header(enum sig_scheme scheme, const char *name);
+bool sig_signs_timestamp(enum sig_scheme scheme);
+
+/* Bytes of sig_content_digest()'s output. */
+#define SIG_DIGEST_LEN 32
+
+/* SHA-256 of the signed body, into out: the identity of a request's signed
+ * content, for deduplicating replays of schemes whose signature covers
+ * neither the event id nor a timestamp. */
+void sig_content_digest(const unsigned char *body, size_t len, unsigned char out[SIG_DIGEST_LEN]);
 
 /* Outbound Standard Webhooks signature: writes "v1,<base64>" (NUL-terminated)
  * of HMAC-SHA256(key, id "." timestamp "." body) into out, ready for the

@@ -24,6 +24,7 @@
 #include "db.h"
 #include "http_client.h"
 #include "log.h"
+#include "netguard.h"
 #include "query.h"
 #include "sched.h"
 #include "signature.h"
@@ -34,7 +35,12 @@
 #define EXCERPT_MAX 512
 #define RETRY_AFTER_MAX_MS (60LL * 60 * 1000)
 
-enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED, R_ENDPOINT_DELETED };
+/* R_BAD_URL: the endpoint's URL cannot be sent to at all (it does not parse
+ * as an http(s) URL hookd accepts): permanent, dead-lettered at once. An
+ * address refused by allow_private_networks is R_FAILED, retried: an
+ * operator fixes that by config. */
+enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_BAD_URL, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED,
+                   R_ENDPOINT_DELETED };
 
 /* Where an item's outcome goes when its response arrives. */
 enum stage {
@@ -223,6 +229,8 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
         PQclear(r);
         return finish_event_if_done(conn, it->event_id, err, errlen);
     }
+    if (it->kind == R_BAD_URL) /* no attempt can succeed: no retry budget spent on it */
+        return record_dead(conn, it, it->error, err, errlen);
     if (it->kind == R_GONE || it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
         if (it->kind == R_GONE) {
             const char *p[] = {it->endpoint_name};
@@ -589,6 +597,17 @@ static void send_item(struct delivery *d, struct delivery_item *it)
             answered(d, it);
             return;
         }
+    }
+    struct netguard_url u;
+    char why[200];
+    if (netguard_parse_url(it->url, &u, why, sizeof why) != 0) {
+        /* Checked here, not inferred from http_client_post's error text: a
+         * URL that cannot be parsed is permanent, the other refusals there
+         * (shutting down) are not. */
+        it->kind = R_BAD_URL;
+        it->error = xasprintf("invalid endpoint URL: %s", why);
+        answered(d, it);
+        return;
     }
     const struct http_header hdrs[] = {
         {"Content-Type", "application/json"},

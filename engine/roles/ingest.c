@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "encoding.h"
 #include "db.h"
 #include "http_server.h"
 #include "jsonpath.h"
@@ -29,7 +30,7 @@
 #include "ctx.h"
 #include "xmalloc.h"
 
-#define PARAMS_PER_ROW 7
+#define PARAMS_PER_ROW 8
 #define ENTITY_ID_MAX 1000
 /* A batch is also closed at this many bytes of payload and headers: its
  * rows travel as one array per column, and Postgres refuses a value over
@@ -42,6 +43,7 @@ struct pending {
     int64_t arrived_us;
     struct evhttp_request *req; /* NULL once the client went away */
     char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
+    char *digest; /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
     /* filled by the batch job */
     enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
     char id[40];
@@ -110,6 +112,7 @@ static void pending_free(struct pending *p)
     free(p->entity_id);
     free(p->payload);
     free(p->headers);
+    free(p->digest);
     free(p);
 }
 
@@ -168,13 +171,13 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
     *content = false;
     struct db_array cols[PARAMS_PER_ROW];
     static const unsigned oids[PARAMS_PER_ROW] = {DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT,
-                                                  DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB};
+                                                  DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT};
     for (int c = 0; c < PARAMS_PER_ROW; c++)
         db_array_init(&cols[c], oids[c], n);
     for (size_t i = 0; i < n; i++) {
         const struct pending *p = items[i];
         const char *row[PARAMS_PER_ROW] = {p->partner,     p->event_id,  p->payload, p->event_type,
-                                           p->entity_type, p->entity_id, p->headers};
+                                           p->entity_type, p->entity_id, p->headers, p->digest};
         for (int c = 0; c < PARAMS_PER_ROW; c++)
             add_text(&cols[c], row[c], oids[c] == DB_OID_JSONB);
     }
@@ -380,25 +383,44 @@ static bool secret_header(const char *name, const struct partner_config *p)
 }
 
 /* The request headers worth keeping for a person debugging a DLQ entry:
- * all but credentials and signatures. */
-static char *kept_headers(struct evkeyvalq *headers, const struct partner_config *p)
+ * all but the credentials and signatures hookd knows (left out), with the
+ * values of those matching [hookd] redact_headers replaced by "<redacted>"
+ * here, before they are stored, so no later reader (dlq show, /admin) can
+ * show them. */
+static char *kept_headers(struct evkeyvalq *headers, const struct partner_config *p, const struct hookd_config *cfg)
 {
     json_t *obj = json_object();
     for (struct evkeyval *kv = headers->tqh_first; kv; kv = kv->next.tqe_next) {
         /* A name with blanks ("Authorization :") is malformed; it must not
          * slip a credential past secret_header(). */
-        if (strpbrk(kv->key, " \t") || secret_header(kv->key, p) || strlen(kv->value) > 1024)
+        if (strpbrk(kv->key, " \t") || secret_header(kv->key, p))
+            continue;
+        bool redacted = config_header_redacted(cfg, kv->key);
+        if (!redacted && strlen(kv->value) > 1024)
             continue;
         char name[128];
         size_t i = 0;
         for (; kv->key[i] && i < sizeof name - 1; i++)
             name[i] = (char)tolower((unsigned char)kv->key[i]);
         name[i] = '\0';
-        json_object_set_new(obj, name, json_string(kv->value));
+        json_object_set_new(obj, name, json_string(redacted ? "<redacted>" : kv->value));
     }
     char *text = json_dumps(obj, JSON_COMPACT);
     json_decref(obj);
     return text ? text : xstrdup("{}");
+}
+
+/* The hex digest deduplicating a body of a partner whose signature covers
+ * neither the event id and type nor a timestamp (config.h, content_dedup):
+ * whatever id or type header a replay carries, its body is stored once. */
+static char *content_digest(const unsigned char *raw, size_t len)
+{
+    unsigned char d[SIG_DIGEST_LEN];
+    char *hex = xmalloc(ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
+    sig_content_digest(raw, len, d);
+    int rc = enc_hex_encode(d, sizeof d, hex, ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
+    HOOKD_ASSERT(rc == 0);
+    return hex;
 }
 
 static bool json_content_type(const char *ct)
@@ -477,7 +499,9 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     json_error_t jerr;
-    body = json_loadb((const char *)raw, len, 0, &jerr);
+    /* Any JSON Postgres stores (numbers of any size, a scalar at the top);
+     * the payload stored is raw, this document only serves extract(). */
+    body = jsonpath_load_body((const char *)raw, len, &jerr);
     if (!body) {
         /* jansson's text quotes the offending token: it stays out of the log. */
         reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not valid JSON (line %d, column %d)", jerr.line,
@@ -502,7 +526,9 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     pend->partner = xstrdup(p->name);
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
     pend->payload = xstrndup((const char *)raw, len);
-    pend->headers = kept_headers(headers, p);
+    pend->headers = kept_headers(headers, p, cfg);
+    if (p->content_dedup)
+        pend->digest = content_digest(raw, len);
     enqueue(in, pend);
     pend = NULL;
     enqueued = true;

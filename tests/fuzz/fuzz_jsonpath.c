@@ -16,7 +16,7 @@
  * does not depend on the buffer size as long as it fits; a failure leaves
  * "" behind.
  */
-/* fuzz.sh links: engine/base/jsonpath.c */
+/* fuzz.sh links: engine/base/jsonpath.c engine/base/xmalloc.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +132,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     walk(root, path);
     json_decref(root);
     root = json_loadb(doc, dlen, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+    walk(root, path);
+    json_decref(root);
+    root = jsonpath_load_body(doc, dlen, &jerr); /* the ingest handler's parse */
     walk(root, path);
     json_decref(root);
     free(path);

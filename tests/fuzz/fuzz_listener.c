@@ -137,7 +137,7 @@ static const char CONFIG[] = "[hookd]\n"
                              "\n"
                              "[partner generic]\n"
                              "scheme = hmac-sha256\n"
-                             "secret = generic-secret\n"
+                             "secret = generic-secret-0123\n"
                              "header = X-Signature\n"
                              "event_id = header:X-Request-Id\n"
                              "event_type = json:type\n"
@@ -153,7 +153,7 @@ static const char CONFIG[] = "[hookd]\n"
 
 /* Must never appear in a response (unless the input itself holds it). */
 static const char *const SECRETS[] = {"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_old_secret", "whsec_test_secret",
-                                      GITHUB_SECRET, "generic-secret"};
+                                      GITHUB_SECRET, "generic-secret-0123"};
 
 /* What hookd's handlers and evhttp itself answer (100: Expect). */
 static const int STATUSES[] = {100, 200, 400, 401, 404, 405, 411, 413, 415, 417, 431, 501, 503, 505};

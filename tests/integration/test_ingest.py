@@ -226,7 +226,7 @@ def test_signed_request_accepted_and_every_tampering_rejected(env, partner):
 
 
 def test_timestamp_inside_tolerance_is_accepted(env):
-    w = ingest_only(env, extra=PARTNERS + "\n[partner strict]\nscheme = stripe\nsecret = strict-secret\n"
+    w = ingest_only(env, extra=PARTNERS + "\n[partner strict]\nscheme = stripe\nsecret = strict-secret-0123\n"
                                           "tolerance = 30s\n")
     now = int(time.time())
     body = event_body("stripe", "evt-old", "o1")
@@ -234,7 +234,7 @@ def test_timestamp_inside_tolerance_is_accepted(env):
     assert_accepted(post(w, "shop", body, sign_headers("shop", "evt-ahead", body, ts=now + 240)))
     # the partner's own tolerance applies: 2 minutes is too old for 30s
     strict = event_body("stripe", "evt-strict", "o2")
-    resp = post(w, "strict", strict, sign_headers("stripe", "", strict, secret="strict-secret", ts=now - 120))
+    resp = post(w, "strict", strict, sign_headers("stripe", "", strict, secret="strict-secret-0123", ts=now - 120))
     assert_rejected(resp, 401, "timestamp")
     assert {r["partner_event_id"] for r in env.db.all("SELECT partner_event_id FROM webhook_inbox")} == \
         {"evt-old", "evt-ahead"}
@@ -263,15 +263,15 @@ entity_id = json:data.order_id
 
 [partner rotating-gh]
 scheme = github
-secret = gh-old-key
-secret = gh-new-key
+secret = gh-old-key-0123456
+secret = gh-new-key-0123456
 entity_id = json:order_id
 """
     w = ingest_only(env, extra=extra)
     for i, secret in enumerate((old_sw, new_sw)):
         body = order_event("order.started", f"o{i}")
         assert_accepted(post(w, "rotating", body, sign_headers("shop", f"rot-{i}", body, secret=secret)))
-    for i, secret in enumerate(("gh-old-key", "gh-new-key")):
+    for i, secret in enumerate(("gh-old-key-0123456", "gh-new-key-0123456")):
         body = event_body("github", "", f"o{i}")
         assert_accepted(post(w, "rotating-gh", body, sign_headers("github", f"gh-{i}", body, secret=secret)))
     # a sender mid-rotation sends several signatures; one matching is enough
@@ -377,6 +377,38 @@ def test_text_beyond_ascii_is_stored_exactly_as_sent(env):
     row = env.db.one("SELECT payload, entity_id FROM webhook_inbox WHERE partner_event_id = 'evt-utf8'")
     assert row["payload"] == doc
     assert row["entity_id"] == order_id
+
+
+BIG_NUMBERS = ["9223372036854775808", "-9223372036854775809", "1e400", "1e-400", "-1.5E+999", "9" * 400]
+
+
+@pytest.mark.parametrize("partner", SCHEMES)
+def test_numbers_jansson_cannot_hold_are_accepted_and_stored_as_sent(env, partner):
+    """Integers beyond int64 and reals beyond a double are valid JSON that
+    jsonb stores (issue 14, finding 7); refusing them with 400 would lose a
+    signed event for good. Each is accepted, and the stored payload equals
+    the body as sent, compared as jsonb in Postgres (Python's float would
+    round them)."""
+    w = ingest_only(env)
+    for i, num in enumerate(BIG_NUMBERS):
+        event_id = f"big-{i}"
+        body = event_body(partner, event_id, f"o-{i}").replace(b"}", f', "amount": {num}}}'.encode(), 1)
+        body = body[:-1] + f', "nested": [{num}, {{"n": {num}}}]}}'.encode()
+        row_id = assert_accepted(post(w, partner, body, sign_headers(partner, event_id, body)))
+        same = env.db.value("SELECT payload = %s::jsonb FROM webhook_inbox WHERE id = %s", body.decode(), row_id)
+        assert same is True, (num, body)
+    assert count(env) == len(BIG_NUMBERS)
+
+
+def test_a_big_number_as_event_id_is_kept_exactly(env):
+    """An event id that is a number beyond int64 is read as its exact digits,
+    never rounded or clamped (two distinct ids must stay distinct)."""
+    w = ingest_only(env)
+    for num in ("18446744073709551616", "18446744073709551617", "1e400"):
+        body = f'{{"id": {num}, "type": "order.started", "data": {{"order_id": "o1"}}}}'.encode()
+        assert_accepted(post(w, "generic", body, sign_headers("generic", "", body)))
+    ids = sorted(r["partner_event_id"] for r in env.db.all("SELECT partner_event_id FROM webhook_inbox"))
+    assert ids == ["18446744073709551616", "18446744073709551617", "1e400"]
 
 
 def test_a_migration_under_a_running_worker_does_not_make_it_refuse_events(env):
@@ -613,6 +645,38 @@ def test_malformed_header_names_are_not_kept(env):
     assert b" 200 " in answer.split(b"\r\n", 1)[0]
     kept = env.db.value("SELECT headers::text FROM webhook_inbox WHERE partner_event_id = 'hdr-1'")
     assert kept and "sekrit-token" not in kept and "webhook-id" in kept
+
+
+def test_credential_headers_are_stored_redacted(env):
+    """[hookd] redact_headers (issue 14, finding 8): headers matching its
+    globs are stored as "<redacted>", so neither `hookd dlq show` nor the
+    admin view (which read the stored row) can show them; the list is
+    configurable and replaces the default."""
+    secrets = {"X-Api-Key": "key-5f1e", "X-Auth-Token": "tok-77c0", "Authorization": "Bearer bearer-9a2b",
+               "Cookie": "sid=cookie-41d8", "X-Twilio-Signature": "twilio-sig-0c3e",
+               "X-Shopify-Hmac-Sha256": "shopify-mac-2b9d", "X-Gitlab-Token": "gitlab-tok-6e0a"}
+    plain = {"X-Custom-Trace": "trace-123", "User-Agent": "partner/1.0"}
+
+    def send(w, event_id):
+        body = event_body("shop", event_id, "o1")
+        assert_accepted(post(w, "shop", body, dict(sign_headers("shop", event_id, body), **secrets, **plain)))
+        return env.db.one("SELECT headers, headers::text AS text FROM webhook_inbox WHERE partner_event_id = %s",
+                          event_id)
+
+    row = send(ingest_only(env), "red-1")
+    for value in secrets.values():
+        assert value.split()[-1].split("=")[-1] not in row["text"], row["text"]
+    kept = row["headers"]
+    for name in secrets:
+        if name not in ("Authorization", "Cookie"):  # credentials hookd leaves out entirely
+            assert kept[name.lower()] == "<redacted>", kept
+    assert "authorization" not in kept and "cookie" not in kept
+    assert kept["x-custom-trace"] == "trace-123" and kept["user-agent"] == "partner/1.0"
+
+    cfg = with_hookd_keys(env.config(extra=PARTNERS), roles="ingest", redact_headers="x-custom-*")
+    row = send(env.worker(config=cfg), "red-2")
+    assert row["headers"]["x-custom-trace"] == "<redacted>"
+    assert row["headers"]["user-agent"] == "partner/1.0"
 
 
 # ---- failures around the commit ----------------------------------------------

@@ -644,6 +644,32 @@ def test_private_addresses_are_refused_by_default(env, receivers):
     assert rcv.got() == []
 
 
+def test_a_url_invalid_at_send_time_is_dead_lettered_at_once(env):
+    """A URL no request can ever be sent to (issue 14, finding 11) - put in
+    by plain SQL, which skips `endpoint add`'s check - is dead-lettered on
+    its first attempt, the reason naming the problem but not the URL (it may
+    hold a token), instead of spending the retry schedule. (A private address
+    is different: test_private_addresses_are_refused_by_default, retried.)"""
+    cfg = env.config(retry_schedule="1h, 1h, 1h")
+    bad = {"ftp": "ftp://example.com/hook?token=tok-ftp-1", "userinfo": "https://user:pw-9c1@example.com/hook",
+           "space": "https://example.com/a hook?token=tok-sp-2", "port": "https://example.com:99999/hook"}
+    ids = {name: env.db.value("INSERT INTO webhook_endpoints (name, url, secret) VALUES (%s, %s, %s)"
+                              " RETURNING id::text", name, url, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+           for name, url in bad.items()}
+    env.worker(config=cfg)
+    event_id = emit(env, "order.created", {"id": "o1"})
+    for name, url in bad.items():
+        row = wait_status(env, event_id, Endpoint(name, ids[name], "", url), "DEAD")
+        assert row["attempts"] == 1, row
+        dl = env.db.one("SELECT * FROM dead_letters WHERE source = 'delivery' AND source_id = %s", str(row["id"]))
+        assert dl["reason"].startswith("invalid endpoint URL: "), dl
+        assert dl["attempts"] == 1 and dl["last_error"] == dl["reason"] == row["last_error"], dl
+        for secret in ("tok-", "pw-9c1"):
+            assert secret not in dl["reason"], dl
+    wait_for(lambda: env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", event_id),
+             what="the event finished: every delivery dead-lettered")
+
+
 # ---- crashes and isolation --------------------------------------------------------
 
 def assert_sent_again_by_a_new_worker(env, cfg, rcv, ep, event_id, first) -> None:

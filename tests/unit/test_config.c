@@ -267,7 +267,7 @@ static void test_sizes(void **state)
     c = load_ok(HOOKD_MIN "max_body = 1MiB\n"
                           "[partner p]\n"
                           "scheme = github\n"
-                          "secret = s\n"
+                          "secret = s-0123456789abcdef\n"
                           "max_body = 2MiB\n");
     assert_int_equal(c->max_body, 1048576);
     assert_int_equal(config_partner(c, "p")->max_body, 2 * 1048576);
@@ -446,7 +446,7 @@ static void test_refuse_unknown_keys(void **state)
     refuse(HOOKD_MIN "bogus = 1\n", 4, "unknown key 'bogus' in [hookd]");
     refuse(HOOKD_MIN "[partner a]\n"      /* 4 */
                      "scheme = stripe\n"  /* 5 */
-                     "secret = s\n"       /* 6 */
+                     "secret = s-0123456789abcdef\n"       /* 6 */
                      "colour = red\n",    /* 7 */
            7, "unknown key 'colour' in [partner a]");
     refuse(HOOKD_MIN "[machine m]\n"                /* 4 */
@@ -598,7 +598,7 @@ static void test_refuse_duplicate_sections(void **state)
     refuse(HOOKD_MIN "[defer]\nmax_age = 1h\n[defer]\n", 6, "duplicate section [defer]");
     refuse(HOOKD_MIN "[partner a]\n"      /* 4 */
                      "scheme = stripe\n"  /* 5 */
-                     "secret = s\n"       /* 6 */
+                     "secret = s-0123456789abcdef\n"       /* 6 */
                      "[partner a]\n",     /* 7 */
            7, "duplicate section [partner a] (first at line 4)");
     refuse(HOOKD_MIN "[machine m]\n"              /* 4 */
@@ -606,7 +606,7 @@ static void test_refuse_duplicate_sections(void **state)
                      "transition go = a -> b\n"   /* 6 */
                      "[partner m]\n"              /* 7 */
                      "scheme = github\n"          /* 8 */
-                     "secret = s\n"               /* 9 */
+                     "secret = s-0123456789abcdef\n"               /* 9 */
                      "[machine m]\n",             /* 10 */
            10, "duplicate section [machine m] (first at line 4)");
     refuse(HOOKD_MIN "\n"                         /* 4 */
@@ -750,19 +750,19 @@ static void test_refuse_partners(void **state)
 {
     (void)state;
     refuse(HOOKD_MIN "[partner a]\n"    /* 4 */
-                     "secret = s\n",    /* 5 */
+                     "secret = s-0123456789abcdef\n",    /* 5 */
            4, "[partner a] has no scheme");
     refuse(HOOKD_MIN "[partner a]\n"         /* 4 */
                      "scheme = stripe\n",    /* 5 */
            4, "[partner a] has no secret");
     refuse(HOOKD_MIN "[partner a]\n"                 /* 4 */
                      "scheme = hmac-sha256\n"        /* 5 */
-                     "secret = s\n"                  /* 6 */
+                     "secret = s-0123456789abcdef\n"                  /* 6 */
                      "event_id = json:id\n",         /* 7 */
            4, "[partner a] uses scheme hmac-sha256 and needs 'header'");
     refuse(HOOKD_MIN "[partner a]\n"                 /* 4 */
                      "scheme = hmac-sha256\n"        /* 5 */
-                     "secret = s\n"                  /* 6 */
+                     "secret = s-0123456789abcdef\n"                  /* 6 */
                      "header = X-Signature\n",       /* 7 */
            4, "[partner a] needs 'event_id' (json:PATH or header:NAME)");
     refuse(HOOKD_MIN "[machine order]\n"                  /* 4 */
@@ -770,12 +770,12 @@ static void test_refuse_partners(void **state)
                      "transition order.go = a -> b\n"     /* 6 */
                      "[partner a]\n"                      /* 7 */
                      "scheme = stripe\n"                  /* 8 */
-                     "secret = s\n"                       /* 9 */
+                     "secret = s-0123456789abcdef\n"                       /* 9 */
                      "entity_type = invoice\n",           /* 10 */
            7, "[partner a] names entity_type 'invoice', but there is no [machine invoice]");
     refuse(HOOKD_MIN "[partner a]\n"                          /* 4 */
                      "scheme = standard-webhooks\n"           /* 5 */
-                     "secret = whsec_c2VjcmV0\n"              /* 6 */
+                     "secret = whsec_YS1zZWNyZXQtb2YtMTYtYnl0ZXM=\n"              /* 6 */
                      "secret = whsec_\n",                     /* 7 */
            4, "[partner a] secret 2: standard-webhooks secret has nothing after the whsec_ prefix");
     refuse(HOOKD_MIN "[partner a]\n"
@@ -784,6 +784,95 @@ static void test_refuse_partners(void **state)
                      "secret = s5\nsecret = s6\nsecret = s7\nsecret = s8\n"  /* 10-13 */
                      "secret = s9\n",                                        /* 14 */
            14, "too many secrets (at most 8)");
+}
+
+/* [hookd] redact_headers (issue 14, finding 8): globs over header names,
+ * any letter case; the default covers credentials and signatures. */
+static void test_redact_headers(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN);
+    static const char *const redacted[] = {"Authorization", "Cookie", "X-Api-Key", "X-Auth-Token",
+                                           "X-Twilio-Signature", "X-Hub-Signature", "Api-Key", "X-Client-Secret",
+                                           "X-Slack-Signature", "Proxy-Authorization", "X-Session-Id"};
+    for (size_t i = 0; i < sizeof redacted / sizeof redacted[0]; i++)
+        if (!config_header_redacted(c, redacted[i]))
+            fail_msg("not redacted by default: %s", redacted[i]);
+    static const char *const kept[] = {"Content-Type", "User-Agent", "X-GitHub-Event", "X-Request-Id",
+                                       "webhook-id"};
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        if (config_header_redacted(c, kept[i]))
+            fail_msg("redacted by default: %s", kept[i]);
+    config_unref(c);
+
+    c = load_ok(HOOKD_MIN "redact_headers = X-Tenant, x-internal-*\n");
+    assert_int_equal(c->nredact, 2);
+    assert_true(config_header_redacted(c, "x-tenant"));
+    assert_true(config_header_redacted(c, "X-Internal-Route"));
+    assert_false(config_header_redacted(c, "Authorization")); /* the list replaces the default */
+    config_unref(c);
+
+    refuse(HOOKD_MIN "redact_headers = authorization, x api key\n", 4,
+           "[hookd] redact_headers: 'x api key' is not a header name glob");
+}
+
+/* content_dedup follows what the signature covers (issue 14, finding 4). */
+static void test_content_dedup_follows_what_is_signed(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN
+                                     "[partner sw]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
+                                     "[partner sw-hdr]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
+                                     "event_type = header:X-Type\n"
+                                     "[partner st]\nscheme = stripe\nsecret = 0123456789abcdef\n"
+                                     "[partner st-hdr]\nscheme = stripe\nsecret = 0123456789abcdef\n"
+                                     "entity_id = header:X-Entity\n"
+                                     "[partner gh]\nscheme = github\nsecret = 0123456789abcdef\n"
+                                     "[partner gh-json]\nscheme = github\nsecret = 0123456789abcdef\n"
+                                     "event_id = json:id\nevent_type = json:type\n"
+                                     "[partner mac]\nscheme = hmac-sha256\nsecret = 0123456789abcdef\n"
+                                     "header = X-Sig\nevent_id = json:id\n");
+    assert_false(config_partner(c, "sw")->content_dedup);
+    assert_true(config_partner(c, "sw-hdr")->content_dedup);
+    assert_false(config_partner(c, "st")->content_dedup);
+    assert_true(config_partner(c, "st-hdr")->content_dedup);
+    assert_true(config_partner(c, "gh")->content_dedup);
+    assert_true(config_partner(c, "gh-json")->content_dedup); /* no timestamp */
+    assert_true(config_partner(c, "mac")->content_dedup);
+    config_unref(c);
+}
+
+/* A partner key under 16 bytes is refused, counted after decoding: for
+ * standard-webhooks the base64 text is longer than the key it holds. */
+static void test_refuse_short_partner_secrets(void **state)
+{
+    (void)state;
+    refuse(HOOKD_MIN "[partner gh]\n"          /* 4 */
+                     "scheme = github\n"       /* 5 */
+                     "secret = x\n",           /* 6 */
+           4, "[partner gh] secret 1 is 1 bytes; at least 16 are required");
+    refuse(HOOKD_MIN "[partner mac]\n"
+                     "scheme = hmac-sha256\n"
+                     "header = X-Signature\n"
+                     "event_id = json:id\n"
+                     "secret = 0123456789abcdef\n"
+                     "secret = 0123456789abcde\n",
+           4, "[partner mac] secret 2 is 15 bytes; at least 16 are required");
+    /* "whsec_" + 20 base64 characters: 15 bytes of key */
+    refuse(HOOKD_MIN "[partner sw]\n"
+                     "scheme = standard-webhooks\n"
+                     "secret = whsec_MDEyMzQ1Njc4OWFiY2Rl\n",
+           4, "[partner sw] secret 1 is 15 bytes after base64 decoding; at least 16 are required");
+    refuse(HOOKD_MIN "[partner st]\n"
+                     "scheme = stripe\n"
+                     "secret = whsec_short\n",
+           4, "[partner st] secret 1 is 11 bytes; at least 16 are required");
+    struct hookd_config *c = load_ok(HOOKD_MIN "[partner gh]\nscheme = github\nsecret = 0123456789abcdef\n"
+                                               "[partner sw]\nscheme = standard-webhooks\n"
+                                               "secret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n");
+    assert_int_equal(config_partner(c, "gh")->keys[0].len, 16);
+    assert_int_equal(config_partner(c, "sw")->keys[0].len, 16);
+    config_unref(c);
 }
 
 static void test_refuse_long_line(void **state)
@@ -1151,11 +1240,11 @@ static const char ROUTING[] = HOOKD_MIN
     "transition ticket.closed = new -> closed\n"
     "[partner stripe]\n"
     "scheme = stripe\n"
-    "secret = whsec_abc\n"
+    "secret = whsec_abc_0123456789\n"
     "entity_id = json:data.object.id\n"
     "[partner gh]\n"
     "scheme = github\n"
-    "secret = ghsecret\n"
+    "secret = ghsecret-0123456789\n"
     "entity_type = invoice\n"
     "tolerance = 30s\n"
     "[partner sw]\n"
@@ -1163,7 +1252,7 @@ static const char ROUTING[] = HOOKD_MIN
     "secret = whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n"
     "[partner mac]\n"
     "scheme = hmac-sha256\n"
-    "secret = macsecret\n"
+    "secret = macsecret-0123456789\n"
     "header = X-Signature\n"
     "event_id = header:X-Event-Id\n"
     "event_type = json:meta.kind\n";
@@ -1261,7 +1350,7 @@ static void test_partner_lookup_and_defaults(void **state)
     assert_null(p->entity_type);
     assert_null(p->header);
     assert_int_equal(p->max_body, 0);
-    assert_int_equal(p->keys[0].len, strlen("whsec_abc")); /* Stripe signs with the whole string */
+    assert_int_equal(p->keys[0].len, strlen("whsec_abc_0123456789")); /* Stripe signs with the whole string */
 
     p = config_partner(c, "gh");
     assert_int_equal(p->scheme, SIG_GITHUB);
@@ -1406,7 +1495,7 @@ static void test_listener_limits_refused(void **state)
     /* the total must hold one request of the largest max_body */
     refuse(HOOKD_MIN "max_buffered_body = 512KiB\n", 4, "smaller than max_body");
     refuse(HOOKD_MIN "max_buffered_body = 2MiB\n"
-                     "[partner p]\nscheme = github\nsecret = s3cret-s3cret\nentity_id = json:id\nmax_body = 4MiB\n",
+                     "[partner p]\nscheme = github\nsecret = s3cret-s3cret-s3cret\nentity_id = json:id\nmax_body = 4MiB\n",
            4, "smaller than the max_body of [partner p]");
     struct hookd_config *c = load_ok(HOOKD_MIN "max_body = 64KiB\nmax_buffered_body = 64KiB\n");
     config_unref(c);
@@ -1434,6 +1523,9 @@ int main(void)
         cmocka_unit_test(test_refuse_retry_policies),
         cmocka_unit_test(test_refuse_retry_names_section_line),
         cmocka_unit_test(test_refuse_partners),
+        cmocka_unit_test(test_refuse_short_partner_secrets),
+        cmocka_unit_test(test_content_dedup_follows_what_is_signed),
+        cmocka_unit_test(test_redact_headers),
         cmocka_unit_test(test_refuse_long_line),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_long_keys_and_duplicates),

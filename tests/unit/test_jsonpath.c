@@ -218,6 +218,59 @@ static void test_get_text_long_value(void **state)
     json_decref(doc);
 }
 
+/* jsonpath_load_body(): numbers jansson cannot hold are read as their
+ * exact text; everything else parses as json_loadb() would (issue 14,
+ * finding 7). */
+static void test_load_body_big_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body, *path, *want;
+    } cases[] = {
+        {"{\"id\": 9223372036854775808, \"type\": \"t\"}", "id", "9223372036854775808"},
+        {"{\"id\": -9223372036854775809}", "id", "-9223372036854775809"},
+        {"{\"id\": 9223372036854775807}", "id", "9223372036854775807"}, /* int64 max stays a number */
+        {"{\"a\": 1e400, \"id\": \"x\"}", "id", "x"},
+        {"{\"id\": 1e400}", "id", "1e400"},
+        {"{\"id\": -1.5E+999}", "id", "-1.5E+999"},
+        {"{\"a\": 1e-400, \"id\": 7}", "id", "7"},
+        {"[1e400, {\"k\": \"1e400 in a string \\\" 99999999999999999999\"}]", "1.k",
+         "1e400 in a string \" 99999999999999999999"},
+        {"{\"n\": [123456789012345678901234567890, 2]}", "n.1", "2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_error_t err;
+        json_t *doc = jsonpath_load_body(cases[i].body, strlen(cases[i].body), &err);
+        assert_non_null(doc);
+        char buf[128];
+        assert_int_equal(jsonpath_get_text(doc, cases[i].path, buf, sizeof buf), 0);
+        assert_string_equal(buf, cases[i].want);
+        json_decref(doc);
+    }
+    /* a 400-digit integer */
+    char big[420] = "{\"id\": ";
+    size_t n = strlen(big);
+    memset(big + n, '9', 400);
+    strcpy(big + n + 400, "}");
+    json_error_t err;
+    json_t *doc = jsonpath_load_body(big, strlen(big), &err);
+    assert_non_null(doc);
+    assert_int_equal(json_string_length(json_object_get(doc, "id")), 400);
+    json_decref(doc);
+    /* a scalar at the top level, as jsonb takes it */
+    doc = jsonpath_load_body("\"just a string\"", 15, &err);
+    assert_non_null(doc);
+    json_decref(doc);
+    /* still refused: bad syntax, before or after a big number */
+    static const char *const bad[] = {"{\"a\": 1e400,}", "{\"a\": [1, }", "{\"a\": 99999999999999999999 x}",
+                                      "{\"a\": 1e400", "{\"a\": --1}", "{\"a\": 01}", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        doc = jsonpath_load_body(bad[i], strlen(bad[i]), &err);
+        if (doc)
+            fail_msg("accepted: %s", bad[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_get_text_refuses_non_scalars),
         cmocka_unit_test(test_get_text_length_bounds),
         cmocka_unit_test(test_get_text_long_value),
+        cmocka_unit_test(test_load_body_big_numbers),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

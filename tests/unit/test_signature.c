@@ -760,6 +760,33 @@ static void test_key_decode(void **state)
     sig_key_clear(&key);
 }
 
+/* What each scheme signs besides the body, and the content digest
+ * (FIPS 180-2's "abc" vector). */
+static void test_what_is_signed_and_digest(void **state)
+{
+    (void)state;
+    assert_true(sig_signs_header(SIG_STANDARD_WEBHOOKS, "webhook-id"));
+    assert_true(sig_signs_header(SIG_STANDARD_WEBHOOKS, "Webhook-Timestamp"));
+    assert_false(sig_signs_header(SIG_STANDARD_WEBHOOKS, "webhook-signature"));
+    assert_false(sig_signs_header(SIG_STANDARD_WEBHOOKS, "X-Type"));
+    assert_false(sig_signs_header(SIG_STRIPE, "webhook-id"));
+    assert_false(sig_signs_header(SIG_GITHUB, "X-GitHub-Delivery"));
+    assert_false(sig_signs_header(SIG_GITHUB, "X-GitHub-Event"));
+    assert_false(sig_signs_header(SIG_HMAC_SHA256, "webhook-id"));
+    assert_false(sig_signs_header(SIG_STANDARD_WEBHOOKS, NULL));
+    assert_true(sig_signs_timestamp(SIG_STANDARD_WEBHOOKS));
+    assert_true(sig_signs_timestamp(SIG_STRIPE));
+    assert_false(sig_signs_timestamp(SIG_GITHUB));
+    assert_false(sig_signs_timestamp(SIG_HMAC_SHA256));
+
+    static const unsigned char want[SIG_DIGEST_LEN] = {
+        0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+        0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+    unsigned char got[SIG_DIGEST_LEN];
+    sig_content_digest((const unsigned char *)"abc", 3, got);
+    assert_memory_equal(got, want, SIG_DIGEST_LEN);
+}
+
 static void test_names(void **state)
 {
     static const char *const names[] = {"standard-webhooks", "stripe", "github", "hmac-sha256"};
@@ -813,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_generic_tampering_and_errors),
         cmocka_unit_test(test_no_keys_fails_closed),
         cmocka_unit_test(test_key_decode),
+        cmocka_unit_test(test_what_is_signed_and_digest),
         cmocka_unit_test(test_names),
     };
 
