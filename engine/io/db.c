@@ -31,6 +31,7 @@ struct db_thread {
     PGconn *conn;
     int64_t next_connect_ms; /* backoff: no attempt before this */
     int64_t backoff_ms;
+    bool dropped; /* thread_check closed the connection: say why the next connect fails */
 };
 
 struct db_pool {
@@ -168,6 +169,17 @@ static void backoff(struct db_thread *t, int64_t now)
     t->next_connect_ms = now + t->backoff_ms;
 }
 
+/* The pool works again: one of its threads connected, or ran a job on a
+ * connection that is still good (another thread may have connected to the
+ * new primary before the pool noticed that its old connections broke). */
+static void mark_up(struct db_thread *t)
+{
+    if (atomic_exchange(&t->pool->healthy, true))
+        return;
+    log_info("db.up", "host=%s port=%s", PQhost(t->conn), PQport(t->conn));
+    atomic_store(&t->pool->came_up, true);
+}
+
 /* Connects (or reconnects) the thread's connection when its backoff allows.
  * With a multi-host conninfo libpq picks the host (target_session_attrs);
  * a read-only server is refused here whatever the conninfo says, so no
@@ -195,15 +207,14 @@ static PGconn *thread_conn(struct db_thread *t)
         PQclear(PQexec(t->conn, "SET plan_cache_mode = force_custom_plan"));
     if (!t->conn) {
         backoff(t, now);
-        if (atomic_exchange(&t->pool->healthy, false))
+        if (atomic_exchange(&t->pool->healthy, false) || t->dropped)
             log_warn("db.down", "error=\"%s\"", err);
+        t->dropped = false;
         return NULL;
     }
     t->backoff_ms = 0;
-    if (!atomic_exchange(&t->pool->healthy, true)) {
-        log_info("db.up", "host=%s port=%s", PQhost(t->conn), PQport(t->conn));
-        atomic_store(&t->pool->came_up, true);
-    }
+    t->dropped = false;
+    mark_up(t);
     return t->conn;
 }
 
@@ -216,12 +227,15 @@ static void thread_check(struct db_thread *t, PGconn *conn)
     if (!conn || conn != t->conn)
         return;
     bool lost = PQstatus(conn) != CONNECTION_OK;
-    if (!lost && !is_doomed(conn) && !server_read_only(conn))
+    if (!lost && !is_doomed(conn) && !server_read_only(conn)) {
+        mark_up(t);
         return;
+    }
     atomic_store(&t->pool->healthy, false);
     log_warn("db.connection_lost", "reason=%s", lost ? "broken" : "not_primary");
     PQfinish(t->conn);
     t->conn = NULL;
+    t->dropped = true;
     doomed.conn = NULL;
     backoff(t, clock_mono_ms());
 }
