@@ -183,12 +183,26 @@ static void on_redis_ready(void *arg)
     reconcile_now(arg);
 }
 
+/* Postgres is back after an outage, or a failover's new primary answers:
+ * with asynchronous replication its rows may differ from what Redis was
+ * seeded with (commits lost on promotion), so rebuild the schedule now
+ * rather than at the next interval. */
+static void on_db_up(void *arg)
+{
+    struct reconcile *r = arg;
+    if (r->freeing)
+        return;
+    log_info("reconcile.db_up", "note=\"Postgres answers again: reconciling now\"");
+    reconcile_now(r);
+}
+
 struct reconcile *reconcile_new(struct hookd_ctx *ctx)
 {
     struct reconcile *r = xcalloc(1, sizeof *r);
     r->ctx = ctx;
     r->timer = evtimer_new(ctx->base, on_timer, r);
     redis_conn_on_ready(ctx->redis, on_redis_ready, r);
+    db_pool_on_up(ctx->db, on_db_up, r); /* the pool is freed before the reconciler */
     arm(r, 0);
     return r;
 }

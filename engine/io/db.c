@@ -31,6 +31,7 @@ struct db_thread {
     PGconn *conn;
     int64_t next_connect_ms; /* backoff: no attempt before this */
     int64_t backoff_ms;
+    bool dropped; /* thread_check closed the connection: say why the next connect fails */
 };
 
 struct db_pool {
@@ -47,6 +48,9 @@ struct db_pool {
     int nthreads;
     atomic_size_t pending;
     atomic_bool healthy;
+    atomic_bool came_up;   /* a thread connected after the pool was unhealthy */
+    db_done_fn on_up;      /* runs on the loop when came_up is seen */
+    void *on_up_arg;
 };
 
 /* Server notices ("relation already exists, skipping") are not errors and
@@ -57,21 +61,129 @@ static void ignore_notice(void *arg, const char *message)
     (void)message;
 }
 
+/* libpq's connect error, on one line: with several hosts it has a line per
+ * host tried ("…:5432 failed: Connection refused", "…:5433 failed: server
+ * is in hot standby mode"), and the operator needs each of them. */
+static void one_line(char *out, size_t outlen, const char *msg)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    while (*msg && n + 1 < outlen) {
+        size_t len = strcspn(msg, "\n");
+        while (len > 0 && (msg[len - 1] == ' ' || msg[len - 1] == '\r'))
+            len--;
+        if (len > 0)
+            n += (size_t)snprintf(out + n, outlen - n, "%s%.*s", n ? "; " : "", (int)len, msg);
+        msg += strcspn(msg, "\n");
+        msg += *msg == '\n';
+    }
+}
+
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
 {
     PGconn *c = PQconnectdb(conninfo);
     if (c)
         PQsetNoticeProcessor(c, ignore_notice, NULL);
     if (!c || PQstatus(c) != CONNECTION_OK) {
-        const char *msg = c ? PQerrorMessage(c) : "out of memory";
-        snprintf(err, errlen, "cannot connect to Postgres: %.*s", (int)strcspn(msg, "\n"), msg);
+        char msg[512];
+        one_line(msg, sizeof msg, c ? PQerrorMessage(c) : "out of memory");
+        snprintf(err, errlen, "cannot connect to Postgres: %s", msg);
         PQfinish(c);
         return NULL;
     }
     return c;
 }
 
-/* Connects (or reconnects) the thread's connection when its backoff allows. */
+/* ---- "not the primary any more" ------------------------------------------- */
+
+/* The connection a statement found unusable on this thread (the server is
+ * gone, going, or no longer takes writes), with the backend it had: every
+ * later db_conn_lost() on it is true, and the pool drops it when the job
+ * ends. A PQreset() gives the same PGconn another backend, which is usable
+ * again. One per DB thread, like the connection. */
+static _Thread_local struct {
+    PGconn *conn;
+    int backend_pid;
+} doomed;
+
+static bool is_doomed(PGconn *conn)
+{
+    return conn && doomed.conn == conn && doomed.backend_pid == PQbackendPID(conn);
+}
+
+/* SQLSTATEs that say "this server is not (or no longer) a primary that
+ * takes writes", never "this statement or event is bad": after a failover
+ * the old primary shuts down (57P01 admin_shutdown, 57P02 crash_shutdown,
+ * class 08 connection exceptions), refuses new sessions while it recovers
+ * (57P03), or, if still reachable, runs read-only (25006
+ * read_only_sql_transaction: "cannot execute … in a read-only transaction",
+ * also what a standby answers); 55000 with "recovery" in the message is a
+ * standby refusing a primary-only function. */
+static bool not_primary(const PGresult *r)
+{
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    if (!state)
+        return false;
+    if (strncmp(state, "08", 2) == 0 || strcmp(state, "25006") == 0 || strcmp(state, "57P01") == 0 ||
+        strcmp(state, "57P02") == 0 || strcmp(state, "57P03") == 0)
+        return true;
+    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    return strcmp(state, "55000") == 0 && msg && strstr(msg, "recovery");
+}
+
+/* The server says it is in recovery (a standby) or read-only
+ * (default_transaction_read_only = on, as managed services set it on a
+ * full disk or during a switchover). Both are reported by the server
+ * (ParameterStatus, Postgres 14+) at connect and whenever they change, so
+ * this costs no round trip; older servers report neither and rely on the
+ * 25006 errors above. */
+static bool server_read_only(PGconn *conn)
+{
+    const char *standby = PQparameterStatus(conn, "in_hot_standby");
+    const char *ro = PQparameterStatus(conn, "default_transaction_read_only");
+    return (standby && strcmp(standby, "on") == 0) || (ro && strcmp(ro, "on") == 0);
+}
+
+bool db_unavailable(PGconn *conn, const PGresult *r)
+{
+    if (!conn || PQstatus(conn) != CONNECTION_OK)
+        return true;
+    if (is_doomed(conn))
+        return true;
+    if (!not_primary(r) && !server_read_only(conn))
+        return false;
+    doomed.conn = conn;
+    doomed.backend_pid = PQbackendPID(conn);
+    if (r) { /* a statement failed: say which; the read-only flag alone is logged by the caller */
+        const char *msg = PQresultErrorMessage(r);
+        log_warn("db.not_primary", "sqlstate=%s error=\"%.*s\" note=\"reconnecting; the job is retried, not failed\"",
+                 PQresultErrorField(r, PG_DIAG_SQLSTATE) ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : "-",
+                 (int)strcspn(msg, "\n"), msg);
+    }
+    return true;
+}
+
+static void backoff(struct db_thread *t, int64_t now)
+{
+    t->backoff_ms = t->backoff_ms ? (t->backoff_ms * 2 > 2000 ? 2000 : t->backoff_ms * 2) : 100;
+    t->next_connect_ms = now + t->backoff_ms;
+}
+
+/* The pool works again: one of its threads connected, or ran a job on a
+ * connection that is still good (another thread may have connected to the
+ * new primary before the pool noticed that its old connections broke). */
+static void mark_up(struct db_thread *t)
+{
+    if (atomic_exchange(&t->pool->healthy, true))
+        return;
+    log_info("db.up", "host=%s port=%s", PQhost(t->conn), PQport(t->conn));
+    atomic_store(&t->pool->came_up, true);
+}
+
+/* Connects (or reconnects) the thread's connection when its backoff allows.
+ * With a multi-host conninfo libpq picks the host (target_session_attrs);
+ * a read-only server is refused here whatever the conninfo says, so no
+ * thread ever works on a standby. */
 static PGconn *thread_conn(struct db_thread *t)
 {
     if (t->conn && PQstatus(t->conn) == CONNECTION_OK)
@@ -83,21 +195,49 @@ static PGconn *thread_conn(struct db_thread *t)
     int64_t now = clock_mono_ms();
     if (now < t->next_connect_ms)
         return NULL;
-    char err[256];
+    char err[512];
     t->conn = db_connect(t->pool->conninfo, err, sizeof err);
+    if (t->conn && server_read_only(t->conn)) {
+        snprintf(err, sizeof err, "the server is read-only (a standby, or default_transaction_read_only = on): "
+                                  "list every host with target_session_attrs=read-write");
+        PQfinish(t->conn);
+        t->conn = NULL;
+    }
     if (t->conn && t->pool->custom_plans)
         PQclear(PQexec(t->conn, "SET plan_cache_mode = force_custom_plan"));
     if (!t->conn) {
-        t->backoff_ms = t->backoff_ms ? (t->backoff_ms * 2 > 2000 ? 2000 : t->backoff_ms * 2) : 100;
-        t->next_connect_ms = now + t->backoff_ms;
-        if (atomic_exchange(&t->pool->healthy, false))
+        backoff(t, now);
+        if (atomic_exchange(&t->pool->healthy, false) || t->dropped)
             log_warn("db.down", "error=\"%s\"", err);
+        t->dropped = false;
         return NULL;
     }
     t->backoff_ms = 0;
-    if (!atomic_exchange(&t->pool->healthy, true))
-        log_info("db.up", "%s", "");
+    t->dropped = false;
+    mark_up(t);
     return t->conn;
+}
+
+/* After a job: a connection that broke, or that a statement found on a
+ * server that is no longer a writable primary, is closed now, so the next
+ * job connects afresh (to the new primary) and prepares its statements
+ * again; a pool whose connection broke is unhealthy until one connects. */
+static void thread_check(struct db_thread *t, PGconn *conn)
+{
+    if (!conn || conn != t->conn)
+        return;
+    bool lost = PQstatus(conn) != CONNECTION_OK;
+    if (!lost && !is_doomed(conn) && !server_read_only(conn)) {
+        mark_up(t);
+        return;
+    }
+    atomic_store(&t->pool->healthy, false);
+    log_warn("db.connection_lost", "reason=%s", lost ? "broken" : "not_primary");
+    PQfinish(t->conn);
+    t->conn = NULL;
+    t->dropped = true;
+    doomed.conn = NULL;
+    backoff(t, clock_mono_ms());
 }
 
 static void *thread_main(void *arg)
@@ -120,10 +260,7 @@ static void *thread_main(void *arg)
 
         PGconn *conn = thread_conn(t);
         job->work(conn, job->arg);
-        if (conn && PQstatus(conn) != CONNECTION_OK) {
-            atomic_store(&p->healthy, false);
-            log_warn("db.connection_lost", "%s", "");
-        }
+        thread_check(t, conn);
 
         pthread_mutex_lock(&p->mu);
         job->next = p->done_head;
@@ -139,6 +276,8 @@ static void *thread_main(void *arg)
 
 static void run_done(struct db_pool *p)
 {
+    if (atomic_exchange(&p->came_up, false) && p->on_up && !p->stopping)
+        p->on_up(p->on_up_arg);
     pthread_mutex_lock(&p->mu);
     struct db_job *list = p->done_head;
     p->done_head = NULL;
@@ -178,6 +317,7 @@ struct db_pool *db_pool_new(struct event_base *base, const char *conninfo, int n
     p->custom_plans = custom_plans;
     atomic_init(&p->pending, 0);
     atomic_init(&p->healthy, true);
+    atomic_init(&p->came_up, false);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->nthreads = nthreads;
@@ -261,9 +401,15 @@ bool db_pool_healthy(const struct db_pool *p)
     return atomic_load(&((struct db_pool *)p)->healthy);
 }
 
+void db_pool_on_up(struct db_pool *p, db_done_fn fn, void *arg)
+{
+    p->on_up = fn;
+    p->on_up_arg = arg;
+}
+
 bool db_conn_lost(PGconn *conn)
 {
-    return !conn || PQstatus(conn) != CONNECTION_OK;
+    return !conn || PQstatus(conn) != CONNECTION_OK || is_doomed(conn);
 }
 
 /* r if the statement succeeded; otherwise NULL with the first line of the
@@ -277,6 +423,7 @@ static PGresult *checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
     if (!msg || !*msg)
         msg = PQerrorMessage(conn);
     snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+    (void)db_unavailable(conn, r);
     PQclear(r);
     return NULL;
 }
@@ -443,6 +590,8 @@ PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const 
     }
     PGresult *r = PQexec(conn, "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off");
     bool begun = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!begun)
+        (void)db_unavailable(conn, r);
     PQclear(r);
     if (!begun) {
         snprintf(err, errlen, "%.*s", (int)strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
@@ -540,6 +689,9 @@ PGresult *db_prepared_raw(PGconn *conn, unsigned id, const char *sql, int nparam
                           const int *lengths, const int *formats)
 {
     PGresult *r = prepared_once(conn, id, sql, nparams, params, lengths, formats);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        (void)db_unavailable(conn, r);
     if (!stale_statement(r))
         return r;
     memset(prepared.ready, 0, sizeof prepared.ready);

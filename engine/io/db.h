@@ -44,6 +44,11 @@ size_t db_pool_pending(const struct db_pool *pool);
 /* False after a thread failed to connect or lost its connection, until a
  * thread connects again. */
 bool db_pool_healthy(const struct db_pool *pool);
+/* fn(arg) runs on the loop when a thread of the pool connects after the
+ * pool was unhealthy: Postgres is back, or a failover's new primary
+ * answers. One per pool; it does not run for the first connect, nor while
+ * the pool is being freed. */
+void db_pool_on_up(struct db_pool *pool, db_done_fn fn, void *arg);
 
 /* Helpers for work functions. All return -1 with err filled on failure. */
 /* Runs sql with text parameters; on success returns the result (caller
@@ -115,8 +120,22 @@ __attribute__((warn_unused_result)) int db_command(PGconn *conn, const char *com
 /* Rolls back the open transaction; a failure means the connection is gone,
  * and the transaction died with it, so there is nothing to report. */
 void db_rollback(PGconn *conn);
-/* True when the connection failed (as opposed to a statement error). */
+/* True when the connection failed (as opposed to a statement error), or a
+ * statement on it found that the server is no longer a primary that takes
+ * writes (see db_unavailable). */
 bool db_conn_lost(PGconn *conn);
+/* For a failed statement's result r (may be NULL): true when the failure
+ * says "Postgres is unavailable", not "this statement or event is bad" —
+ * the connection is lost, or the server is not (or no longer) a writable
+ * primary: read-only (SQLSTATE 25006, a standby or a demoted primary),
+ * shutting down (57P01, 57P02), starting up (57P03), a connection exception
+ * (class 08), or in recovery. The connection is then marked: db_conn_lost()
+ * is true for it, and the pool closes it when the job ends and connects
+ * afresh (with a multi-host conninfo and target_session_attrs=read-write,
+ * to the new primary). Callers treat the job as not done (retry later, no
+ * attempt counted, never a dead letter). db.c's own helpers call it on
+ * every failure; a role that runs libpq directly calls it itself. */
+bool db_unavailable(PGconn *conn, const PGresult *r);
 /* Connects synchronously (CLI commands). NULL with err on failure. */
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
 

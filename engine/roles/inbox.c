@@ -67,20 +67,22 @@ static bool transient_sqlstate(const char *state)
 }
 
 /* Set by q() when a statement failed on a lock conflict (lock timeout,
- * deadlock, serialization): whichever statement of an evaluation hit it,
- * the event is "busy", never charged an attempt. One per DB thread. */
+ * deadlock, serialization) or because Postgres is unavailable (the server
+ * went away or is no longer a writable primary: db_unavailable): whichever
+ * statement of an evaluation hit it, the event is "busy", never charged an
+ * attempt. One per DB thread. */
 static _Thread_local bool lock_conflict;
 
 /* The result of one statement of the evaluation. On failure sets
- * *transient (and lock_conflict) when the error is a lock conflict, and
- * err, and returns NULL. */
-static PGresult *checked(PGresult *r, bool *transient, char *err, size_t errlen)
+ * *transient (and lock_conflict) when the error is a lock conflict or
+ * Postgres being unavailable, and err, and returns NULL. */
+static PGresult *checked(PGconn *conn, PGresult *r, bool *transient, char *err, size_t errlen)
 {
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
     const char *msg = PQresultErrorMessage(r);
-    bool conflict = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE));
+    bool conflict = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE)) || db_unavailable(conn, r);
     lock_conflict |= conflict;
     if (transient)
         *transient = conflict;
@@ -93,7 +95,7 @@ static PGresult *checked(PGresult *r, bool *transient, char *err, size_t errlen)
 static PGresult *q(PGconn *conn, enum query_id id, const char *const *params, bool *transient, char *err,
                    size_t errlen)
 {
-    return checked(query_prepared_raw(conn, id, params, NULL, NULL), transient, err, errlen);
+    return checked(conn, query_prepared_raw(conn, id, params, NULL, NULL), transient, err, errlen);
 }
 
 static void record_attempt(PGconn *conn, const struct inbox_job *job, const struct inbox_item *it, int64_t started_us)
@@ -228,8 +230,8 @@ static PGresult *qe(PGconn *conn, const struct entity_sql *es, enum query_id bui
 {
     if (!es->owned)
         return q(conn, builtin, params, transient, err, errlen);
-    return checked(PQexecParams(conn, sql, query_defs[builtin].nparams, NULL, params, NULL, NULL, 0), transient, err,
-                   errlen);
+    return checked(conn, PQexecParams(conn, sql, query_defs[builtin].nparams, NULL, params, NULL, NULL, 0), transient,
+                   err, errlen);
 }
 
 static void entity_sql_free(struct entity_sql *s)
@@ -599,7 +601,7 @@ static int begin(PGconn *conn)
 {
     PGresult *r = PQexec(conn, "BEGIN; SET LOCAL lock_timeout = '2s'");
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : -1;
-    if (rc != 0)
+    if (rc != 0 && !db_unavailable(conn, r))
         log_warn("inbox.begin_failed", "error=\"%.*s\"", (int)strcspn(PQerrorMessage(conn), "\n"),
                  PQerrorMessage(conn));
     PQclear(r);

@@ -251,6 +251,7 @@ static int simple(PGconn *conn, const char *sql, char *err, size_t errlen)
     if (!ok) {
         const char *msg = PQerrorMessage(conn);
         snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+        (void)db_unavailable(conn, res); /* a failover: the lane reconnects */
     }
     PQclear(res);
     return ok ? 0 : -1;
@@ -741,11 +742,15 @@ static void *listener_main(void *arg)
     char *conninfo = xstrdup(r->ctx->cfg->database.text);
     PGconn *conn = NULL;
     int backoff_ms = 100;
+    bool lost = false; /* a connection broke: log the next LISTEN */
     while (!atomic_load(&r->stopping)) {
         if (!conn) {
-            char err[256];
+            char err[512];
             conn = db_connect(conninfo, err, sizeof err);
-            if (!conn || db_run(conn, "LISTEN hookd_outbox", 0, NULL, err, sizeof err) != 0) {
+            /* LISTEN fails on a standby (25006); a read-only primary is
+             * refused too (db_unavailable), as the DB pools refuse it */
+            if (!conn || db_unavailable(conn, NULL) ||
+                db_run(conn, "LISTEN hookd_outbox", 0, NULL, err, sizeof err) != 0) {
                 PQfinish(conn);
                 conn = NULL;
                 poll(NULL, 0, backoff_ms);
@@ -753,13 +758,20 @@ static void *listener_main(void *arg)
                 continue;
             }
             backoff_ms = 100;
+            if (lost)
+                log_info("relay.listening", "host=%s port=%s note=\"LISTEN renewed after a lost connection\"",
+                         PQhost(conn), PQport(conn));
+            lost = false;
             loop_notify_signal(r->notify); /* notifications may have been missed while down */
         }
         struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
         if (poll(&pfd, 1, 250) > 0) {
-            if (!PQconsumeInput(conn)) {
+            /* a broken connection, or a server that turned read-only
+             * (ParameterStatus, read by PQconsumeInput) */
+            if (!PQconsumeInput(conn) || db_unavailable(conn, NULL)) {
                 PQfinish(conn);
                 conn = NULL;
+                lost = true;
                 continue;
             }
             bool any = false;

@@ -6,6 +6,7 @@ servers; callers run it in a `finally`."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -104,3 +105,120 @@ class Db:
 
     def close(self) -> None:
         self.conn.close()
+
+
+# ---- a dedicated primary and streaming standby, for failover tests ---------
+
+PGBIN = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"))
+
+
+def _as_pg(cmd: list[str]) -> list[str]:
+    """initdb and the server refuse root: run them as `postgres` then."""
+    return ["runuser", "-u", "postgres", "--"] + cmd if os.getuid() == 0 else cmd
+
+
+class PgServer:
+    """One throw-away PostgreSQL 15 server in DIR/data on a free loopback port:
+    made with initdb (a primary) or pg_basebackup -R from a running one (a
+    streaming standby). Faults: stop('immediate'), promote()."""
+
+    def __init__(self, dir: Path, name: str) -> None:
+        from hookdtest.util import free_port
+        self.dir = dir / name
+        self.dir.mkdir(parents=True)
+        self.data = self.dir / "data"
+        self.port = free_port()
+        self.log = self.dir / "server.log"
+        if os.getuid() == 0:
+            subprocess.run(["chown", "postgres:", str(self.dir)], check=True)
+        self.options: list[str] = []
+
+    def _run(self, cmd: list[str], **kw) -> subprocess.CompletedProcess:
+        return subprocess.run(_as_pg(cmd), check=True, capture_output=True, text=True, **kw)
+
+    def initdb(self) -> "PgServer":
+        self._run([str(PGBIN / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                   "--no-sync"])
+        return self
+
+    def basebackup_from(self, primary: "PgServer") -> "PgServer":
+        """A streaming standby of primary (standby.signal + primary_conninfo)."""
+        self._run([str(PGBIN / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
+                   "-D", str(self.data), "-R", "-X", "stream", "-c", "fast", "--no-sync",
+                   "-d", f"host=127.0.0.1 port={primary.port} user=postgres application_name={self.dir.name}"])
+        return self
+
+    def start(self, *settings: str) -> "PgServer":
+        """settings: extra `name=value` server settings (kept for restarts)."""
+        self.options += list(settings)
+        opts = [f"-p {self.port}", f"-k {self.dir}", "-c listen_addresses=127.0.0.1", "-c max_connections=100",
+                "-c fsync=off", "-c shared_buffers=32MB"] + [f"-c {s}" for s in self.options]
+        self._run([str(PGBIN / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
+                   "-o", " ".join(opts), "start"])
+        return self
+
+    def stop(self, mode: str = "fast") -> None:
+        if (self.data / "postmaster.pid").exists():
+            subprocess.run(_as_pg([str(PGBIN / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "60",
+                                   "stop"]), check=False, capture_output=True)
+
+    def promote(self) -> None:
+        self._run([str(PGBIN / "pg_ctl"), "-D", str(self.data), "-w", "-t", "60", "promote"])
+
+    def url(self, db: str = "hookd") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"
+
+    def sql(self, sql: str, db: str = "postgres"):
+        """Runs sql in autocommit; returns the first column of the first row."""
+        conn = psycopg2.connect(self.url(db))
+        conn.autocommit = True
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                row = cur.fetchone() if cur.description else None
+                return row[0] if row else None
+        finally:
+            conn.close()
+
+
+class PgPair:
+    """A primary and its streaming standby (pg_basebackup -R), dedicated to one
+    test: synchronous (synchronous_standby_names = '*', synchronous_commit = on:
+    a commit returns once the standby has flushed it) or asynchronous.
+    hosts_url() is the two-host URL a failover-aware client uses. stop() stops
+    both and removes the directory; callers run it in a `finally`."""
+
+    def __init__(self, sync: bool = True, database: str = "hookd") -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="hookd-pair-"))
+        os.chmod(self.dir, 0o755)
+        self.database = database
+        self.sync = sync
+        self.primary = PgServer(self.dir, "primary").initdb().start("wal_level=replica", "max_wal_senders=5",
+                                                                     "wal_keep_size=64MB")
+        self.primary.sql(f"CREATE DATABASE {database}")
+        self.standby = PgServer(self.dir, "standby").basebackup_from(self.primary).start()
+        if sync:
+            self.primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+            self.primary.sql("SELECT pg_reload_conf()")
+        from hookdtest.util import wait_for
+        want = "sync" if sync else "async"
+        wait_for(lambda: self.primary.sql("SELECT sync_state FROM pg_stat_replication") == want, 30,
+                 what=f"the standby to stream ({want})")
+
+    def hosts_url(self, first: PgServer | None = None, attrs: str = "read-write") -> str:
+        """Both hosts (first one first), libpq choosing the writable one."""
+        a = first or self.primary
+        b = self.standby if a is self.primary else self.primary
+        return (f"postgresql://postgres@127.0.0.1:{a.port},127.0.0.1:{b.port}/{self.database}"
+                f"?target_session_attrs={attrs}&connect_timeout=2")
+
+    def failover(self) -> None:
+        """The primary dies (immediate stop: no shutdown checkpoint, like a
+        crash), the standby is promoted."""
+        self.primary.stop("immediate")
+        self.standby.promote()
+
+    def stop(self) -> None:
+        for s in (self.primary, self.standby):
+            s.stop("immediate")
+        shutil.rmtree(self.dir, ignore_errors=True)
