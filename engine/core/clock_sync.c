@@ -1,6 +1,7 @@
 /* The offset between this machine's clock and Postgres's; see clock_sync.h. */
 #include "clock_sync.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "log.h"
@@ -17,6 +18,11 @@ int clock_sync_sample(PGconn *conn, struct clock_sample *out, char *err, size_t 
     int64_t rtt = clock_mono_us() - t0;
     if (!r)
         return -1;
+    if (PQntuples(r) != 1) {
+        snprintf(err, errlen, "the server's clock: no row");
+        PQclear(r);
+        return -1;
+    }
     int64_t server_us = strtoll(PQgetvalue(r, 0, CLOCK_SYNC_NOW_NOW_US), NULL, 10);
     PQclear(r);
     *out = clock_sample_make(sent_us, rtt, server_us);

@@ -11,6 +11,7 @@ shows in /metrics, in its heartbeat hash and in its log; a replay scheduled
 by the CLI on a skewed machine is due at once, not 30 s off."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -136,6 +137,11 @@ def test_skewed_worker_runs_deferred_and_retried_events_on_postgres_time(env, hi
     wid = wid.decode() if isinstance(wid, bytes) else wid
     assert abs(int(env.redis.hget(env.key("worker:" + wid), "clock_offset_ms")) - expected_ms) < 1000
     assert abs(beat / 1000 - time.time()) < 5, beat
+    st = subprocess.run([HOOKD_BIN, "-c", str(cfg), "status", "--json"], capture_output=True, text=True, timeout=30)
+    [shown] = json.loads(st.stdout)["workers"]
+    assert shown["state"] == "live" and abs(int(shown["clock_offset_ms"]) - expected_ms) < 1000, shown
+    st = subprocess.run([HOOKD_BIN, "-c", str(cfg), "status"], capture_output=True, text=True, timeout=30)
+    assert "CLOCK" in st.stdout and f"{shown['clock_offset_ms']}ms" in st.stdout, st.stdout
 
 
 @pytest.mark.slow
