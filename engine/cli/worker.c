@@ -61,7 +61,7 @@ struct worker {
     struct metrics *metrics;
     bool started[16]; /* per row: started, so it is closed and freed */
     int64_t drain_deadline_ms; /* monotonic */
-    struct clock_sync clock; /* the offset to Postgres's clock (readiness timer) */
+    struct clock_sync clock;   /* the offset to Postgres's clock (readiness timer) */
     struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev;
 };
 

@@ -595,7 +595,8 @@ static void pass_end(struct pass *p)
     }
     if (!p->ok && p->set_listening >= 0 && r->set_listening < 0)
         r->set_listening = p->set_listening; /* not written: the next pass tries again */
-    int64_t now = clock_mono_ms(); /* durations: not moved by the clock's offset */
+    /* durations: on the monotonic clock, not moved by the clock's offset */
+    int64_t now = clock_mono_ms();
     if (p->ok && p->nevents > 0) {
         r->last_work_ms = now;
         if (!r->active || now - r->asserted_ms >= REASSERT_MS) {
