@@ -158,6 +158,7 @@ static void beat(struct heartbeat *hb)
     FIELD("draining", ctx->draining ? "1" : "0");
     NUM("inflight", "%zu", hb->inflight(hb->inflight_arg));
     NUM("db_pending", "%zu", db_pool_pending(ctx->db));
+    NUM("clock_offset_ms", "%lld", (long long)clock_offset_ms());
     for (int i = 0; i < STAT__COUNT && k < 32; i++)
         NUM(stats_name(i), "%llu", (unsigned long long)ctx->stats.total[i]);
 #undef NUM

@@ -4,7 +4,11 @@
  * the timer is armed for 0 (the batch was full: more is due), for the
  * earliest due score (asked with ZRANGE … LIMIT 1), or for max_sleep. A wake
  * message or a verdict that frees capacity re-arms it for 0. Verdicts are
- * buffered and sent as one `ack` and one `reschedule` call per loop turn. */
+ * buffered and sent as one `ack` and one `reschedule` call per loop turn.
+ *
+ * Scores are on Postgres's clock (clock_wall_ms(), see clock.h); until this
+ * worker has measured its offset to it, nothing is claimed or reaped: a
+ * clock running ahead would take due items, or others' leases, early. */
 #include "sched.h"
 
 #include <event2/event.h>
@@ -23,6 +27,7 @@
 #include <uthash.h>
 
 #define LATENESS_WINDOW 1024
+#define CLOCK_WAIT_MS 100 /* before the first offset: how often to look again */
 
 struct verdicts {
     char **ids;
@@ -48,7 +53,7 @@ struct sched {
     struct event *timer, *reap_timer, *flush_ev, *renew_timer;
     struct held_item *held; /* ids claimed and not yet done: their leases are renewed */
     bool claiming, woken, stopped, starved;
-    int64_t armed_at_ms; /* wall-clock time the timer fires; INT64_MAX if idle */
+    int64_t armed_at_ms; /* monotonic time the timer fires; INT64_MAX if idle */
     size_t inflight;
     struct verdicts acks, reschedules;
     int64_t lateness[LATENESS_WINDOW];
@@ -61,7 +66,7 @@ static void arm(struct sched *s, int64_t delay_ms)
         return;
     if (delay_ms < 0)
         delay_ms = 0;
-    int64_t at = clock_wall_ms() + delay_ms;
+    int64_t at = clock_mono_ms() + delay_ms;
     if (evtimer_pending(s->timer, NULL) && s->armed_at_ms <= at)
         return; /* already firing sooner */
     struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
@@ -191,6 +196,10 @@ static void claim(struct sched *s)
         arm(s, cfg->max_sleep);
         return;
     }
+    if (!clock_synced()) {
+        arm(s, cfg->max_sleep < CLOCK_WAIT_MS ? cfg->max_sleep : CLOCK_WAIT_MS);
+        return;
+    }
     int64_t room = cfg->max_inflight - (int64_t)s->inflight;
     if (room <= 0) {
         s->starved = true;
@@ -233,7 +242,7 @@ static void on_reap_timer(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     struct sched *s = arg;
-    if (!redis_conn_ready(s->ctx->redis) || s->stopped)
+    if (!redis_conn_ready(s->ctx->redis) || s->stopped || !clock_synced())
         return;
     char now_s[24];
     snprintf(now_s, sizeof now_s, "%lld", (long long)clock_wall_ms());

@@ -13,6 +13,7 @@
 
 #include "backoff.h"
 #include "clock.h"
+#include "clock_sync.h"
 #include "config.h"
 #include "db.h"
 #include "dlq.h"
@@ -190,6 +191,9 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
     redisContext *rc = o->dry_run ? NULL : redis_connect_sync(cfg->redis.text, 2000, err, sizeof err);
     if (!o->dry_run && !rc)
         fprintf(stderr, "hookd dlq: %s; the reconciler will schedule replayed events\n", err);
+    /* The schedule's scores are on Postgres's clock: measure this machine's offset once. */
+    if (rc && clock_sync_once(conn, err, sizeof err) != 0)
+        fprintf(stderr, "hookd dlq: cannot read Postgres's clock (%s); scheduling on this machine's\n", err);
     int refused = 0, done = 0;
     size_t i;
     json_t *id;

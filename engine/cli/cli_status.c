@@ -113,13 +113,16 @@ static void print_text(json_t *s)
     size_t i;
     json_t *w;
     json_t *ws = json_object_get(s, "workers");
-    printf("WORKERS (%zu)\n  %-34s %-6s %-16s %-8s %-20s %8s %10s %4s\n", json_array_size(ws), "ID", "STATE", "HOST",
-           "PID", "ROLES", "UPTIME", "LAST BEAT", "GEN");
+    printf("WORKERS (%zu)\n  %-34s %-6s %-16s %-8s %-20s %8s %10s %4s %9s\n", json_array_size(ws), "ID", "STATE",
+           "HOST", "PID", "ROLES", "UPTIME", "LAST BEAT", "GEN", "CLOCK");
     json_array_foreach(ws, i, w)
     {
-        printf("  %-34s %-6s %-16s %-8s %-20s %7llds %8lldms %4s\n", str(w, "id"), str(w, "state"), str(w, "host"),
-               str(w, "pid"), str(w, "roles"), (long long)json_integer_value(json_object_get(w, "uptime_s")),
-               (long long)json_integer_value(json_object_get(w, "last_beat_ms_ago")), str(w, "config_generation"));
+        /* CLOCK: Postgres's clock minus the worker's (ms), the offset its due times take */
+        printf("  %-34s %-6s %-16s %-8s %-20s %7llds %8lldms %4s %7sms\n", str(w, "id"), str(w, "state"),
+               str(w, "host"), str(w, "pid"), str(w, "roles"),
+               (long long)json_integer_value(json_object_get(w, "uptime_s")),
+               (long long)json_integer_value(json_object_get(w, "last_beat_ms_ago")), str(w, "config_generation"),
+               str(w, "clock_offset_ms"));
     }
     printf("\nQUEUES\n  %-10s %10s %10s %16s\n", "QUEUE", "DUE", "INFLIGHT", "OLDEST OVERDUE");
     const char *names[] = {"inbox", "delivery"};

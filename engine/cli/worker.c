@@ -32,6 +32,7 @@
 #include "admin.h"
 #include "alert.h"
 #include "clock.h"
+#include "clock_sync.h"
 #include "ctx.h"
 #include "db.h"
 #include "delivery.h"
@@ -63,7 +64,8 @@ struct worker {
     struct admin *admin;
     struct metrics *metrics;
     bool started[16]; /* per row: started, so it is closed and freed */
-    int64_t drain_deadline_ms;
+    int64_t drain_deadline_ms; /* monotonic */
+    struct clock_sync clock;   /* the offset to Postgres's clock (readiness timer) */
     struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev, *watchdog_ev;
     char notify_status[160]; /* the last STATUS= sent to systemd */
     bool notify_failing;     /* the last notification failed (logged once) */
@@ -323,12 +325,15 @@ struct schema_check {
     struct worker *w;
     int state; /* 0 current, 1 pending, -1 error */
     long dlq_size;
+    bool sampled; /* clock: the offset to Postgres's clock, one sample */
+    struct clock_sample sample;
     char err[256];
 };
 
 static void work_schema_check(PGconn *conn, void *arg)
 {
     struct schema_check *c = arg;
+    c->sampled = conn && clock_sync_sample(conn, &c->sample, c->err, sizeof c->err) == 0;
     c->state = conn ? migrate_check(conn, c->err, sizeof c->err) : -1;
     c->dlq_size = c->state == 0 ? dlq_count(conn) : -1;
 }
@@ -347,6 +352,8 @@ static void done_schema_check(void *arg)
             log_warn("schema.check_failed", "error=\"%s\"", c->err);
     }
     ctx->migrations_current = current;
+    if (c->sampled)
+        clock_sync_add(&c->w->clock, c->sample);
     if (c->dlq_size >= 0 && c->w->heartbeat)
         heartbeat_set_dlq_size(c->w->heartbeat, c->dlq_size);
     free(c);
@@ -440,7 +447,7 @@ static void on_drain_timer(evutil_socket_t fd, short what, void *arg)
     (void)what;
     struct worker *w = arg;
     size_t pending = pending_work(w);
-    bool late = clock_wall_ms() > w->drain_deadline_ms;
+    bool late = clock_mono_ms() > w->drain_deadline_ms;
     if (pending == 0 || late) {
         if (late)
             log_warn("worker.drain_timeout", "pending=%zu note=\"leases expire, others take over\"", pending);
@@ -459,7 +466,7 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
     w->ctx.draining = true;
     log_info("worker.draining", "%s", "");
     notify_state(w, "STOPPING=1");
-    w->drain_deadline_ms = clock_wall_ms() + w->ctx.cfg->shutdown_timeout;
+    w->drain_deadline_ms = clock_mono_ms() + w->ctx.cfg->shutdown_timeout;
     http_server_stop_accepting(w->http);
     if (w->admin_http)
         http_server_stop_accepting(w->admin_http);

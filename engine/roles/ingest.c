@@ -483,7 +483,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     }
     const unsigned char *raw = len ? evbuffer_pullup(buf, -1) : (const unsigned char *)"";
     struct sig_params sp = {p->scheme, p->keys, p->nsecrets, p->tolerance / 1000, p->header};
-    struct sig_request sr = {raw, len, header_lookup, headers, (int64_t)time(NULL)};
+    struct sig_request sr = {raw, len, header_lookup, headers, clock_wall_ms() / 1000}; /* Postgres's clock */
     char err[256];
     enum sig_result sres = sig_verify(&sp, &sr, err, sizeof err);
     if (sres != SIG_OK) {

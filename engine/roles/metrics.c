@@ -6,6 +6,7 @@
 #include <event2/buffer.h>
 #include <event2/http.h>
 
+#include "clock.h"
 #include "ctx.h"
 #include "db.h"
 #include "heartbeat.h"
@@ -78,6 +79,11 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
         gauge(b, "dlq_size", "Open dead letters (not replayed).", (double)v->dlq_size);
     gauge(b, "ready", "1 when Postgres and Redis are reachable and the schema is current.", ctx_ready(ctx));
     gauge(b, "db_pending_jobs", "Database jobs queued or running.", (double)db_pool_pending(ctx->db));
+    evbuffer_add_printf(b,
+                        "# HELP hookd_clock_offset_seconds Postgres's clock minus this machine's; due times "
+                        "are on Postgres's clock.\n# TYPE hookd_clock_offset_seconds gauge\n"
+                        "hookd_clock_offset_seconds %.3f\n",
+                        (double)clock_offset_ms() / 1000.0);
     if (m->inbox) {
         int64_t p50, p99;
         inbox_lateness(m->inbox, &p50, &p99);

@@ -87,7 +87,7 @@ struct relay {
     struct event *poll_ev, *active_ev;
     bool active;       /* polling fast, trigger told not to NOTIFY */
     int set_listening; /* for the next pass: -1 leave, 0 / 1 set hookd_relay_state.listening */
-    int64_t last_work_ms, asserted_ms;
+    int64_t last_work_ms, asserted_ms; /* monotonic */
     int running; /* passes */
     bool again;
     size_t per_event; /* deliveries per event in the last pass, at least 1 */
@@ -596,7 +596,8 @@ static void pass_end(struct pass *p)
     }
     if (!p->ok && p->set_listening >= 0 && r->set_listening < 0)
         r->set_listening = p->set_listening; /* not written: the next pass tries again */
-    int64_t now = clock_wall_ms();
+    /* durations: on the monotonic clock, not moved by the clock's offset */
+    int64_t now = clock_mono_ms();
     if (p->ok && p->nevents > 0) {
         r->last_work_ms = now;
         if (!r->active || now - r->asserted_ms >= REASSERT_MS) {

@@ -4,4 +4,4 @@
 -- columns: due_ms
 UPDATE outbox_deliveries SET status = 'RETRYING', attempts = $2, last_status_code = $3,
  last_error = $4, next_attempt_at = now() + $5::bigint * interval '1 millisecond' WHERE id = $1
- RETURNING (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms
+ RETURNING ceil(extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms

@@ -10,4 +10,4 @@ UPDATE webhook_inbox w SET status = v.status, outcome = coalesce(v.outcome, w.ou
  FROM jsonb_to_recordset($1::jsonb)
   AS v(id uuid, status text, outcome text, attempts int, deferred int, wait bigint, error text)
  WHERE w.id = v.id
- RETURNING w.id::text AS id, (extract(epoch FROM w.next_attempt_at) * 1000)::bigint AS due_ms
+ RETURNING w.id::text AS id, ceil(extract(epoch FROM w.next_attempt_at) * 1000)::bigint AS due_ms

@@ -7,7 +7,7 @@
 -- parameters: $1 = horizon in ms, $2 = cursor next_attempt_at (text; '-infinity'
 --   to start), $3 = cursor id (uuid; all zeros to start), $4 = page size
 -- columns: id, due_ms, next_attempt_at
-SELECT id::text AS id, (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms,
+SELECT id::text AS id, ceil(extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms,
        next_attempt_at::text AS next_attempt_at
   FROM outbox_deliveries
  WHERE status IN ('PENDING', 'RETRYING')
