@@ -18,6 +18,7 @@
 #include "db.h"
 #include "dlq.h"
 #include "embedded.h"
+#include "ctx.h"
 #include "redis_conn.h"
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -153,7 +154,7 @@ static const struct embedded_file *seed_script(void)
 }
 
 /* Best effort: if Redis is unreachable, the reconciler schedules the row. */
-static void schedule(redisContext *rc, const struct hookd_config *cfg, const struct dlq_replayed *r)
+static void schedule(struct redis_sync *rc, const struct hookd_config *cfg, const struct dlq_replayed *r)
 {
     const struct embedded_file *seed = seed_script();
     if (!rc || !seed)
@@ -164,9 +165,9 @@ static void schedule(redisContext *rc, const struct hookd_config *cfg, const str
     snprintf(wake, sizeof wake, "%s:wake:%s", cfg->key_prefix, r->source);
     snprintf(stats, sizeof stats, "%s:stats", cfg->key_prefix);
     snprintf(now, sizeof now, "%lld", (long long)clock_wall_ms());
-    freeReplyObject(redisCommand(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, r->source_id, now));
-    freeReplyObject(redisCommand(rc, "PUBLISH %s 1", wake));
-    freeReplyObject(redisCommand(rc, "HINCRBY %s replayed 1", stats));
+    freeReplyObject(redis_sync_command(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, r->source_id, now));
+    freeReplyObject(redis_sync_command(rc, "PUBLISH %s 1", wake));
+    freeReplyObject(redis_sync_command(rc, "HINCRBY %s replayed 1", stats));
 }
 
 /* Ids or --all (exactly one of them) were checked by run_replay. */
@@ -188,7 +189,9 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
         for (int i = 0; i < a->nargs; i++)
             json_array_append_new(targets, json_string(a->args[i]));
     }
-    redisContext *rc = o->dry_run ? NULL : redis_connect_sync(cfg->redis.text, 2000, err, sizeof err);
+    struct redis_options ropts;
+    ctx_redis_options(cfg, &ropts);
+    struct redis_sync *rc = o->dry_run ? NULL : redis_sync_connect(cfg->redis.text, &ropts, 2000, err, sizeof err);
     if (!o->dry_run && !rc)
         fprintf(stderr, "hookd dlq: %s; the reconciler will schedule replayed events\n", err);
     /* The schedule's scores are on Postgres's clock: measure this machine's offset once. */
@@ -212,7 +215,7 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
         printf("%s %s (%s %s)\n", o->dry_run ? "would replay" : "replayed", s, r.source, r.source_id);
     }
     if (rc)
-        redisFree(rc);
+        redis_sync_free(rc);
     json_decref(targets);
     printf("%d %s, %d refused\n", done, o->dry_run ? "would be replayed" : "replayed", refused);
     return refused ? 1 : 0;

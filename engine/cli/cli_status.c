@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "ctx.h"
 #include "redis_conn.h"
 
 static json_t *hash_json(redisReply *r)
@@ -27,15 +28,15 @@ static json_t *hash_json(redisReply *r)
     return o;
 }
 
-static json_t *workers(redisContext *c, const struct hookd_config *cfg, int64_t now)
+static json_t *workers(struct redis_sync *c, const struct hookd_config *cfg, int64_t now)
 {
     json_t *arr = json_array();
-    redisReply *ids = redisCommand(c, "ZRANGE %s:workers 0 -1 WITHSCORES", cfg->key_prefix);
+    redisReply *ids = redis_sync_command(c, "ZRANGE %s:workers 0 -1 WITHSCORES", cfg->key_prefix);
     int64_t stale_after = cfg->heartbeat_interval * 3 > 3000 ? cfg->heartbeat_interval * 3 : 3000;
     for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i + 1 < ids->elements; i += 2) {
         const char *id = ids->element[i]->str;
         int64_t last = strtoll(ids->element[i + 1]->str, NULL, 10);
-        redisReply *h = redisCommand(c, "HGETALL %s:worker:%s", cfg->key_prefix, id);
+        redisReply *h = redis_sync_command(c, "HGETALL %s:worker:%s", cfg->key_prefix, id);
         json_t *w = hash_json(h);
         freeReplyObject(h);
         json_object_set_new(w, "id", json_string(id));
@@ -51,11 +52,11 @@ static json_t *workers(redisContext *c, const struct hookd_config *cfg, int64_t 
     return arr;
 }
 
-static json_t *queue(redisContext *c, const struct hookd_config *cfg, const char *name, int64_t now)
+static json_t *queue(struct redis_sync *c, const struct hookd_config *cfg, const char *name, int64_t now)
 {
-    redisReply *due = redisCommand(c, "ZCARD %s:{%s}:due", cfg->key_prefix, name);
-    redisReply *inflight = redisCommand(c, "ZCARD %s:{%s}:inflight", cfg->key_prefix, name);
-    redisReply *first = redisCommand(c, "ZRANGE %s:{%s}:due 0 0 WITHSCORES", cfg->key_prefix, name);
+    redisReply *due = redis_sync_command(c, "ZCARD %s:{%s}:due", cfg->key_prefix, name);
+    redisReply *inflight = redis_sync_command(c, "ZCARD %s:{%s}:inflight", cfg->key_prefix, name);
+    redisReply *first = redis_sync_command(c, "ZRANGE %s:{%s}:due 0 0 WITHSCORES", cfg->key_prefix, name);
     int64_t overdue = 0;
     if (first && first->type == REDIS_REPLY_ARRAY && first->elements == 2) {
         int64_t score = strtoll(first->element[1]->str, NULL, 10);
@@ -69,9 +70,9 @@ static json_t *queue(redisContext *c, const struct hookd_config *cfg, const char
     return q;
 }
 
-static json_t *stats(redisContext *c, const struct hookd_config *cfg)
+static json_t *stats(struct redis_sync *c, const struct hookd_config *cfg)
 {
-    redisReply *r = redisCommand(c, "HGETALL %s:stats", cfg->key_prefix);
+    redisReply *r = redis_sync_command(c, "HGETALL %s:stats", cfg->key_prefix);
     json_t *o = json_object();
     for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2)
         json_object_set_new(o, r->element[i]->str, json_integer(strtoll(r->element[i + 1]->str, NULL, 10)));
@@ -79,7 +80,7 @@ static json_t *stats(redisContext *c, const struct hookd_config *cfg)
     return o;
 }
 
-static json_t *snapshot(redisContext *c, const struct hookd_config *cfg)
+static json_t *snapshot(struct redis_sync *c, const struct hookd_config *cfg)
 {
     json_t *before = stats(c, cfg);
     usleep(500 * 1000);
@@ -94,7 +95,7 @@ static json_t *snapshot(redisContext *c, const struct hookd_config *cfg)
         json_object_set_new(rates, key, json_real((double)(json_integer_value(v) - prev) * 2.0));
     }
     json_decref(before);
-    redisReply *dlq = redisCommand(c, "GET %s:dlq_size", cfg->key_prefix);
+    redisReply *dlq = redis_sync_command(c, "GET %s:dlq_size", cfg->key_prefix);
     json_t *dlq_size = dlq && dlq->type == REDIS_REPLY_STRING ? json_integer(strtoll(dlq->str, NULL, 10)) : json_null();
     freeReplyObject(dlq);
     return json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:I}", "workers", workers(c, cfg, now), "queues", "inbox",
@@ -153,17 +154,19 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
 {
     bool json = a->json, watch = cli_args_flag(a, "watch");
     char err[512];
-    redisContext *c = redis_connect_sync(cfg->redis.text, 2000, err, sizeof err);
+    struct redis_options ropts;
+    ctx_redis_options(cfg, &ropts);
+    struct redis_sync *c = redis_sync_connect(cfg->redis.text, &ropts, 2000, err, sizeof err);
     if (!c) {
         fprintf(stderr, "hookd status: %s\n", err);
         return 1;
     }
     do {
         json_t *s = snapshot(c, cfg);
-        if (c->err) {
-            fprintf(stderr, "hookd status: Redis: %s\n", c->errstr);
+        if (redis_sync_error(c)) {
+            fprintf(stderr, "hookd status: Redis: %s\n", redis_sync_error(c));
             json_decref(s);
-            redisFree(c);
+            redis_sync_free(c);
             return 1;
         }
         if (watch && !json)
@@ -179,7 +182,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
         if (watch)
             sleep(2);
     } while (watch);
-    redisFree(c);
+    redis_sync_free(c);
     return 0;
 }
 

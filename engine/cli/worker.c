@@ -498,10 +498,12 @@ static int start_io(struct worker *w, char *err, size_t errlen)
     ctx->db = db_pool_new(ctx->base, cfg->database.text, (int)cfg->db_pool_size, true);
     if (!ctx->db)
         return snprintf(err, errlen, "cannot start the database threads"), -1;
-    ctx->redis = redis_conn_new(ctx->base, cfg->redis.text, "main", err, errlen);
+    struct redis_options ropts;
+    ctx_redis_options(cfg, &ropts);
+    ctx->redis = redis_conn_new(ctx->base, cfg->redis.text, &ropts, "main", err, errlen);
     if (!ctx->redis)
         return -1;
-    ctx->redis_sub = redis_conn_new(ctx->base, cfg->redis.text, "sub", err, errlen);
+    ctx->redis_sub = redis_conn_new(ctx->base, cfg->redis.text, &ropts, "sub", err, errlen);
     if (!ctx->redis_sub)
         return -1;
     ctx_load_scripts(ctx);

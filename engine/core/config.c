@@ -17,6 +17,7 @@
 
 #include "jsonpath.h"
 #include "log.h"
+#include "redis_conn.h"
 #include "xmalloc.h"
 
 enum key_type { KT_STRING, KT_SECRET, KT_DURATION, KT_INT, KT_BOOL, KT_SIZE, KT_ROLES };
@@ -58,6 +59,10 @@ static const struct key_def hookd_keys[] = {
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
     HK(redact_headers, KT_STRING, CONFIG_REDACT_HEADERS_DEFAULT, true),
+    HK(redis_ca_file, KT_STRING, NULL, false), /* rediss: the CA (default: the system store) */
+    HK(redis_cert_file, KT_STRING, NULL, false),
+    HK(redis_key_file, KT_STRING, NULL, false),
+    HK(redis_sentinel_password, KT_SECRET, NULL, false),
     /* the public listener's limits: fixed when the listener starts */
     HK(max_header_size, KT_SIZE, "16KiB", false),
     HK(max_headers, KT_INT, "100", false),
@@ -874,6 +879,29 @@ static int validate_admin(struct parse_state *st)
     return 0;
 }
 
+/* The URL through redis_conn's parser (scheme, host list, service, db),
+ * and the TLS files that only make sense together. */
+static int validate_redis(struct parse_state *st)
+{
+    struct hookd_config *c = st->cfg;
+    struct redis_url u;
+    char err[256];
+    int rc = redis_url_parse(c->redis.text, &u, err, sizeof err);
+    bool tls = u.tls;
+    OPENSSL_cleanse(&u, sizeof u);
+    if (rc != 0)
+        return fail(st, hookd_line(st, "redis"), "[hookd] redis: %s", err), -1;
+    if (!c->redis_cert_file != !c->redis_key_file)
+        return fail(st, hookd_line(st, c->redis_cert_file ? "redis_cert_file" : "redis_key_file"),
+                    "[hookd] redis_cert_file and redis_key_file go together"),
+               -1;
+    if (!tls && (c->redis_ca_file || c->redis_cert_file))
+        return fail(st, hookd_line(st, c->redis_ca_file ? "redis_ca_file" : "redis_cert_file"),
+                    "[hookd] redis_ca_file, redis_cert_file and redis_key_file need a rediss:// URL"),
+               -1;
+    return 0;
+}
+
 const char *config_admin_listen(const struct hookd_config *c)
 {
     const char *al = c->admin_listen;
@@ -934,8 +962,8 @@ static int validate(struct parse_state *st)
         return fail(st, hookd_line(st, "database"), "[hookd] database is required (a postgresql:// URL)"), -1;
     if (!c->redis.text)
         return fail(st, hookd_line(st, "redis"), "[hookd] redis is required (a redis:// URL)"), -1;
-    if (strncmp(c->redis.text, "redis://", 8) != 0)
-        return fail(st, hookd_line(st, "redis"), "[hookd] redis must be a redis:// URL"), -1;
+    if (validate_redis(st) != 0)
+        return -1;
     if (!strchr(c->listen, ':'))
         return fail(st, hookd_line(st, "listen"), "[hookd] listen '%s' must be HOST:PORT", c->listen), -1;
     if (validate_admin(st) != 0)

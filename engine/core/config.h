@@ -127,6 +127,10 @@ struct hookd_config {
     char *redact_headers;
     char **redact_patterns;
     size_t nredact;
+    char *redis_ca_file;   /* rediss: the server's CA; NULL = the system store */
+    char *redis_cert_file; /* rediss: a client certificate (with redis_key_file) */
+    char *redis_key_file;
+    struct config_secret redis_sentinel_password;
     /* the public listener's limits (http_server.h, struct http_limits) */
     int64_t max_header_size;   /* bytes of request line + headers */
     int64_t max_headers;       /* header lines per request */

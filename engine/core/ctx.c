@@ -47,3 +47,11 @@ bool ctx_ready(const struct hookd_ctx *ctx)
      * a stale "down" there must not keep load balancers away for good. */
     return !ctx->draining && db_pool_healthy(ctx->db) && redis_conn_ready(ctx->redis) && ctx->migrations_current;
 }
+
+void ctx_redis_options(const struct hookd_config *cfg, struct redis_options *out)
+{
+    out->ca_file = cfg->redis_ca_file;
+    out->cert_file = cfg->redis_cert_file;
+    out->key_file = cfg->redis_key_file;
+    out->sentinel_password = cfg->redis_sentinel_password.text;
+}

@@ -46,6 +46,8 @@ const char *ctx_key(const struct hookd_ctx *ctx, const char *suffix, char *buf, 
 /* Registers the scripts of lua/ (embedded at build time) with ctx->redis,
  * which loads them after every connect. */
 void ctx_load_scripts(struct hookd_ctx *ctx);
+/* The [hookd] redis_* keys as redis_conn options (strings borrowed from cfg). */
+void ctx_redis_options(const struct hookd_config *cfg, struct redis_options *out);
 /* Ready for traffic: not draining, Postgres reachable, Redis reachable,
  * schema current. */
 bool ctx_ready(const struct hookd_ctx *ctx);

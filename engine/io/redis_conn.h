@@ -1,5 +1,6 @@
-/* One Redis connection used from the libevent loop through hiredis's async
- * API and its libevent adapter: connects, authenticates, selects the db,
+/* One Redis connection used from the libevent loop (over redis_link: a
+ * bufferevent, plain or TLS, with hiredis's reply reader): finds the master
+ * through Sentinel when asked to, connects, authenticates, selects the db,
  * reconnects with backoff after any failure, watches liveness with PINGs, and
  * runs Lua scripts with EVALSHA, transparently re-loading a script that a
  * restarted or flushed Redis has forgotten (NOSCRIPT). A subscriber
@@ -30,25 +31,63 @@ struct redis_script {
 };
 void redis_script_init(struct redis_script *s, const char *name, const char *body, size_t len);
 
-/* A parsed redis:// URL. */
+#define REDIS_URL_MAX_HOSTS 16
+
+/* A parsed Redis URL. */
 struct redis_url {
-    char host[256];
+    char host[256]; /* plain and TLS: the server; Sentinel: the first sentinel */
     int port;
     int db;
     char user[128];
     char password[256];
+    bool tls;      /* rediss:// and rediss+sentinel:// */
+    bool sentinel; /* redis+sentinel:// and rediss+sentinel:// */
+    int nhosts;    /* Sentinel: the sentinels */
+    struct {
+        char host[256];
+        int port;
+    } hosts[REDIS_URL_MAX_HOSTS];
+    char service[128]; /* Sentinel: the master's name */
 };
-/* redis://[[user]:password@]host[:port][/db], host a name, an IPv4 address or
- * an [IPv6] literal, credentials percent-encoded (url.h). A host list
- * (h1:p1,h2:p2) is refused. -1 with err when malformed. */
+/* redis[s]://[[user]:password@]host[:port][/db] and
+ * redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/SERVICE[/db]:
+ * hosts a name, an IPv4 address or an [IPv6] literal, credentials
+ * percent-encoded (url.h); the credentials are the data node's (the
+ * sentinels' password is separate). The sentinel host list is split here
+ * before each host goes through url_parse, which refuses lists. -1 with a
+ * precise reason in err when malformed. */
 __attribute__((warn_unused_result)) int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen);
-/* A blocking connection for command-line tools (AUTH and SELECT done).
- * Returns a redisContext (hiredis.h), NULL with err. Caller redisFree()s. */
-struct redisContext *redis_connect_sync(const char *url, int timeout_ms, char *err, size_t errlen);
 
-/* Parses url (redis://[[user]:password@]host[:port][/db]) and starts
- * connecting. NULL with err for a bad URL. */
+/* What a URL alone cannot say ([hookd] redis_* keys). Strings borrowed for
+ * the call; NULL for none (the system CA store, no client certificate, no
+ * sentinel password). */
+struct redis_options {
+    const char *ca_file;
+    const char *cert_file;
+    const char *key_file;
+    const char *sentinel_password;
+};
+
+/* A blocking connection for command-line tools, in every mode of
+ * redis_url_parse (AUTH and SELECT done, the master found through
+ * Sentinel). NULL with err. */
+struct redis_sync;
+__attribute__((warn_unused_result)) struct redis_sync *redis_sync_connect(const char *url,
+                                                                          const struct redis_options *opts,
+                                                                          int timeout_ms, char *err, size_t errlen);
+/* A command (hiredis format, as redisCommand). Returns the reply (caller
+ * freeReplyObject()s) or NULL when the connection failed; then the
+ * connection is unusable. */
+struct redisReply *redis_sync_command(struct redis_sync *s, const char *fmt, ...);
+/* NULL while the connection works; why it failed otherwise. */
+const char *redis_sync_error(const struct redis_sync *s);
+/* Accepts NULL. */
+void redis_sync_free(struct redis_sync *s);
+
+/* Parses url (see redis_url_parse) and starts connecting. opts may be
+ * NULL. NULL with err for a bad URL or unusable TLS files. */
 __attribute__((warn_unused_result)) struct redis_conn *redis_conn_new(struct event_base *base, const char *url,
+                                                                      const struct redis_options *opts,
                                                                       const char *name, char *err, size_t errlen);
 /* Disconnects; pending callbacks run with a NULL reply. Accepts NULL. */
 void redis_conn_free(struct redis_conn *rc);

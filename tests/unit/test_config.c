@@ -542,7 +542,33 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = http://r:6379\n", /* 3 */
-           3, "redis must be a redis:// URL");
+           3, "redis: redis URL must start with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// "
+              "(scheme 'http' is unknown)");
+    refuse("[hookd]\n"
+           "database = postgresql://h/db\n"
+           "redis = redis+sentinel://a:26379,/mymaster\n", /* 3 */
+           3, "redis: redis sentinel URL has an empty host in its host list");
+    refuse("[hookd]\n"
+           "database = postgresql://h/db\n"
+           "redis = redis+sentinel://:pw@/mymaster\n", /* 3 */
+           3, "redis: redis sentinel URL has an empty host list");
+    refuse("[hookd]\n"
+           "database = postgresql://h/db\n"
+           "redis = rediss+sentinel://a:26379,b:26379\n", /* 3 */
+           3, "redis: redis sentinel URL needs the master's service name (…/SERVICE[/db])");
+    refuse("[hookd]\n"
+           "database = postgresql://h/db\n"
+           "redis = redis://a:6379:1/0\n", /* 3 */
+           3, "[hookd] redis: redis URL: ");
+    refuse("[hookd]\n"
+           "database = postgresql://h/db\n"
+           "redis = redis+cluster://a:1,b:2\n", /* 3 */
+           3, "Redis Cluster (redis+cluster://) is not supported yet");
+    refuse("[hookd]\n"
+           "database = postgresql://h/db\n"
+           "redis = redis://r\n"
+           "redis_ca_file = /etc/ca.pem\n", /* 4 */
+           4, "need a rediss:// URL");
 }
 
 /* admin_listen = off turns the admin listener off; a token of
