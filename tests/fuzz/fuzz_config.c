@@ -14,7 +14,7 @@
  * are findings too.
  */
 /* fuzz.sh links: engine/base/backoff.c engine/core/config.c engine/base/machine.c engine/core/signature.c
- * engine/base/encoding.c engine/base/jsonpath.c engine/base/log.c engine/base/xmalloc.c */
+ * engine/base/encoding.c engine/base/jsonpath.c engine/base/log.c engine/base/xmalloc.c engine/base/errbuf.c */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

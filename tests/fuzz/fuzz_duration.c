@@ -13,7 +13,7 @@
  * and 7 bytes), so a write past errlen is an ASan report.
  */
 /* fuzz.sh links: engine/base/backoff.c engine/core/config.c engine/base/machine.c engine/core/signature.c
- * engine/base/encoding.c engine/base/jsonpath.c engine/base/log.c engine/base/xmalloc.c */
+ * engine/base/encoding.c engine/base/jsonpath.c engine/base/log.c engine/base/xmalloc.c engine/base/errbuf.c */
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -26,7 +26,7 @@
  * fed every line and the body, into exactly-sized heap buffers, and
  * round-tripped.
  */
-/* fuzz.sh links: engine/core/signature.c engine/base/encoding.c engine/base/xmalloc.c */
+/* fuzz.sh links: engine/core/signature.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * IPv6 address: the IPv4-mapped IPv6 form must be classified exactly like
  * the IPv4 address, and IP-literal hosts are classified too.
  */
-/* fuzz.sh links: engine/base/netguard.c engine/base/url.c */
+/* fuzz.sh links: engine/base/netguard.c engine/base/url.c engine/base/errbuf.c */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>

@@ -13,11 +13,13 @@ import os
 import socket
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from hookdtest.client import http, order_event, post_standard
 from hookdtest.util import wait_for
+from hookdtest.worker import run_hookd
 
 # request_timeout is short here so that the drip test stays short; the
 # default (10s) is the same mechanism.
@@ -26,7 +28,7 @@ LIMITS = dict(request_timeout="3s", max_buffered_body="8MiB")
 
 def hostile_worker(env, prefix: list | None = None, **keys):
     cfg = env.config()
-    lines = "".join(f"{k} = {v}\n" for k, v in dict(LIMITS, roles="ingest", **keys).items())
+    lines = "".join(f"{k} = {v}\n" for k, v in dict(LIMITS, **{"roles": "ingest", **keys}).items())
     cfg.write_text(cfg.read_text().replace("[hookd]\n", "[hookd]\n" + lines, 1))
     # Under ASan, freed memory sits in a 256 MB quarantine and would count as
     # RSS; a small one keeps the RSS bounds meaningful (ignored otherwise).
@@ -104,6 +106,56 @@ class Traffic:
         assert stored == len(ids), f"{stored} of {len(ids)} accepted events stored"
         failed = [h for h in self.health if h[0] != 200 or h[1] > max_probe_s]
         assert self.health and not failed, f"/healthz failed or slow: {failed[:5]} of {len(self.health)}"
+
+
+class Receiver:
+    """A local endpoint that answers 200 and counts webhook-ids."""
+
+    def __init__(self) -> None:
+        got: list[str] = []
+        self.got = got
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                got.append(self.headers.get("webhook-id"))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def outbound_during(env, w, rcv: Receiver, emit_n: int) -> list[str]:
+    """Emits emit_n outbox events (the application's transactions) while an
+    attack runs; returns their ids."""
+    return [env.db.value("SELECT hookd_emit('Order', %s, 'order.created', '{}'::jsonb)::text", f"x{i}")
+            for i in range(emit_n)]
+
+
+def check_outbound(env, ids: list[str], rcv: Receiver) -> None:
+    """Every delivery succeeded on its first attempt: none failed because of
+    the attack on the public listener."""
+    def done():
+        return env.db.value("SELECT count(*) FROM outbox_deliveries WHERE event_id = ANY(%s::uuid[])"
+                            " AND status = 'SUCCEEDED'", ids) == len(ids)
+    wait_for(done, 30, what="every delivery made during the attack to succeed")
+    failed = env.db.value("SELECT count(*) FROM attempts WHERE source = 'delivery' AND outcome <> 'succeeded'")
+    assert failed == 0, f"{failed} delivery attempts failed during the attack"
+    assert set(ids) <= set(rcv.got)
 
 
 def connect(w) -> socket.socket:
@@ -210,22 +262,33 @@ def test_slow_drip_is_closed_by_the_absolute_deadline(env):
 
 
 def test_connection_flood_at_a_256_fd_limit(env):
-    w = hostile_worker(env, prefix=["prlimit", "--nofile=256:256"])
-    assert "effective=192" in w.output()  # max_connections fitted to the fd limit
-    base_lines = log_lines(w)
-    with Traffic(w, "conn") as t:
-        cpu0, t0 = cpu_seconds(w), time.monotonic()
-        # 300 idle half-open requests (260 took a worker down before)
-        socks = []
-        for _ in range(300):
-            s = connect(w)
-            s.sendall(b"POST /v1/inbox/shop HTTP/1.1\r\nHost: x\r\n")
-            socks.append(s)
-        t.stop_flag.wait(4.0)
-        cpu = (cpu_seconds(w) - cpu0) / (time.monotonic() - t0)
-        for s in socks:
-            s.close()
-    t.check(env)
+    """Also with outbound deliveries flowing: at the fd limit a delivery sent
+    meanwhile failed four times into the DLQ before."""
+    rcv = Receiver()
+    try:
+        w = hostile_worker(env, prefix=["prlimit", "--nofile=256:256"], roles="ingest, inbox, relay",
+                           allow_private_networks="true")
+        r = run_hookd(["-c", str(w.config), "endpoint", "add", "--url", rcv.url, "--name", "sink", "--events", "*"])
+        assert r.returncode == 0, r.stderr
+        assert "effective=192" in w.output()  # max_connections fitted to the fd limit
+        base_lines = log_lines(w)
+        with Traffic(w, "conn") as t:
+            cpu0, t0 = cpu_seconds(w), time.monotonic()
+            # 300 idle half-open requests (260 took a worker down before)
+            socks = []
+            for _ in range(300):
+                s = connect(w)
+                s.sendall(b"POST /v1/inbox/shop HTTP/1.1\r\nHost: x\r\n")
+                socks.append(s)
+            ids = outbound_during(env, w, rcv, 20)
+            t.stop_flag.wait(4.0)
+            cpu = (cpu_seconds(w) - cpu0) / (time.monotonic() - t0)
+            check_outbound(env, ids, rcv)
+            for s in socks:
+                s.close()
+        t.check(env)
+    finally:
+        rcv.stop()
     lines = log_lines(w) - base_lines
     print(f"connection flood: worker cpu {cpu:.0%}, log +{lines} lines, {len(t.sent)} events, {len(t.health)} probes")
     assert cpu < 0.6, f"worker used {cpu:.0%} CPU during the flood"
