@@ -76,6 +76,7 @@ def config_admin_port(config: Path) -> int | None:
     """The port of `admin_listen = HOST:PORT` in a config file (None: off or absent)."""
     for line in Path(config).read_text().splitlines():
         key, _, value = line.partition("=")
+        value = value.split(" ;", 1)[0].split("\t;", 1)[0]  # an inline comment, as inih reads it
         if key.strip() == "admin_listen" and ":" in value:
             return int(value.strip().rsplit(":", 1)[1])
     return None

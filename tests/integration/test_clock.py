@@ -85,7 +85,7 @@ def assert_on_time(pairs, what: str) -> None:
 
 
 def metric(w, name: str) -> float:
-    text = w.get("/metrics")[2].decode()
+    text = w.metrics()
     m = re.search(rf"^{name} (\S+)$", text, flags=re.M)
     assert m, f"{name} not in /metrics"
     return float(m.group(1))
