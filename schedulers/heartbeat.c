@@ -88,8 +88,9 @@ static void flush_stats(struct hookd_ctx *ctx)
 static void roles_text(unsigned roles, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s%s%s%s", roles & ROLE_INGEST ? "ingest" : "",
-             (roles & ROLE_INGEST) && (roles & (ROLE_INBOX | ROLE_RELAY)) ? "," : "", roles & ROLE_INBOX ? "inbox" : "",
-             (roles & ROLE_INBOX) && (roles & ROLE_RELAY) ? "," : "", roles & ROLE_RELAY ? "relay" : "");
+             (roles & ROLE_INGEST) && (roles & (ROLE_INBOX | ROLE_RELAY)) ? "," : "",
+             roles & ROLE_INBOX ? "inbox" : "", (roles & ROLE_INBOX) && (roles & ROLE_RELAY) ? "," : "",
+             roles & ROLE_RELAY ? "relay" : "");
 }
 
 struct depth_req {

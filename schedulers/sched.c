@@ -174,7 +174,8 @@ static void on_claimed(struct redisReply *reply, void *arg)
         free(due);
     }
     int64_t room = s->ctx->cfg->max_inflight - (int64_t)s->inflight;
-    if (s->woken || (n > 0 && room > 0 && n == (size_t)(s->ctx->cfg->batch_size < room ? s->ctx->cfg->batch_size : room))) {
+    if (s->woken ||
+        (n > 0 && room > 0 && n == (size_t)(s->ctx->cfg->batch_size < room ? s->ctx->cfg->batch_size : room))) {
         s->woken = false;
         arm(s, 0);
         return;
@@ -457,7 +458,8 @@ void sched_free(struct sched *s)
     event_free(s->renew_timer);
     event_free(s->flush_ev);
     struct held_item *h, *tmp;
-    HASH_ITER(hh, s->held, h, tmp) {
+    HASH_ITER(hh, s->held, h, tmp)
+    {
         HASH_DEL(s->held, h);
         free(h);
     }
@@ -486,7 +488,8 @@ void sched_lateness(const struct sched *s, int64_t *p50, int64_t *p99)
     free(copy);
 }
 
-void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing)
+void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n,
+                bool only_missing)
 {
     if (n == 0 || !redis_conn_ready(ctx->redis))
         return;
@@ -501,7 +504,7 @@ void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int6
     ctx_key(ctx, suffix, channel, sizeof channel);
     size_t argc = 4 + 2 * n;
     const char **argv = xcalloc(argc, sizeof *argv);
-    char (*scores)[24] = xcalloc(n, sizeof *scores);
+    char(*scores)[24] = xcalloc(n, sizeof *scores);
     argv[0] = due_key;
     argv[1] = inflight_key;
     argv[2] = woken_key;

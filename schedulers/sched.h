@@ -57,6 +57,7 @@ void sched_lateness(const struct sched *s, int64_t *p50, int64_t *p99);
  * worker may have rescheduled it after the reconciler read the row). Ids
  * held in inflight are never touched. Safe to call when Redis is down: then
  * the reconciler picks the rows up later. */
-void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n, bool only_missing);
+void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n,
+                bool only_missing);
 
 #endif

@@ -59,8 +59,7 @@ void defer_policy_default(struct defer_policy *p)
 static int validate_steps(const int64_t *schedule_ms, int nsteps, char *err, size_t errlen)
 {
     if (nsteps < 1 || nsteps > BACKOFF_MAX_STEPS) {
-        err_set(err, errlen, "schedule must have 1 to %d steps (has %d)", BACKOFF_MAX_STEPS,
-                nsteps);
+        err_set(err, errlen, "schedule must have 1 to %d steps (has %d)", BACKOFF_MAX_STEPS, nsteps);
         return -1;
     }
     for (int i = 0; i < nsteps; i++) {
@@ -178,8 +177,7 @@ static void trim(const char **s, size_t *len)
 
 /* Parses the duration in the (already trimmed) span s[0..len). Works on a
  * span so that schedule items need not be copied out of the list. */
-static int parse_duration_span(const char *s, size_t len, int64_t *out_ms, char *err,
-                               size_t errlen)
+static int parse_duration_span(const char *s, size_t len, int64_t *out_ms, char *err, size_t errlen)
 {
     const int n = len > 200 ? 200 : (int)len; /* keep messages short */
     size_t i = 0, ulen;
@@ -194,8 +192,7 @@ static int parse_duration_span(const char *s, size_t len, int64_t *out_ms, char 
         return -1;
     }
     if (!is_digit(s[0])) {
-        err_set(err, errlen, "bad duration '%.*s': expected a whole number and a unit " UNITS_HINT,
-                n, s);
+        err_set(err, errlen, "bad duration '%.*s': expected a whole number and a unit " UNITS_HINT, n, s);
         return -1;
     }
     for (; i < len && is_digit(s[i]); i++) {
@@ -230,8 +227,8 @@ static int parse_duration_span(const char *s, size_t len, int64_t *out_ms, char 
             return 0;
         }
     }
-    err_set(err, errlen, "bad duration '%.*s': unknown unit '%.*s' " UNITS_HINT, n, s,
-            (int)(ulen > 50 ? 50 : ulen), s + i);
+    err_set(err, errlen, "bad duration '%.*s': unknown unit '%.*s' " UNITS_HINT, n, s, (int)(ulen > 50 ? 50 : ulen),
+            s + i);
     return -1;
 }
 

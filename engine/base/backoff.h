@@ -45,10 +45,9 @@ void defer_policy_default(struct defer_policy *p);
 /* Whole-policy checks for the config loader: 1..BACKOFF_MAX_STEPS steps, no
  * negative step, max_attempts >= 1, jitter 0..100 (retry); max_age > 0
  * (defer). */
-__attribute__((warn_unused_result)) int backoff_policy_validate(const struct backoff_policy *p,
-                                                                char *err, size_t errlen);
-__attribute__((warn_unused_result)) int defer_policy_validate(const struct defer_policy *p,
-                                                              char *err, size_t errlen);
+__attribute__((warn_unused_result)) int backoff_policy_validate(const struct backoff_policy *p, char *err,
+                                                                size_t errlen);
+__attribute__((warn_unused_result)) int defer_policy_validate(const struct defer_policy *p, char *err, size_t errlen);
 
 /* attempts = failed attempts so far, including the one that just failed
  * (1-based; values below 1 count as 1). Returns the wait in ms before the
@@ -70,20 +69,19 @@ int64_t backoff_defer_delay(const struct defer_policy *p, int deferrals, int64_t
  * negative or fractional amounts, a missing or unknown unit, and values that
  * do not fit in int64_t milliseconds, with a precise message such as
  * "bad duration '5x': unknown unit 'x' (use ms, s, m, h, d)". */
-__attribute__((warn_unused_result)) int backoff_parse_duration(const char *text, int64_t *out_ms,
-                                                               char *err, size_t errlen);
+__attribute__((warn_unused_result)) int backoff_parse_duration(const char *text, int64_t *out_ms, char *err,
+                                                               size_t errlen);
 
 /* Parses a comma-separated list of durations ("1m, 5m, 15m") into out_ms,
  * which must have room for BACKOFF_MAX_STEPS values, and sets *n. Rejects an
  * empty list, an empty item, any bad duration (the message names the step)
  * and more than BACKOFF_MAX_STEPS items. On failure out_ms and *n are left
  * unchanged. */
-__attribute__((warn_unused_result)) int backoff_parse_schedule(const char *text, int64_t *out_ms,
-                                                               int *n, char *err, size_t errlen);
+__attribute__((warn_unused_result)) int backoff_parse_schedule(const char *text, int64_t *out_ms, int *n, char *err,
+                                                               size_t errlen);
 
 /* Parses "10%" or "10" (blanks around ignored), 0..100. */
-__attribute__((warn_unused_result)) int backoff_parse_percent(const char *text, int *out,
-                                                              char *err, size_t errlen);
+__attribute__((warn_unused_result)) int backoff_parse_percent(const char *text, int *out, char *err, size_t errlen);
 
 /* Formats ms in the largest unit that represents it exactly (60000 -> "1m",
  * 90000 -> "90s", 250 -> "250ms", 0 -> "0s"), so the result parses back to

@@ -46,8 +46,7 @@ int enc_hex_encode(const unsigned char *in, size_t len, char *out, size_t outcap
     return 0;
 }
 
-int enc_hex_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
-                   size_t *outlen)
+int enc_hex_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap, size_t *outlen)
 {
     if (outlen == NULL)
         return -1;
@@ -87,8 +86,7 @@ int enc_base64_encode(const unsigned char *in, size_t len, char *out, size_t out
 
 static int is_base64_char(char c)
 {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '+' || c == '/';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
 }
 
 /* Number of trailing '=' (0..2) if in[0..inlen) is well-formed padded
@@ -108,8 +106,7 @@ static int base64_padding(const char *in, size_t inlen)
     return pad;
 }
 
-int enc_base64_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
-                      size_t *outlen)
+int enc_base64_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap, size_t *outlen)
 {
     unsigned char last[3];
     size_t head_chars, head_bytes, exact;
@@ -133,8 +130,7 @@ int enc_base64_decode(const char *in, size_t inlen, unsigned char *out, size_t o
      * out because the last group yields at least one more byte. */
     head_chars = inlen - 4;
     head_bytes = head_chars / 4 * 3;
-    if (head_chars > 0 &&
-        EVP_DecodeBlock(out, (const unsigned char *)in, (int)head_chars) != (int)head_bytes)
+    if (head_chars > 0 && EVP_DecodeBlock(out, (const unsigned char *)in, (int)head_chars) != (int)head_bytes)
         goto done;
     if (EVP_DecodeBlock(last, (const unsigned char *)in + head_chars, 4) != 3)
         goto done;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 /* Characters enc_hex_encode() writes for n bytes, not counting the NUL. */
-#define ENC_HEX_LEN(n) ((n) * 2)
+#define ENC_HEX_LEN(n) ((n)*2)
 
 /* Characters enc_base64_encode() writes for n bytes, not counting the NUL. */
 #define ENC_BASE64_LEN(n) ((((n) + 2) / 3) * 4)
@@ -24,22 +24,20 @@
 
 /* Writes the lowercase hex form of in[0..len) and a NUL into out. Needs
  * outcap >= ENC_HEX_LEN(len) + 1; returns -1 (and writes nothing) otherwise. */
-__attribute__((warn_unused_result)) int enc_hex_encode(const unsigned char *in, size_t len,
-                                                       char *out, size_t outcap);
+__attribute__((warn_unused_result)) int enc_hex_encode(const unsigned char *in, size_t len, char *out, size_t outcap);
 
 /* Decodes inlen hex digits (either case) into out and stores the byte count
  * in *outlen. Returns -1, leaving *outlen at 0, for an odd length, a non-hex
  * character (including whitespace and NUL) or outcap < inlen / 2. out may be
  * partly written on failure. */
-__attribute__((warn_unused_result)) int enc_hex_decode(const char *in, size_t inlen,
-                                                       unsigned char *out, size_t outcap,
+__attribute__((warn_unused_result)) int enc_hex_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
                                                        size_t *outlen);
 
 /* Writes the padded standard base64 form of in[0..len) and a NUL into out.
  * Needs outcap >= ENC_BASE64_LEN(len) + 1; returns -1 (and writes nothing)
  * otherwise, or when len is too large for OpenSSL's int-sized interface. */
-__attribute__((warn_unused_result)) int enc_base64_encode(const unsigned char *in, size_t len,
-                                                          char *out, size_t outcap);
+__attribute__((warn_unused_result)) int enc_base64_encode(const unsigned char *in, size_t len, char *out,
+                                                          size_t outcap);
 
 /* Decodes padded standard base64 into out and stores the exact byte count
  * (padding excluded) in *outlen; an empty input decodes to 0 bytes. Returns
@@ -50,8 +48,7 @@ __attribute__((warn_unused_result)) int enc_base64_encode(const unsigned char *i
  * length. Unused bits of the last character are not required to be zero
  * (decoders commonly accept them, and the decoded bytes are what we
  * compare). out may be partly written on failure. */
-__attribute__((warn_unused_result)) int enc_base64_decode(const char *in, size_t inlen,
-                                                          unsigned char *out, size_t outcap,
-                                                          size_t *outlen);
+__attribute__((warn_unused_result)) int enc_base64_decode(const char *in, size_t inlen, unsigned char *out,
+                                                          size_t outcap, size_t *outlen);
 
 #endif

@@ -135,16 +135,11 @@ int jsonpath_get_text(json_t *root, const char *path, char *buf, size_t buflen)
             return -1;
         text = tmp;
         break;
-    case JSON_TRUE:
-        text = "true";
-        break;
-    case JSON_FALSE:
-        text = "false";
-        break;
+    case JSON_TRUE: text = "true"; break;
+    case JSON_FALSE: text = "false"; break;
     case JSON_NULL:
     case JSON_OBJECT:
-    case JSON_ARRAY:
-        return -1;
+    case JSON_ARRAY: return -1;
     }
     if (text == NULL)
         return -1;

@@ -38,8 +38,7 @@ __attribute__((warn_unused_result)) json_t *jsonpath_get(json_t *root, const cha
  * value, null, an object, an array, a real with a fraction, a string with
  * an embedded NUL byte, or text that does not fit in buflen - 1 bytes; buf
  * is then "" (when buflen > 0). */
-__attribute__((warn_unused_result)) int jsonpath_get_text(json_t *root, const char *path,
-                                                          char *buf, size_t buflen);
+__attribute__((warn_unused_result)) int jsonpath_get_text(json_t *root, const char *path, char *buf, size_t buflen);
 
 /* Parses a request body as Postgres jsonb would accept it, for reading
  * fields with the functions above: any JSON value at the top level, and
@@ -52,7 +51,6 @@ __attribute__((warn_unused_result)) int jsonpath_get_text(json_t *root, const ch
  * Returns a new reference (caller json_decref()s) or NULL with err filled
  * in by jansson (for the copy, positions may be off by two characters per
  * number rewritten before the error). Allocation failure aborts. */
-__attribute__((warn_unused_result)) json_t *jsonpath_load_body(const char *text, size_t len,
-                                                              json_error_t *err);
+__attribute__((warn_unused_result)) json_t *jsonpath_load_body(const char *text, size_t len, json_error_t *err);
 
 #endif

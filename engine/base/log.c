@@ -171,9 +171,7 @@ static void format_line(struct log_buf *b, const char *fmt, va_list ap)
             put_value(b, s, slen, quoted);
             continue;
         }
-        case '%':
-            put(b, "%", 1);
-            continue;
+        case '%': put(b, "%", 1); continue;
         case 'd':
         case 'i':
         case 'u':
@@ -207,9 +205,7 @@ static void format_line(struct log_buf *b, const char *fmt, va_list ap)
             else
                 w = snprintf(num, sizeof num, spec, va_arg(ap, double));
             break;
-        case 'p':
-            w = snprintf(num, sizeof num, spec, va_arg(ap, void *));
-            break;
+        case 'p': w = snprintf(num, sizeof num, spec, va_arg(ap, void *)); break;
         default: /* not a conversion hookd uses: written as it stands, no argument taken */
             put(b, pct, (size_t)(c - pct));
             continue;

@@ -11,14 +11,13 @@ extern enum log_level log_min_level;
 int log_level_parse(const char *name, enum log_level *out);
 const char *log_level_name(enum log_level);
 void log_set_worker(const char *worker_id); /* copied; added to every line */
-void log_write(enum log_level, const char *event, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void log_write(enum log_level, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* log_info("inbox.deferred", "id=%s due_in=%s", id, due) */
-#define log_at(lvl, event, ...)                                                \
-    do {                                                                       \
-        if ((lvl) >= log_min_level)                                            \
-            log_write((lvl), (event), __VA_ARGS__);                            \
+#define log_at(lvl, event, ...)                                                                                       \
+    do {                                                                                                              \
+        if ((lvl) >= log_min_level)                                                                                   \
+            log_write((lvl), (event), __VA_ARGS__);                                                                   \
     } while (0)
 #define log_debug(event, ...) log_at(LOG_DEBUG, event, __VA_ARGS__)
 #define log_info(event, ...) log_at(LOG_INFO, event, __VA_ARGS__)

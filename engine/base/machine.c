@@ -153,8 +153,7 @@ const char *machine_name(const struct machine *m)
 int machine_set_initial(struct machine *m, const char *state, char *err, size_t errlen)
 {
     if (m->finalized) {
-        err_set(err, errlen, "machine '%s' is finalized; its initial state cannot change",
-                m->name);
+        err_set(err, errlen, "machine '%s' is finalized; its initial state cannot change", m->name);
         return -1;
     }
     if (is_empty(state)) {
@@ -162,8 +161,8 @@ int machine_set_initial(struct machine *m, const char *state, char *err, size_t 
         return -1;
     }
     if (m->initial_name) {
-        err_set(err, errlen, "machine '%s': initial state set twice ('%s', then '%s')", m->name,
-                m->initial_name, state);
+        err_set(err, errlen, "machine '%s': initial state set twice ('%s', then '%s')", m->name, m->initial_name,
+                state);
         return -1;
     }
     m->initial_name = xstrdup(state);
@@ -172,8 +171,8 @@ int machine_set_initial(struct machine *m, const char *state, char *err, size_t 
 
 /* Everything machine_add_transition() refuses, checked before anything is
  * changed so a refused transition leaves the machine as it was. */
-static int check_transition(const struct machine *m, const char *event, const char *const *from,
-                            size_t nfrom, const char *to, char *err, size_t errlen)
+static int check_transition(const struct machine *m, const char *event, const char *const *from, size_t nfrom,
+                            const char *to, char *err, size_t errlen)
 {
     size_t fresh = 0;
 
@@ -190,8 +189,7 @@ static int check_transition(const struct machine *m, const char *event, const ch
         return -1;
     }
     if (is_empty(to)) {
-        err_set(err, errlen, "machine '%s': transition '%s' has an empty target state", m->name,
-                event);
+        err_set(err, errlen, "machine '%s': transition '%s' has an empty target state", m->name, event);
         return -1;
     }
     if (nfrom == 0 || from == NULL) {
@@ -200,21 +198,18 @@ static int check_transition(const struct machine *m, const char *event, const ch
     }
     for (size_t i = 0; i < nfrom; i++) {
         if (is_empty(from[i])) {
-            err_set(err, errlen, "machine '%s': transition '%s' has an empty from-state",
-                    m->name, event);
+            err_set(err, errlen, "machine '%s': transition '%s' has an empty from-state", m->name, event);
             return -1;
         }
         if (strcmp(from[i], to) == 0) {
-            err_set(err, errlen,
-                    "machine '%s': transition '%s' lists its target state '%s' as a from-state",
-                    m->name, event, to);
+            err_set(err, errlen, "machine '%s': transition '%s' lists its target state '%s' as a from-state", m->name,
+                    event, to);
             return -1;
         }
         for (size_t j = 0; j < i; j++) {
             if (strcmp(from[i], from[j]) == 0) {
-                err_set(err, errlen,
-                        "machine '%s': transition '%s' lists from-state '%s' twice", m->name,
-                        event, from[i]);
+                err_set(err, errlen, "machine '%s': transition '%s' lists from-state '%s' twice", m->name, event,
+                        from[i]);
                 return -1;
             }
         }
@@ -224,15 +219,15 @@ static int check_transition(const struct machine *m, const char *event, const ch
     if (find_state(m, to) < 0)
         fresh++;
     if (m->nstates + fresh > MACHINE_MAX_STATES) {
-        err_set(err, errlen, "machine '%s': transition '%s' would exceed %d states", m->name,
-                event, MACHINE_MAX_STATES);
+        err_set(err, errlen, "machine '%s': transition '%s' would exceed %d states", m->name, event,
+                MACHINE_MAX_STATES);
         return -1;
     }
     return 0;
 }
 
-int machine_add_transition(struct machine *m, const char *event, const char *const *from,
-                           size_t nfrom, const char *to, char *err, size_t errlen)
+int machine_add_transition(struct machine *m, const char *event, const char *const *from, size_t nfrom, const char *to,
+                           char *err, size_t errlen)
 {
     struct transition *t;
 
@@ -327,16 +322,15 @@ int machine_finalize(struct machine *m, char *err, size_t errlen)
     }
     m->initial = find_state(m, m->initial_name);
     if (m->initial < 0) {
-        err_set(err, errlen, "machine '%s': initial state '%s' is not named by any transition",
-                m->name, m->initial_name);
+        err_set(err, errlen, "machine '%s': initial state '%s' is not named by any transition", m->name,
+                m->initial_name);
         return -1;
     }
 
     compute_reachability(m);
     for (size_t s = 0; s < m->nstates; s++) {
         if (!(m->reach[m->initial] & bit((int)s))) {
-            err_set(err, errlen,
-                    "machine '%s': state '%s' is unreachable from initial state '%s'", m->name,
+            err_set(err, errlen, "machine '%s': state '%s' is unreachable from initial state '%s'", m->name,
                     m->states[s], m->initial_name);
             m->initial = -1;
             return -1;
@@ -350,24 +344,17 @@ int machine_finalize(struct machine *m, char *err, size_t errlen)
 const char *machine_verdict_name(enum machine_verdict v)
 {
     switch (v) {
-    case MACHINE_APPLY:
-        return "apply";
-    case MACHINE_NOOP:
-        return "noop";
-    case MACHINE_DEFER:
-        return "defer";
-    case MACHINE_CONFLICT:
-        return "conflict";
-    case MACHINE_UNKNOWN_EVENT:
-        return "unknown_event";
-    case MACHINE_UNKNOWN_STATE:
-        return "unknown_state";
+    case MACHINE_APPLY: return "apply";
+    case MACHINE_NOOP: return "noop";
+    case MACHINE_DEFER: return "defer";
+    case MACHINE_CONFLICT: return "conflict";
+    case MACHINE_UNKNOWN_EVENT: return "unknown_event";
+    case MACHINE_UNKNOWN_STATE: return "unknown_state";
     }
     return "invalid";
 }
 
-enum machine_verdict machine_classify(const struct machine *m, const char *event,
-                                      const char *state, const char **to)
+enum machine_verdict machine_classify(const struct machine *m, const char *event, const char *state, const char **to)
 {
     const struct transition *t;
     int s;

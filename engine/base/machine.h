@@ -30,8 +30,8 @@ const char *machine_name(const struct machine *m);
 /* Sets the initial state (copied). The state is resolved at finalize time, so
  * it may be set before the transitions that name it. Refuses an empty name, a
  * second initial state, and a finalized machine. */
-__attribute__((warn_unused_result)) int machine_set_initial(struct machine *m, const char *state,
-                                                            char *err, size_t errlen);
+__attribute__((warn_unused_result)) int machine_set_initial(struct machine *m, const char *state, char *err,
+                                                            size_t errlen);
 
 /* Adds the transition `event`: from any of the `nfrom` states in `from` to
  * `to`. All strings are copied. States are created implicitly by naming them.
@@ -39,8 +39,7 @@ __attribute__((warn_unused_result)) int machine_set_initial(struct machine *m, c
  * from-state, a from-state listed twice, `to` listed as its own from-state,
  * more than MACHINE_MAX_STATES states. On failure the machine is unchanged. */
 __attribute__((warn_unused_result)) int machine_add_transition(struct machine *m, const char *event,
-                                                               const char *const *from,
-                                                               size_t nfrom, const char *to,
+                                                               const char *const *from, size_t nfrom, const char *to,
                                                                char *err, size_t errlen);
 
 /* Validates the machine and computes reachability (from every state) and
@@ -48,8 +47,7 @@ __attribute__((warn_unused_result)) int machine_add_transition(struct machine *m
  * transitions, an initial state no transition names, a state unreachable from
  * the initial state ("state 'refunded' is unreachable from initial state
  * 'draft'"), and a second finalize. Afterwards the machine is immutable. */
-__attribute__((warn_unused_result)) int machine_finalize(struct machine *m, char *err,
-                                                         size_t errlen);
+__attribute__((warn_unused_result)) int machine_finalize(struct machine *m, char *err, size_t errlen);
 
 enum machine_verdict {
     MACHINE_APPLY,         /* the transition is allowed from the current state */
@@ -74,8 +72,7 @@ const char *machine_verdict_name(enum machine_verdict v);
  * allowed from the initial state, DEFER otherwise.
  * `to` may be NULL; when given it is set to the borrowed target name for
  * APPLY and to NULL for every other verdict. */
-enum machine_verdict machine_classify(const struct machine *m, const char *event,
-                                      const char *state, const char **to);
+enum machine_verdict machine_classify(const struct machine *m, const char *event, const char *state, const char **to);
 
 /* 1 if some transition of this machine is named `event`, else 0. */
 int machine_has_event(const struct machine *m, const char *event);

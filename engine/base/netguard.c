@@ -141,8 +141,7 @@ static int v6_is_private(const uint8_t *b)
         return v4_is_private(v4_at(b + 12)); /* ::ffff:a.b.c.d reaches a.b.c.d */
     if (memcmp(b, nat64_prefix, 12) == 0)
         return v4_is_private(v4_at(b + 12)); /* 64:ff9b::/96 NAT64 */
-    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0x00 &&
-        b[5] == 0x01)
+    if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0x00 && b[5] == 0x01)
         return 1; /* 64:ff9b:1::/48 local-use NAT64 */
     if (b[0] == 0x01 && b[1] == 0x00 && all_zero(b + 2, 6))
         return 1; /* 100::/64 discard-only */

@@ -2,13 +2,14 @@
 #include "stats.h"
 
 static const char *const names[STAT__COUNT] = {
-    "ingested", "duplicate", "rejected", "applied", "noop", "ignored", "deferred", "retried",
-    "dead", "delivered", "delivery_failed", "replayed", "db_errors", "redis_errors",
+    "ingested", "duplicate", "rejected",  "applied",         "noop",     "ignored",   "deferred",
+    "retried",  "dead",      "delivered", "delivery_failed", "replayed", "db_errors", "redis_errors",
 };
 
 static const char *const reject_names[REJECT__COUNT] = {
-    "unknown_partner", "missing_signature", "malformed_signature", "bad_signature", "timestamp",
-    "bad_body", "too_large", "method", "content_type", "unavailable",
+    "unknown_partner", "missing_signature", "malformed_signature", "bad_signature",
+    "timestamp",       "bad_body",          "too_large",           "method",
+    "content_type",    "unavailable",
 };
 
 void stats_add(struct stats *s, enum stat_id id, uint64_t n)

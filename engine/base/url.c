@@ -53,7 +53,8 @@ static int check_userinfo(const char *s, const char *end, char *err, size_t errl
     for (const char *p = s; p < end; p++) {
         if (*p == '%') {
             if (p + 2 >= end || !is_xdigit(p[1]) || !is_xdigit(p[2]))
-                return err_set(err, errlen, "credentials in the URL have a '%%' that is not followed by two hex digits");
+                return err_set(err, errlen,
+                               "credentials in the URL have a '%%' that is not followed by two hex digits");
             p += 2;
             continue;
         }
@@ -242,7 +243,8 @@ static int take_parts(struct evhttp_uri *u, struct url *out, char *err, size_t e
     lower_in_place(out->scheme);
     if (ui && take_userinfo(ui, out, err, errlen) < 0)
         return -1;
-    int n = snprintf(out->target, sizeof out->target, "%s%s%s", path ? path : "", query ? "?" : "", query ? query : "");
+    int n = snprintf(out->target, sizeof out->target, "%s%s%s", path ? path : "", query ? "?" : "",
+                     query ? query : "");
     if (n < 0 || (size_t)n >= sizeof out->target)
         return err_set(err, errlen, "URL path and query are longer than %zu bytes", sizeof out->target - 1);
     out->has_fragment = evhttp_uri_get_fragment(u) != NULL;

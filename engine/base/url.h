@@ -30,16 +30,16 @@
 #define URL_TARGET_MAX 2048
 
 struct url {
-    char scheme[16];              /* lower case */
-    bool has_userinfo;            /* "…@" was present, even if empty */
-    bool has_password;            /* the userinfo had a ':' */
-    char user[128];               /* percent-decoded; the userinfo before ':' */
-    char password[256];           /* percent-decoded; wipe it (OPENSSL_cleanse) when done */
-    char host[256];               /* lower case; an IPv6 literal without brackets */
-    bool host_is_ipv6;            /* the host was written as [IPv6] */
-    int port;                     /* -1 when the URL has none */
-    char target[URL_TARGET_MAX];  /* path and "?query" as written; "" when neither */
-    bool has_fragment;            /* "#…" was present */
+    char scheme[16];             /* lower case */
+    bool has_userinfo;           /* "…@" was present, even if empty */
+    bool has_password;           /* the userinfo had a ':' */
+    char user[128];              /* percent-decoded; the userinfo before ':' */
+    char password[256];          /* percent-decoded; wipe it (OPENSSL_cleanse) when done */
+    char host[256];              /* lower case; an IPv6 literal without brackets */
+    bool host_is_ipv6;           /* the host was written as [IPv6] */
+    int port;                    /* -1 when the URL has none */
+    char target[URL_TARGET_MAX]; /* path and "?query" as written; "" when neither */
+    bool has_fragment;           /* "#…" was present */
 };
 
 /* Parses an absolute URL (scheme://authority[/path][?query][#fragment]).

@@ -15,10 +15,10 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Invariant check: logs file:line and aborts when cond is false. */
-#define HOOKD_ASSERT(cond)                                                     \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            xassert_fail(#cond, __FILE__, __LINE__);                           \
+#define HOOKD_ASSERT(cond)                                                                                            \
+    do {                                                                                                              \
+        if (!(cond))                                                                                                  \
+            xassert_fail(#cond, __FILE__, __LINE__);                                                                  \
     } while (0)
 void xassert_fail(const char *cond, const char *file, int line) __attribute__((noreturn));
 

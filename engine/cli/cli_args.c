@@ -34,11 +34,11 @@ struct parse {
 
 /* An option word, taken apart: `--name=value`, `--name`, `-c`, `-cFILE`. */
 struct opt_word {
-    const char *word;   /* as written */
-    char shown[64];     /* the option without its value, for messages */
+    const char *word; /* as written */
+    char shown[64];   /* the option without its value, for messages */
     const char *inline_value;
-    int global;         /* enum global_opt, or -1 */
-    int index;          /* index in the command's opts after aliases, or -1 */
+    int global; /* enum global_opt, or -1 */
+    int index;  /* index in the command's opts after aliases, or -1 */
 };
 
 static const char *default_config(void)
@@ -216,8 +216,8 @@ static void check_complete(struct parse *p)
         int n = (int)strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
         set_error(p, "missing %.*s%s (usage: %s %s)", n, s, n ? "" : "argument", name, s);
     } else if (c->max_args >= 0 && a->nargs > c->max_args) {
-        set_error(p, "unexpected argument '%s' (usage: %s%s%s)", a->args[c->max_args], name,
-                  c->synopsis ? " " : "", c->synopsis ? c->synopsis : "");
+        set_error(p, "unexpected argument '%s' (usage: %s%s%s)", a->args[c->max_args], name, c->synopsis ? " " : "",
+                  c->synopsis ? c->synopsis : "");
     }
 }
 

@@ -60,12 +60,12 @@ struct cli_args_cmd {
 
 /* The result of a parse; read it through the fields below and the getters. */
 struct cli_args {
-    const char *config;  /* -c FILE, else $HOOKD_CONFIG, else hookd.conf; borrowed */
-    bool config_given;   /* -c was on the command line */
+    const char *config; /* -c FILE, else $HOOKD_CONFIG, else hookd.conf; borrowed */
+    bool config_given;  /* -c was on the command line */
     bool json, help, version;
-    const struct cli_args_cmd *cmd; /* the command chosen: a leaf, or a group/root with help */
+    const struct cli_args_cmd *cmd;                      /* the command chosen: a leaf, or a group/root with help */
     const struct cli_args_cmd *path[CLI_ARGS_MAX_DEPTH]; /* root .. cmd */
-    int depth;                                          /* entries in path */
+    int depth;                                           /* entries in path */
     char **args; /* positional arguments after the command words; borrowed from argv */
     int nargs;
     const char **values; /* per cmd->opts entry: its value ("" for a set flag) or NULL */

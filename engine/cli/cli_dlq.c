@@ -74,9 +74,10 @@ static void print_table(json_t *rows)
     json_t *r;
     json_array_foreach(rows, i, r)
     {
-        printf("%-36s %-8s %-16.16s %-22.22s %-20.20s %-3lld %-26.26s %s\n", json_string_value(json_object_get(r, "id")),
-               json_string_value(json_object_get(r, "source")), json_string_value(json_object_get(r, "partner")),
-               json_string_value(json_object_get(r, "event_type")), json_string_value(json_object_get(r, "entity")),
+        printf("%-36s %-8s %-16.16s %-22.22s %-20.20s %-3lld %-26.26s %s\n",
+               json_string_value(json_object_get(r, "id")), json_string_value(json_object_get(r, "source")),
+               json_string_value(json_object_get(r, "partner")), json_string_value(json_object_get(r, "event_type")),
+               json_string_value(json_object_get(r, "entity")),
                (long long)json_integer_value(json_object_get(r, "attempts")),
                json_string_value(json_object_get(r, "reason")), json_string_value(json_object_get(r, "dead_at")));
     }
@@ -112,8 +113,8 @@ static int cmd_show(PGconn *conn, const struct hookd_config *cfg, const struct o
         json_decref(e);
         return 0;
     }
-    const char *keys[] = {"id", "source", "source_id", "partner", "event_type", "entity", "reason", "last_error",
-                          "dead_at", "endpoint_url", "event_id"};
+    const char *keys[] = {"id",     "source",     "source_id", "partner",      "event_type", "entity",
+                          "reason", "last_error", "dead_at",   "endpoint_url", "event_id"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         json_t *v = json_object_get(e, keys[i]);
         if (json_is_string(v))
@@ -165,7 +166,8 @@ static void schedule(struct redis_sync *rc, const struct hookd_config *cfg, cons
     snprintf(wake, sizeof wake, "%s:wake:%s", cfg->key_prefix, r->source);
     snprintf(stats, sizeof stats, "%s:stats", cfg->key_prefix);
     snprintf(now, sizeof now, "%lld", (long long)clock_wall_ms());
-    freeReplyObject(redis_sync_command(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, r->source_id, now));
+    freeReplyObject(
+        redis_sync_command(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, r->source_id, now));
     freeReplyObject(redis_sync_command(rc, "PUBLISH %s 1", wake));
     freeReplyObject(redis_sync_command(rc, "HINCRBY %s replayed 1", stats));
 }
@@ -280,13 +282,14 @@ static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
 }
 
 /* The filters of dlq list, which also select what `dlq replay --all` replays. */
-#define FILTER_OPTS                                                                                  \
-    {"source", "inbox|delivery", "only dead letters of the inbox, or of outbound deliveries", NULL}, \
-    {"partner", "P", "only this partner (inbox) or endpoint (delivery)", NULL},                      \
-    {"endpoint", "P", NULL, "partner"},                                                              \
-    {"event-type", "'order.*'", "only event types matching this glob", NULL},                        \
-    {"since", "1h", "only entries dead for less than this", NULL},                                   \
-    {"limit", "N", "at most N entries, 1 to 100000 (list: default 100; replay --all: all)", NULL}
+#define FILTER_OPTS                                                                                                   \
+    {"source", "inbox|delivery", "only dead letters of the inbox, or of outbound deliveries", NULL},                  \
+        {"partner", "P", "only this partner (inbox) or endpoint (delivery)", NULL},                                   \
+        {"endpoint", "P", NULL, "partner"}, {"event-type", "'order.*'", "only event types matching this glob", NULL}, \
+        {"since", "1h", "only entries dead for less than this", NULL},                                                \
+    {                                                                                                                 \
+        "limit", "N", "at most N entries, 1 to 100000 (list: default 100; replay --all: all)", NULL                   \
+    }
 
 static const struct cli_args_opt list_opts[] = {FILTER_OPTS, {0}};
 static const struct cli_args_cmd list_cmd = {

@@ -45,7 +45,8 @@ static json_t *workers(struct redis_sync *c, const struct hookd_config *cfg, int
         json_object_set_new(w, "state", json_string(live ? "live" : "stale"));
         json_t *started = json_object_get(w, "started_at");
         if (started)
-            json_object_set_new(w, "uptime_s", json_integer((now - strtoll(json_string_value(started), NULL, 10)) / 1000));
+            json_object_set_new(w, "uptime_s",
+                                json_integer((now - strtoll(json_string_value(started), NULL, 10)) / 1000));
         json_array_append_new(arr, w);
     }
     freeReplyObject(ids);
@@ -96,7 +97,8 @@ static json_t *snapshot(struct redis_sync *c, const struct hookd_config *cfg)
     }
     json_decref(before);
     redisReply *dlq = redis_sync_command(c, "GET %s:dlq_size", cfg->key_prefix);
-    json_t *dlq_size = dlq && dlq->type == REDIS_REPLY_STRING ? json_integer(strtoll(dlq->str, NULL, 10)) : json_null();
+    json_t *dlq_size = dlq && dlq->type == REDIS_REPLY_STRING ? json_integer(strtoll(dlq->str, NULL, 10))
+                                                              : json_null();
     freeReplyObject(dlq);
     return json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:I}", "workers", workers(c, cfg, now), "queues", "inbox",
                      queue(c, cfg, "inbox", now), "delivery", queue(c, cfg, "delivery", now), "counters", after,

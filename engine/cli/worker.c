@@ -63,7 +63,7 @@ struct worker {
     struct heartbeat *heartbeat;
     struct admin *admin;
     struct metrics *metrics;
-    bool started[16]; /* per row: started, so it is closed and freed */
+    bool started[16];          /* per row: started, so it is closed and freed */
     int64_t drain_deadline_ms; /* monotonic */
     struct clock_sync clock;   /* the offset to Postgres's clock (readiness timer) */
     struct event *sig_hup, *sig_term, *sig_int, *readiness_ev, *drain_ev, *watchdog_ev;
@@ -79,11 +79,11 @@ struct part_ops {
     const char *name;
     unsigned roles;
     int (*start)(struct worker *w, char *err, size_t errlen);
-    void (*drain)(struct worker *w);            /* SIGTERM: take no new work */
-    size_t (*pending)(const struct worker *w);  /* work in flight the drain waits for */
-    void (*reload)(struct worker *w);           /* w->ctx.cfg is the new snapshot */
-    void (*close)(struct worker *w);            /* stop; close own I/O while peers live */
-    void (*free)(struct worker *w);             /* after the shared pool and Redis closed */
+    void (*drain)(struct worker *w);           /* SIGTERM: take no new work */
+    size_t (*pending)(const struct worker *w); /* work in flight the drain waits for */
+    void (*reload)(struct worker *w);          /* w->ctx.cfg is the new snapshot */
+    void (*close)(struct worker *w);           /* stop; close own I/O while peers live */
+    void (*free)(struct worker *w);            /* after the shared pool and Redis closed */
 };
 
 static int start_alerter(struct worker *w, char *err, size_t errlen)
@@ -382,8 +382,8 @@ static void handle_readyz(struct evhttp_request *req, void *arg)
     bool ready = ctx_ready(ctx);
     http_reply_json(req, ready ? 200 : 503,
                     json_pack("{s:b, s:b, s:b, s:b, s:b}", "ready", ready, "postgres", db_pool_healthy(ctx->db),
-                              "redis", redis_conn_ready(ctx->redis), "migrations", ctx->migrations_current,
-                              "draining", ctx->draining));
+                              "redis", redis_conn_ready(ctx->redis), "migrations", ctx->migrations_current, "draining",
+                              ctx->draining));
 }
 
 /* ---- signals ------------------------------------------------------------ */

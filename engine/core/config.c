@@ -30,7 +30,10 @@ struct key_def {
     bool reloadable;
 };
 
-#define HK(name, type, def, reload) {#name, type, offsetof(struct hookd_config, name), def, reload}
+#define HK(name, type, def, reload)                                                                                   \
+    {                                                                                                                 \
+#name, type, offsetof(struct hookd_config, name), def, reload                                                 \
+    }
 static const struct key_def hookd_keys[] = {
     HK(database, KT_SECRET, NULL, false),
     HK(redis, KT_SECRET, NULL, false),
@@ -125,7 +128,7 @@ int config_parse_size(const char *text, int64_t *out, char *err, size_t errlen)
     static const struct {
         const char *unit;
         int64_t mult;
-    } units[] = {{"", 1}, {"B", 1}, {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024LL * 1024 * 1024},
+    } units[] = {{"", 1},      {"B", 1},           {"KiB", 1024}, {"MiB", 1024 * 1024}, {"GiB", 1024LL * 1024 * 1024},
                  {"KB", 1000}, {"MB", 1000 * 1000}};
     while (isspace((unsigned char)*text))
         text++;
@@ -252,11 +255,8 @@ static int apply_key(const struct key_def *k, void *base, const char *v, char *e
         free(*(char **)field);
         *(char **)field = xstrdup(v);
         return 0;
-    case KT_SECRET:
-        secret_free(field);
-        return resolve_secret(v, field, err, errlen);
-    case KT_DURATION:
-        return backoff_parse_duration(v, field, err, errlen);
+    case KT_SECRET: secret_free(field); return resolve_secret(v, field, err, errlen);
+    case KT_DURATION: return backoff_parse_duration(v, field, err, errlen);
     case KT_INT:
         if (parse_int(v, field) == 0 && *(int64_t *)field > 0)
             return 0;
@@ -267,10 +267,8 @@ static int apply_key(const struct key_def *k, void *base, const char *v, char *e
             return 0;
         snprintf(err, errlen, "bad boolean '%s': use true or false", v);
         return -1;
-    case KT_SIZE:
-        return config_parse_size(v, field, err, errlen);
-    case KT_ROLES:
-        return parse_roles(v, field, err, errlen);
+    case KT_SIZE: return config_parse_size(v, field, err, errlen);
+    case KT_ROLES: return parse_roles(v, field, err, errlen);
     }
     return -1;
 }
@@ -325,7 +323,9 @@ static int open_section(struct parse_state *st, const char *name)
         return 0;
     }
     if (!*arg) {
-        fail(st, st->line, "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)", name);
+        fail(st, st->line,
+             "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)",
+             name);
         return -1;
     }
     if (strcmp(kind, "retry") == 0) {
@@ -337,7 +337,10 @@ static int open_section(struct parse_state *st, const char *name)
         else if (strncmp(arg, "endpoint:", 9) == 0)
             scope = RETRY_ENDPOINT;
         else
-            return fail(st, st->line, "bad section [%s]: use [retry partner:NAME], [retry event:TYPE] or [retry endpoint:NAME]", name), -1;
+            return fail(st, st->line,
+                        "bad section [%s]: use [retry partner:NAME], [retry event:TYPE] or [retry endpoint:NAME]",
+                        name),
+                   -1;
         const char *pattern = strchr(arg, ':') + 1;
         if (!*pattern)
             return fail(st, st->line, "bad section [%s]: empty name after ':'", name), -1;
@@ -357,7 +360,9 @@ static int open_section(struct parse_state *st, const char *name)
     if (strcmp(kind, "partner") == 0) {
         for (size_t i = 0; i < c->npartners; i++)
             if (strcmp(c->partners[i].name, arg) == 0)
-                return fail(st, st->line, "duplicate section [partner %s] (first at line %d)", arg, c->partners[i].line), -1;
+                return fail(st, st->line, "duplicate section [partner %s] (first at line %d)", arg,
+                            c->partners[i].line),
+                       -1;
         for (const char *p = arg; *p; p++)
             if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
                 return fail(st, st->line, "bad partner name '%s': use letters, digits, '-', '_', '.'", arg), -1;
@@ -369,7 +374,7 @@ static int open_section(struct parse_state *st, const char *name)
         p->name = xstrdup(arg);
         p->line = st->line;
         p->tolerance = 5 * 60 * 1000;
-        p->scheme = (enum sig_scheme)-1;
+        p->scheme = (enum sig_scheme) - 1;
         st->kind = SEC_PARTNER;
         st->section = p;
         return 0;
@@ -377,7 +382,9 @@ static int open_section(struct parse_state *st, const char *name)
     if (strcmp(kind, "machine") == 0) {
         for (size_t i = 0; i < c->nmachines; i++)
             if (strcmp(c->machines[i].name, arg) == 0)
-                return fail(st, st->line, "duplicate section [machine %s] (first at line %d)", arg, c->machines[i].line), -1;
+                return fail(st, st->line, "duplicate section [machine %s] (first at line %d)", arg,
+                            c->machines[i].line),
+                       -1;
         c->machines = xrealloc(c->machines, (c->nmachines + 1) * sizeof *c->machines);
         struct machine_config *m = &c->machines[c->nmachines++];
         memset(m, 0, sizeof *m);
@@ -389,7 +396,8 @@ static int open_section(struct parse_state *st, const char *name)
         st->section = m;
         return 0;
     }
-    fail(st, st->line, "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)", name);
+    fail(st, st->line,
+         "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)", name);
     return -1;
 }
 
@@ -508,7 +516,8 @@ static int partner_key(struct partner_config *p, const char *name, const char *v
         return 0;
     }
     snprintf(err, errlen,
-             "unknown key '%s' in [partner %s] (expected scheme, secret, tolerance, header, event_id, event_type, entity_id, entity_type, max_body)",
+             "unknown key '%s' in [partner %s] (expected scheme, secret, tolerance, header, event_id, event_type, "
+             "entity_id, entity_type, max_body)",
              name, p->name);
     return -1;
 }
@@ -534,8 +543,7 @@ static bool valid_name(const char *s)
     return true;
 }
 
-static int machine_transition_key(struct machine_config *m, const char *event, const char *v, char *err,
-                                  size_t errlen)
+static int machine_transition_key(struct machine_config *m, const char *event, const char *v, char *err, size_t errlen)
 {
     const char *arrow = strstr(v, "->");
     if (!arrow) {
@@ -609,7 +617,8 @@ static int machine_key(struct machine_config *m, const char *name, const char *v
                                                        : NULL;
     if (!dst) {
         snprintf(err, errlen,
-                 "unknown key '%s' in [machine %s] (expected table, id_column, state_column, version_column, initial, create, on_conflict, transition EVENT, emit EVENT)",
+                 "unknown key '%s' in [machine %s] (expected table, id_column, state_column, version_column, initial, "
+                 "create, on_conflict, transition EVENT, emit EVENT)",
                  name, m->name);
         return -1;
     }
@@ -673,14 +682,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
         else
             snprintf(err, sizeof err, "unknown key '%s' in [defer] (expected schedule, max_age)", name);
         break;
-    case SEC_PARTNER:
-        rc = partner_key(st->section, name, val, err, sizeof err);
-        break;
-    case SEC_MACHINE:
-        rc = machine_key(st->section, name, val, err, sizeof err);
-        break;
-    case SEC_NONE:
-        break;
+    case SEC_PARTNER: rc = partner_key(st->section, name, val, err, sizeof err); break;
+    case SEC_MACHINE: rc = machine_key(st->section, name, val, err, sizeof err); break;
+    case SEC_NONE: break;
     }
     if (rc != 0)
         fail(st, st->line, "%s", err[0] ? err : "bad value");
@@ -723,7 +727,10 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
     if (p->nsecrets == 0)
         return fail(st, p->line, "[partner %s] has no secret", p->name), -1;
     if (p->scheme == SIG_HMAC_SHA256 && !p->header)
-        return fail(st, p->line, "[partner %s] uses scheme hmac-sha256 and needs 'header' (the header holding the signature)", p->name), -1;
+        return fail(st, p->line,
+                    "[partner %s] uses scheme hmac-sha256 and needs 'header' (the header holding the signature)",
+                    p->name),
+               -1;
     for (size_t i = 0; i < p->nsecrets; i++) {
         if (sig_key_decode(p->scheme, p->secrets[i].text, &p->keys[i], err, sizeof err) != 0)
             return fail(st, p->line, "[partner %s] secret %zu: %s", p->name, i + 1, err), -1;
@@ -731,21 +738,17 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
         if (p->keys[i].len < CONFIG_PARTNER_SECRET_MIN)
             return fail(st, p->line, "[partner %s] secret %zu is %zu bytes%s; at least %d are required", p->name,
                         i + 1, p->keys[i].len, p->scheme == SIG_STANDARD_WEBHOOKS ? " after base64 decoding" : "",
-                        CONFIG_PARTNER_SECRET_MIN), -1;
+                        CONFIG_PARTNER_SECRET_MIN),
+                   -1;
     }
     switch (p->scheme) {
-    case SIG_STANDARD_WEBHOOKS:
-        default_source(&p->event_id, FIELD_HEADER, "webhook-id");
-        break;
-    case SIG_STRIPE:
-        default_source(&p->event_id, FIELD_JSON, "id");
-        break;
+    case SIG_STANDARD_WEBHOOKS: default_source(&p->event_id, FIELD_HEADER, "webhook-id"); break;
+    case SIG_STRIPE: default_source(&p->event_id, FIELD_JSON, "id"); break;
     case SIG_GITHUB:
         default_source(&p->event_id, FIELD_HEADER, "X-GitHub-Delivery");
         default_source(&p->event_type, FIELD_HEADER, "X-GitHub-Event");
         break;
-    case SIG_HMAC_SHA256:
-        break;
+    case SIG_HMAC_SHA256: break;
     }
     default_source(&p->event_type, FIELD_JSON, "type");
     if (p->event_id.kind == FIELD_NONE)
@@ -754,7 +757,8 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
                        !field_signed(p->scheme, &p->event_type) || !field_signed(p->scheme, &p->entity_id);
     if (p->entity_type && !config_machine(st->cfg, p->entity_type))
         return fail(st, p->line, "[partner %s] names entity_type '%s', but there is no [machine %s]", p->name,
-                    p->entity_type, p->entity_type), -1;
+                    p->entity_type, p->entity_type),
+               -1;
     return 0;
 }
 
@@ -764,8 +768,9 @@ static int validate_retry(struct parse_state *st, const struct backoff_policy *p
     if (backoff_policy_validate(p, err, sizeof err) != 0)
         return fail(st, line, "%s: %s", what, err), -1;
     if (p->nsteps > p->max_attempts - 1)
-        return fail(st, line, "%s: schedule has %d steps but max_attempts = %d allows only %d waits", what,
-                    p->nsteps, p->max_attempts, p->max_attempts - 1), -1;
+        return fail(st, line, "%s: schedule has %d steps but max_attempts = %d allows only %d waits", what, p->nsteps,
+                    p->max_attempts, p->max_attempts - 1),
+               -1;
     return 0;
 }
 
@@ -779,7 +784,8 @@ static int validate_machine(struct parse_state *st, struct machine_config *m)
         m->create = m->builtin;
     if (m->builtin) {
         if (m->id_column || m->state_column || m->version_column)
-            return fail(st, m->line, "[machine %s]: id_column, state_column and version_column need 'table'", m->name), -1;
+            return fail(st, m->line, "[machine %s]: id_column, state_column and version_column need 'table'", m->name),
+                   -1;
         m->table = xstrdup("hookd_entities");
         m->id_column = xstrdup("entity_id");
         m->state_column = xstrdup("state");
@@ -793,7 +799,8 @@ static int validate_machine(struct parse_state *st, struct machine_config *m)
     for (size_t i = 0; i < m->nemits; i++)
         if (!machine_has_event(m->machine, m->emits[i].event))
             return fail(st, m->line, "[machine %s]: 'emit %s' names no transition of this machine", m->name,
-                        m->emits[i].event), -1;
+                        m->emits[i].event),
+                   -1;
     /* An event type must lead to one machine, or routing is ambiguous. */
     for (size_t j = 0; j < (size_t)(m - st->cfg->machines); j++) {
         const struct machine_config *o = &st->cfg->machines[j];
@@ -802,7 +809,8 @@ static int validate_machine(struct parse_state *st, struct machine_config *m)
             machine_transition(m->machine, t, &ti);
             if (machine_has_event(o->machine, ti.event))
                 return fail(st, m->line, "event type '%s' is named by [machine %s] and [machine %s]", ti.event,
-                            o->name, m->name), -1;
+                            o->name, m->name),
+                       -1;
         }
     }
     return 0;
@@ -844,8 +852,8 @@ static int validate_listener(struct parse_state *st)
     }
     if (c->max_buffered_body < c->max_body)
         return fail(st, hookd_line(st, "max_buffered_body"),
-                    "[hookd] max_buffered_body (%lld) is smaller than max_body (%lld)", (long long)c->max_buffered_body,
-                    (long long)c->max_body),
+                    "[hookd] max_buffered_body (%lld) is smaller than max_body (%lld)",
+                    (long long)c->max_buffered_body, (long long)c->max_body),
                -1;
     return 0;
 }
@@ -865,8 +873,7 @@ static int validate_admin(struct parse_state *st)
                -1;
     const char *al = config_admin_listen(c);
     if (al && !strchr(al, ':'))
-        return fail(st, hookd_line(st, "admin_listen"), "[hookd] admin_listen '%s' must be HOST:PORT or off", al),
-               -1;
+        return fail(st, hookd_line(st, "admin_listen"), "[hookd] admin_listen '%s' must be HOST:PORT or off", al), -1;
     if (al && strcmp(al, c->listen) == 0)
         return fail(st, hookd_line(st, "admin_listen"),
                     "[hookd] admin_listen must differ from listen (%s): /admin and /metrics stay off the public "
@@ -970,7 +977,8 @@ static int validate(struct parse_state *st)
         return -1;
     if (log_level_parse(c->log_level, &lvl) != 0)
         return fail(st, hookd_line(st, "log_level"), "[hookd] log_level '%s' is not one of debug, info, warn, error",
-                    c->log_level), -1;
+                    c->log_level),
+               -1;
     if (c->max_body < 1)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
     if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
@@ -990,7 +998,10 @@ static int validate(struct parse_state *st)
             o->policy.jitter_pct = c->retry.jitter_pct;
         char what[160];
         snprintf(what, sizeof what, "[retry %s:%s]",
-                 o->scope == RETRY_PARTNER ? "partner" : o->scope == RETRY_EVENT ? "event" : "endpoint", o->pattern);
+                 o->scope == RETRY_PARTNER ? "partner"
+                 : o->scope == RETRY_EVENT ? "event"
+                                           : "endpoint",
+                 o->pattern);
         if (validate_retry(st, &o->policy, what, o->line) != 0)
             return -1;
     }
@@ -1293,12 +1304,9 @@ static bool key_changed(const struct key_def *k, const struct hookd_config *a, c
     }
     case KT_DURATION:
     case KT_INT:
-    case KT_SIZE:
-        return *(const int64_t *)x != *(const int64_t *)y;
-    case KT_BOOL:
-        return *(const bool *)x != *(const bool *)y;
-    case KT_ROLES:
-        return *(const unsigned *)x != *(const unsigned *)y;
+    case KT_SIZE: return *(const int64_t *)x != *(const int64_t *)y;
+    case KT_BOOL: return *(const bool *)x != *(const bool *)y;
+    case KT_ROLES: return *(const unsigned *)x != *(const unsigned *)y;
     }
     return false;
 }
@@ -1351,12 +1359,8 @@ static void print_hookd(FILE *out, const struct hookd_config *c)
             fprintf(out, "%s = %s\n", k->name, buf);
             break;
         case KT_INT:
-        case KT_SIZE:
-            fprintf(out, "%s = %lld\n", k->name, (long long)*(const int64_t *)field);
-            break;
-        case KT_BOOL:
-            fprintf(out, "%s = %s\n", k->name, *(const bool *)field ? "true" : "false");
-            break;
+        case KT_SIZE: fprintf(out, "%s = %lld\n", k->name, (long long)*(const int64_t *)field); break;
+        case KT_BOOL: fprintf(out, "%s = %s\n", k->name, *(const bool *)field ? "true" : "false"); break;
         case KT_ROLES: {
             unsigned r = *(const unsigned *)field;
             fprintf(out, "%s = %s%s%s%s%s\n", k->name, r & ROLE_INGEST ? "ingest" : "",
@@ -1402,7 +1406,10 @@ void config_print(const struct hookd_config *c, FILE *out)
     for (size_t i = 0; i < c->noverrides; i++) {
         const struct retry_override *o = &c->overrides[i];
         fprintf(out, "\n[retry %s:%s]\n",
-                o->scope == RETRY_PARTNER ? "partner" : o->scope == RETRY_EVENT ? "event" : "endpoint", o->pattern);
+                o->scope == RETRY_PARTNER ? "partner"
+                : o->scope == RETRY_EVENT ? "event"
+                                          : "endpoint",
+                o->pattern);
         print_retry(out, &o->policy);
     }
     for (size_t i = 0; i < c->npartners; i++) {

@@ -118,9 +118,9 @@ struct hookd_config {
     int64_t batch_size;
     int64_t max_inflight;
     int64_t first_attempt_window; /* relay: wait for first attempts this long; 0 = none inline */
-    int64_t ingest_batch_max;   /* rows per insert transaction */
-    int64_t ingest_concurrency; /* insert transactions in flight at once */
-    int64_t max_body;          /* bytes */
+    int64_t ingest_batch_max;     /* rows per insert transaction */
+    int64_t ingest_concurrency;   /* insert transactions in flight at once */
+    int64_t max_body;             /* bytes */
     char *ca_file;
     /* Inbound headers stored as "<redacted>" (config_header_redacted()):
      * the key's text, and the globs it lists, lower-cased. */
@@ -154,8 +154,7 @@ const char *config_admin_listen(const struct hookd_config *c);
 
 /* Loads and validates path. On failure returns NULL and writes
  * "file:line: message" into err. Caller releases with config_unref(). */
-__attribute__((warn_unused_result)) struct hookd_config *config_load(const char *path, char *err,
-                                                                     size_t errlen);
+__attribute__((warn_unused_result)) struct hookd_config *config_load(const char *path, char *err, size_t errlen);
 struct hookd_config *config_ref(struct hookd_config *);
 void config_unref(struct hookd_config *);
 
@@ -183,8 +182,8 @@ const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config
 
 /* The default of [hookd] redact_headers: credentials, tokens and any
  * provider's signature header. */
-#define CONFIG_REDACT_HEADERS_DEFAULT                                                                      \
-    "authorization, proxy-authorization, cookie, set-cookie, *api-key*, *apikey*, *token*, *signature*, " \
+#define CONFIG_REDACT_HEADERS_DEFAULT                                                                                 \
+    "authorization, proxy-authorization, cookie, set-cookie, *api-key*, *apikey*, *token*, *signature*, "             \
     "x-hub-signature*, *hmac*, *secret*, *password*, *session*"
 
 /* True if an inbound header of this name (any case) is stored as
@@ -195,7 +194,6 @@ bool config_header_redacted(const struct hookd_config *, const char *name);
 bool config_glob_match(const char *pattern, const char *text);
 
 /* "1MiB", "512KiB", "4096" -> bytes. */
-__attribute__((warn_unused_result)) int config_parse_size(const char *text, int64_t *out, char *err,
-                                                          size_t errlen);
+__attribute__((warn_unused_result)) int config_parse_size(const char *text, int64_t *out, char *err, size_t errlen);
 
 #endif

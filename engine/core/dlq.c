@@ -12,9 +12,9 @@
 /* dlq_show.sql begins with dlq_list.sql's columns, in the same order, so
  * that one reader serves both results. */
 #define DLQ_SAME(col) ((int)DLQ_LIST_##col == (int)DLQ_SHOW_##col)
-_Static_assert(DLQ_SAME(ID) && DLQ_SAME(SOURCE) && DLQ_SAME(SOURCE_ID) && DLQ_SAME(PARTNER) &&
-                   DLQ_SAME(EVENT_TYPE) && DLQ_SAME(ENTITY) && DLQ_SAME(ATTEMPTS) && DLQ_SAME(REASON) &&
-                   DLQ_SAME(LAST_ERROR) && DLQ_SAME(DEAD_AT) && DLQ_SAME(REPLAY_COUNT),
+_Static_assert(DLQ_SAME(ID) && DLQ_SAME(SOURCE) && DLQ_SAME(SOURCE_ID) && DLQ_SAME(PARTNER) && DLQ_SAME(EVENT_TYPE) &&
+                   DLQ_SAME(ENTITY) && DLQ_SAME(ATTEMPTS) && DLQ_SAME(REASON) && DLQ_SAME(LAST_ERROR) &&
+                   DLQ_SAME(DEAD_AT) && DLQ_SAME(REPLAY_COUNT),
                "dlq_show.sql must begin with the columns of dlq_list.sql");
 
 /* NULL for an SQL NULL, else the value's text (borrowed from r). */
@@ -34,10 +34,10 @@ static json_t *nullable_json(const PGresult *r, int i, int col)
 static json_t *row_json(const PGresult *r, int i, bool full)
 {
 #define V(col) PQgetvalue(r, i, DLQ_LIST_##col)
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i}", "id", V(ID), "source",
-                          V(SOURCE), "source_id", V(SOURCE_ID), "partner", V(PARTNER), "event_type", V(EVENT_TYPE),
-                          "entity", V(ENTITY), "attempts", atoi(V(ATTEMPTS)), "reason", V(REASON), "last_error",
-                          V(LAST_ERROR), "dead_at", V(DEAD_AT), "replay_count", atoi(V(REPLAY_COUNT)));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i}", "id", V(ID), "source", V(SOURCE),
+                          "source_id", V(SOURCE_ID), "partner", V(PARTNER), "event_type", V(EVENT_TYPE), "entity",
+                          V(ENTITY), "attempts", atoi(V(ATTEMPTS)), "reason", V(REASON), "last_error", V(LAST_ERROR),
+                          "dead_at", V(DEAD_AT), "replay_count", atoi(V(REPLAY_COUNT)));
 #undef V
     if (!full)
         return o;
@@ -77,9 +77,9 @@ static json_t *attempt_history(PGconn *conn, const char *source, const char *sou
         json_t *a = json_pack("{s:s, s:s, s:f, s:s, s:s, s:s}", "at", V(ATTEMPTED_AT), "outcome", V(OUTCOME),
                               "duration_ms", atof(V(DURATION_MS)), "error", V(ERROR), "response", V(RESPONSE),
                               "worker", V(WORKER));
-        json_object_set_new(a, "status_code", PQgetisnull(r, i, DLQ_ATTEMPTS_STATUS_CODE)
-                                                  ? json_null()
-                                                  : json_integer(atoi(V(STATUS_CODE))));
+        json_object_set_new(a, "status_code",
+                            PQgetisnull(r, i, DLQ_ATTEMPTS_STATUS_CODE) ? json_null()
+                                                                        : json_integer(atoi(V(STATUS_CODE))));
 #undef V
         json_array_append_new(arr, a);
     }
@@ -142,7 +142,8 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
     PQclear(r);
     if (replayed)
         return snprintf(err, errlen, "dead letter %s was already replayed at %s; refusing to replay it twice", id,
-                        when), -1;
+                        when),
+               -1;
     const char *sp[] = {out->source_id};
     bool inbox = strcmp(out->source, "inbox") == 0;
     r = db_exec(conn, query_sql(inbox ? Q_DLQ_LOCK_INBOX_ROW : Q_DLQ_LOCK_DELIVERY_ROW), 1, sp, err, errlen);
@@ -151,7 +152,8 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
     if (PQntuples(r) == 0) {
         PQclear(r);
         return snprintf(err, errlen, "the %s row %s of dead letter %s no longer exists", out->source, out->source_id,
-                        id), -1;
+                        id),
+               -1;
     }
     const char *status = PQgetvalue(r, 0, inbox ? DLQ_LOCK_INBOX_ROW_STATUS : DLQ_LOCK_DELIVERY_ROW_STATUS);
     if (strcmp(status, inbox ? "QUARANTINED" : "DEAD") != 0) {

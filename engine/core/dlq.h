@@ -38,8 +38,8 @@ struct dlq_replayed {
  * longer dead (processed meanwhile), and a delivery whose endpoint is
  * disabled. With dry_run nothing changes but the same checks run. The caller
  * schedules out->source_id in Redis (the reconciler would otherwise). */
-__attribute__((warn_unused_result)) int dlq_replay(PGconn *conn, const char *id, bool dry_run, struct dlq_replayed *out,
-                                                   char *err, size_t errlen);
+__attribute__((warn_unused_result)) int dlq_replay(PGconn *conn, const char *id, bool dry_run,
+                                                   struct dlq_replayed *out, char *err, size_t errlen);
 /* Deletes entries dead for longer than older_than_ms (the source rows stay,
  * as the audit trail). Returns the number deleted (or that would be), -1. */
 long dlq_purge(PGconn *conn, int64_t older_than_ms, bool dry_run, char *err, size_t errlen);

@@ -14,11 +14,10 @@
 
 /* DDL, which cannot be prepared, and which must run before any migration: the
  * one statement here that is not in sql/queries/. */
-static const char create_table_sql[] =
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    " version text PRIMARY KEY,"
-    " checksum text NOT NULL,"
-    " applied_at timestamptz NOT NULL DEFAULT now())";
+static const char create_table_sql[] = "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                       " version text PRIMARY KEY,"
+                                       " checksum text NOT NULL,"
+                                       " applied_at timestamptz NOT NULL DEFAULT now())";
 
 static void checksum(const struct embedded_file *f, char out[65])
 {

@@ -174,8 +174,7 @@ static int hmac_sha256(const struct sig_key *key, const struct span *parts, size
     if (ctx == NULL || !EVP_MAC_init(ctx, key->bytes, key->len, params))
         goto done;
     for (size_t i = 0; i < nparts; i++)
-        if (parts[i].n > 0 &&
-            !EVP_MAC_update(ctx, (const unsigned char *)parts[i].p, parts[i].n))
+        if (parts[i].n > 0 && !EVP_MAC_update(ctx, (const unsigned char *)parts[i].p, parts[i].n))
             goto done;
     if (!EVP_MAC_final(ctx, mac, &maclen, SIG_MAC_LEN) || maclen != SIG_MAC_LEN)
         goto done;
@@ -191,8 +190,7 @@ static int hex_mac(struct span s, unsigned char mac[SIG_MAC_LEN])
 {
     size_t n = 0;
 
-    return s.n == ENC_HEX_LEN(SIG_MAC_LEN) &&
-           enc_hex_decode(s.p, s.n, mac, SIG_MAC_LEN, &n) == 0 && n == SIG_MAC_LEN;
+    return s.n == ENC_HEX_LEN(SIG_MAC_LEN) && enc_hex_decode(s.p, s.n, mac, SIG_MAC_LEN, &n) == 0 && n == SIG_MAC_LEN;
 }
 
 static int base64_mac(struct span s, unsigned char mac[SIG_MAC_LEN])
@@ -228,8 +226,7 @@ static int next_stripe_mac(struct span *rest, unsigned char mac[SIG_MAC_LEN])
     struct span elem;
 
     while (span_next_token(rest, ',', &elem)) {
-        if (elem.n > 3 && memcmp(elem.p, "v1=", 3) == 0 &&
-            hex_mac((struct span){elem.p + 3, elem.n - 3}, mac))
+        if (elem.n > 3 && memcmp(elem.p, "v1=", 3) == 0 && hex_mac((struct span){elem.p + 3, elem.n - 3}, mac))
             return 1;
     }
     return 0;
@@ -294,8 +291,8 @@ void sig_content_digest(const unsigned char *body, size_t len, unsigned char out
 
 /* Fetches a required header, trimmed. Absent -> SIG_MISSING_HEADER; present
  * but blank -> SIG_MALFORMED_HEADER. */
-static enum sig_result get_header(const struct sig_request *req, const char *name,
-                                  struct span *out, char *err, size_t errlen)
+static enum sig_result get_header(const struct sig_request *req, const char *name, struct span *out, char *err,
+                                  size_t errlen)
 {
     const char *v = req->header != NULL ? req->header(req->header_arg, name) : NULL;
 
@@ -311,8 +308,7 @@ static enum sig_result get_header(const struct sig_request *req, const char *nam
     return SIG_OK;
 }
 
-static enum sig_result plan_standard(const struct sig_request *req, struct verify_plan *plan,
-                                     char *err, size_t errlen)
+static enum sig_result plan_standard(const struct sig_request *req, struct verify_plan *plan, char *err, size_t errlen)
 {
     struct span id, ts;
     enum sig_result r;
@@ -322,8 +318,7 @@ static enum sig_result plan_standard(const struct sig_request *req, struct verif
         (r = get_header(req, "webhook-signature", &plan->sigs, err, errlen)) != SIG_OK)
         return r;
     if (parse_timestamp(ts, &plan->ts) < 0) {
-        err_set(err, errlen, "webhook-timestamp is not a decimal unix time (%zu characters)",
-                ts.n);
+        err_set(err, errlen, "webhook-timestamp is not a decimal unix time (%zu characters)", ts.n);
         return SIG_MALFORMED_HEADER;
     }
     plan->sig_header = "webhook-signature";
@@ -342,8 +337,7 @@ static enum sig_result plan_standard(const struct sig_request *req, struct verif
     return SIG_OK;
 }
 
-static enum sig_result plan_stripe(const struct sig_request *req, struct verify_plan *plan,
-                                   char *err, size_t errlen)
+static enum sig_result plan_stripe(const struct sig_request *req, struct verify_plan *plan, char *err, size_t errlen)
 {
     struct span rest, elem;
     size_t nt = 0, nv1 = 0;
@@ -376,8 +370,8 @@ static enum sig_result plan_stripe(const struct sig_request *req, struct verify_
         return SIG_MALFORMED_HEADER;
     }
     if (count_macs(plan->sigs, next_stripe_mac) == 0) {
-        err_set(err, errlen, "Stripe-Signature has %zu v1= element%s but none is 64 hex digits",
-                nv1, nv1 == 1 ? "" : "s");
+        err_set(err, errlen, "Stripe-Signature has %zu v1= element%s but none is 64 hex digits", nv1,
+                nv1 == 1 ? "" : "s");
         return SIG_MALFORMED_HEADER;
     }
     plan->sig_header = "Stripe-Signature";
@@ -390,8 +384,7 @@ static enum sig_result plan_stripe(const struct sig_request *req, struct verify_
     return SIG_OK;
 }
 
-static enum sig_result plan_github(const struct sig_request *req, struct verify_plan *plan,
-                                   char *err, size_t errlen)
+static enum sig_result plan_github(const struct sig_request *req, struct verify_plan *plan, char *err, size_t errlen)
 {
     enum sig_result r;
 
@@ -400,16 +393,14 @@ static enum sig_result plan_github(const struct sig_request *req, struct verify_
         return r;
     plan->next_mac = next_github_mac;
     if (count_macs(plan->sigs, next_github_mac) == 0) {
-        err_set(err, errlen, "X-Hub-Signature-256 is not sha256=<64 hex digits> (%zu characters)",
-                plan->sigs.n);
+        err_set(err, errlen, "X-Hub-Signature-256 is not sha256=<64 hex digits> (%zu characters)", plan->sigs.n);
         return SIG_MALFORMED_HEADER;
     }
     return SIG_OK;
 }
 
-static enum sig_result plan_generic(const struct sig_params *params,
-                                    const struct sig_request *req, struct verify_plan *plan,
-                                    char *err, size_t errlen)
+static enum sig_result plan_generic(const struct sig_params *params, const struct sig_request *req,
+                                    struct verify_plan *plan, char *err, size_t errlen)
 {
     enum sig_result r;
 
@@ -458,14 +449,13 @@ static int match_any_key(const struct sig_params *params, const struct verify_pl
     return found;
 }
 
-static enum sig_result check_timestamp(const struct verify_plan *plan, int64_t now,
-                                       int64_t tolerance, char *err, size_t errlen)
+static enum sig_result check_timestamp(const struct verify_plan *plan, int64_t now, int64_t tolerance, char *err,
+                                       size_t errlen)
 {
     int64_t age;
 
     if (tolerance < 0) {
-        err_set(err, errlen, "%s cannot be checked: tolerance is negative (%" PRId64 "s)",
-                plan->ts_label, tolerance);
+        err_set(err, errlen, "%s cannot be checked: tolerance is negative (%" PRId64 "s)", plan->ts_label, tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     /* plan->ts is below 10^18, so only an absurd `now` can overflow; the
@@ -475,20 +465,19 @@ static enum sig_result check_timestamp(const struct verify_plan *plan, int64_t n
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     if (age > tolerance) {
-        err_set(err, errlen, "%s is %" PRId64 "s in the past (tolerance %" PRId64 "s)",
-                plan->ts_label, age, tolerance);
+        err_set(err, errlen, "%s is %" PRId64 "s in the past (tolerance %" PRId64 "s)", plan->ts_label, age,
+                tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     if (age < -tolerance) {
-        err_set(err, errlen, "%s is %" PRId64 "s in the future (tolerance %" PRId64 "s)",
-                plan->ts_label, -age, tolerance);
+        err_set(err, errlen, "%s is %" PRId64 "s in the future (tolerance %" PRId64 "s)", plan->ts_label, -age,
+                tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     return SIG_OK;
 }
 
-enum sig_result sig_verify(const struct sig_params *params, const struct sig_request *req,
-                           char *err, size_t errlen)
+enum sig_result sig_verify(const struct sig_params *params, const struct sig_request *req, char *err, size_t errlen)
 {
     struct verify_plan plan;
     enum sig_result r;
@@ -505,21 +494,11 @@ enum sig_result sig_verify(const struct sig_params *params, const struct sig_req
     }
     memset(&plan, 0, sizeof plan);
     switch (params->scheme) {
-    case SIG_STANDARD_WEBHOOKS:
-        r = plan_standard(req, &plan, err, errlen);
-        break;
-    case SIG_STRIPE:
-        r = plan_stripe(req, &plan, err, errlen);
-        break;
-    case SIG_GITHUB:
-        r = plan_github(req, &plan, err, errlen);
-        break;
-    case SIG_HMAC_SHA256:
-        r = plan_generic(params, req, &plan, err, errlen);
-        break;
-    default:
-        err_set(err, errlen, "unknown signature scheme %d", (int)params->scheme);
-        return SIG_MISMATCH;
+    case SIG_STANDARD_WEBHOOKS: r = plan_standard(req, &plan, err, errlen); break;
+    case SIG_STRIPE: r = plan_stripe(req, &plan, err, errlen); break;
+    case SIG_GITHUB: r = plan_github(req, &plan, err, errlen); break;
+    case SIG_HMAC_SHA256: r = plan_generic(params, req, &plan, err, errlen); break;
+    default: err_set(err, errlen, "unknown signature scheme %d", (int)params->scheme); return SIG_MISMATCH;
     }
     if (r != SIG_OK)
         return r;
@@ -533,9 +512,8 @@ enum sig_result sig_verify(const struct sig_params *params, const struct sig_req
     if (!found) {
         size_t ncand = count_macs(plan.sigs, plan.next_mac);
 
-        err_set(err, errlen, "no signature in %s matches the request (%zu candidate%s, %zu key%s)",
-                plan.sig_header, ncand, ncand == 1 ? "" : "s", params->nkeys,
-                params->nkeys == 1 ? "" : "s");
+        err_set(err, errlen, "no signature in %s matches the request (%zu candidate%s, %zu key%s)", plan.sig_header,
+                ncand, ncand == 1 ? "" : "s", params->nkeys, params->nkeys == 1 ? "" : "s");
         return SIG_MISMATCH;
     }
     if (plan.has_ts)
@@ -575,16 +553,11 @@ const char *sig_scheme_name(enum sig_scheme scheme)
 const char *sig_result_name(enum sig_result result)
 {
     switch (result) {
-    case SIG_OK:
-        return "ok";
-    case SIG_MISSING_HEADER:
-        return "missing_header";
-    case SIG_MALFORMED_HEADER:
-        return "malformed_header";
-    case SIG_MISMATCH:
-        return "bad_signature";
-    case SIG_TIMESTAMP_OUT_OF_TOLERANCE:
-        return "timestamp_out_of_tolerance";
+    case SIG_OK: return "ok";
+    case SIG_MISSING_HEADER: return "missing_header";
+    case SIG_MALFORMED_HEADER: return "malformed_header";
+    case SIG_MISMATCH: return "bad_signature";
+    case SIG_TIMESTAMP_OUT_OF_TOLERANCE: return "timestamp_out_of_tolerance";
     }
     return "invalid";
 }
@@ -592,8 +565,7 @@ const char *sig_result_name(enum sig_result result)
 /* Decodes the base64 part of a Standard Webhooks secret into *out. The
  * reference SDKs accept secrets whose '=' padding was dropped, so it is
  * restored here before the strict decoder sees the text. */
-static int decode_standard_secret(const char *b64, struct sig_key *out, char *err,
-                                  size_t errlen)
+static int decode_standard_secret(const char *b64, struct sig_key *out, char *err, size_t errlen)
 {
     size_t n = strlen(b64), padded_len, cap, len = 0;
     char *padded;
@@ -628,8 +600,7 @@ done:
     return rc;
 }
 
-int sig_key_decode(enum sig_scheme scheme, const char *secret, struct sig_key *out, char *err,
-                   size_t errlen)
+int sig_key_decode(enum sig_scheme scheme, const char *secret, struct sig_key *out, char *err, size_t errlen)
 {
     size_t n;
 
@@ -675,8 +646,8 @@ void sig_key_clear(struct sig_key *key)
     key->len = 0;
 }
 
-int sig_sign_standard(const struct sig_key *key, const char *id, int64_t timestamp,
-                      const unsigned char *body, size_t len, char *out, size_t outlen)
+int sig_sign_standard(const struct sig_key *key, const char *id, int64_t timestamp, const unsigned char *body,
+                      size_t len, char *out, size_t outlen)
 {
     char ts_text[24]; /* "." ts ".", sized for any int64 */
     unsigned char mac[SIG_MAC_LEN];
@@ -686,8 +657,8 @@ int sig_sign_standard(const struct sig_key *key, const char *id, int64_t timesta
     if (out == NULL || outlen == 0)
         return -1;
     out[0] = '\0';
-    if (key == NULL || key->bytes == NULL || key->len == 0 || id == NULL || id[0] == '\0' ||
-        timestamp < 0 || (body == NULL && len > 0) || outlen < 3 + ENC_BASE64_LEN(SIG_MAC_LEN) + 1)
+    if (key == NULL || key->bytes == NULL || key->len == 0 || id == NULL || id[0] == '\0' || timestamp < 0 ||
+        (body == NULL && len > 0) || outlen < 3 + ENC_BASE64_LEN(SIG_MAC_LEN) + 1)
         return -1;
     snprintf(ts_text, sizeof ts_text, ".%" PRId64 ".", timestamp);
     parts[0] = (struct span){id, strlen(id)};

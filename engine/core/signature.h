@@ -58,9 +58,8 @@ struct sig_key {
  * empty key proves nothing. On success *out owns a heap copy (free it with
  * sig_key_clear()); on failure *out is {NULL, 0} and err says why without
  * quoting the secret. Allocation failure aborts (xmalloc). */
-__attribute__((warn_unused_result)) int sig_key_decode(enum sig_scheme scheme, const char *secret,
-                                                       struct sig_key *out, char *err,
-                                                       size_t errlen);
+__attribute__((warn_unused_result)) int sig_key_decode(enum sig_scheme scheme, const char *secret, struct sig_key *out,
+                                                       char *err, size_t errlen);
 
 /* Zeroes the key bytes (OPENSSL_cleanse), frees them and resets *key to
  * {NULL, 0}. Accepts NULL and an already cleared key. */
@@ -109,8 +108,8 @@ enum sig_result {
  * header name) fails closed with SIG_MISMATCH or SIG_MISSING_HEADER and says
  * so in err. err receives "" on SIG_OK and a one-line reason otherwise. */
 __attribute__((warn_unused_result)) enum sig_result sig_verify(const struct sig_params *params,
-                                                               const struct sig_request *req,
-                                                               char *err, size_t errlen);
+                                                               const struct sig_request *req, char *err,
+                                                               size_t errlen);
 
 /* "ok", "missing_header", "malformed_header", "bad_signature",
  * "timestamp_out_of_tolerance"; "invalid" outside the enum. Static storage. */
@@ -140,9 +139,8 @@ void sig_content_digest(const unsigned char *body, size_t len, unsigned char out
  * `webhook-signature` header. outlen >= SIG_STANDARD_SIGNATURE_SIZE always
  * suffices. Returns -1 for an empty key or id, a negative timestamp, or a
  * buffer that is too small (out is then "" if outlen > 0). */
-__attribute__((warn_unused_result)) int sig_sign_standard(const struct sig_key *key,
-                                                          const char *id, int64_t timestamp,
-                                                          const unsigned char *body, size_t len,
-                                                          char *out, size_t outlen);
+__attribute__((warn_unused_result)) int sig_sign_standard(const struct sig_key *key, const char *id, int64_t timestamp,
+                                                          const unsigned char *body, size_t len, char *out,
+                                                          size_t outlen);
 
 #endif

@@ -40,16 +40,16 @@ struct db_pool {
     char *conninfo;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct db_job *head, *tail;   /* queued */
-    struct db_job *done_head;     /* completed, awaiting done callback (LIFO, reversed on drain) */
+    struct db_job *head, *tail; /* queued */
+    struct db_job *done_head;   /* completed, awaiting done callback (LIFO, reversed on drain) */
     bool stopping;
     struct loop_notify *notify; /* threads -> loop: the done list has jobs */
     struct db_thread *threads;
     int nthreads;
     atomic_size_t pending;
     atomic_bool healthy;
-    atomic_bool came_up;   /* a thread connected after the pool was unhealthy */
-    db_done_fn on_up;      /* runs on the loop when came_up is seen */
+    atomic_bool came_up; /* a thread connected after the pool was unhealthy */
+    db_done_fn on_up;    /* runs on the loop when came_up is seen */
     void *on_up_arg;
 };
 
@@ -198,8 +198,9 @@ static PGconn *thread_conn(struct db_thread *t)
     char err[512];
     t->conn = db_connect(t->pool->conninfo, err, sizeof err);
     if (t->conn && server_read_only(t->conn)) {
-        snprintf(err, sizeof err, "the server is read-only (a standby, or default_transaction_read_only = on): "
-                                  "list every host with target_session_attrs=read-write");
+        snprintf(err, sizeof err,
+                 "the server is read-only (a standby, or default_transaction_read_only = on): "
+                 "list every host with target_session_attrs=read-write");
         PQfinish(t->conn);
         t->conn = NULL;
     }
@@ -508,7 +509,10 @@ void db_array_jsonb(struct db_array *a, const char *v)
 
 static int hex_value(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 int db_array_uuid(struct db_array *a, const char *v)
@@ -535,8 +539,7 @@ int db_array_tid(struct db_array *a, const char *v)
 {
     unsigned long block, offset;
     char end;
-    if (sscanf(v, "(%lu,%lu%c", &block, &offset, &end) != 3 || end != ')' || block > UINT32_MAX ||
-        offset > UINT16_MAX)
+    if (sscanf(v, "(%lu,%lu%c", &block, &offset, &end) != 3 || end != ')' || block > UINT32_MAX || offset > UINT16_MAX)
         return -1;
     unsigned char b[6] = {(unsigned char)(block >> 24), (unsigned char)(block >> 16), (unsigned char)(block >> 8),
                           (unsigned char)block,         (unsigned char)(offset >> 8), (unsigned char)offset};

@@ -79,8 +79,15 @@ struct db_array {
     char *buf; /* owned; free() it */
     size_t len, cap;
 };
-enum { DB_OID_INT8 = 20, DB_OID_INT4 = 23, DB_OID_TEXT = 25, DB_OID_TID = 27, DB_OID_FLOAT8 = 701,
-       DB_OID_UUID = 2950, DB_OID_JSONB = 3802 };
+enum {
+    DB_OID_INT8 = 20,
+    DB_OID_INT4 = 23,
+    DB_OID_TEXT = 25,
+    DB_OID_TID = 27,
+    DB_OID_FLOAT8 = 701,
+    DB_OID_UUID = 2950,
+    DB_OID_JSONB = 3802
+};
 /* Starts an array of n elements of type elem_oid; add exactly n. */
 void db_array_init(struct db_array *a, unsigned elem_oid, size_t n);
 void db_array_null(struct db_array *a);
@@ -102,8 +109,8 @@ size_t db_array_uuids(struct db_array *a, const char *const *v, size_t n);
 PGresult *db_exec_fmt(PGconn *conn, const char *sql, int nparams, const char *const *params, const int *lengths,
                       const int *formats, char *err, size_t errlen);
 /* Runs a statement whose result is not needed. */
-__attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams,
-                                               const char *const *params, char *err, size_t errlen);
+__attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, int nparams, const char *const *params,
+                                               char *err, size_t errlen);
 /* Like db_exec, in a transaction of its own (committed) in which Postgres
  * may neither bitmap-scan nor sort: for queue and keyset queries
  * (`WHERE … ORDER BY <index columns> LIMIT n`) that must walk their index in

@@ -198,8 +198,7 @@ static void request_resolve(struct hc_request *r);
 static void on_timeout(evutil_socket_t fd, short what, void *arg);
 static void client_destroy(struct http_client *c);
 
-static void set_error(struct hc_request *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void set_error(struct hc_request *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void set_error(struct hc_request *r, const char *fmt, ...)
 {
@@ -322,8 +321,7 @@ static SSL_CTX *tls_ctx_new(const char *ca_file, char *err, size_t errlen)
 
 /* The server is verified against the URL's host - never the address we
  * connect to - and SNI carries it (RFC 6066 forbids IP literals there). */
-static SSL *tls_session_new(struct http_client *c, struct hc_conn *conn, int literal, char *err,
-                            size_t errlen)
+static SSL *tls_session_new(struct http_client *c, struct hc_conn *conn, int literal, char *err, size_t errlen)
 {
     SSL *ssl = SSL_new(c->ssl_ctx);
     int ok;
@@ -423,8 +421,8 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const s
         if (!conn->ssl)
             goto fail;
         /* On failure libevent frees the SSL itself (BEV_OPT_CLOSE_ON_FREE). */
-        conn->bev = bufferevent_openssl_socket_new(
-            c->base, -1, conn->ssl, BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+        conn->bev = bufferevent_openssl_socket_new(c->base, -1, conn->ssl, BUFFEREVENT_SSL_CONNECTING,
+                                                   BEV_OPT_CLOSE_ON_FREE);
         if (conn->bev) /* many servers skip close_notify */
             bufferevent_openssl_set_allow_dirty_shutdown(conn->bev, 1);
     } else {
@@ -464,8 +462,7 @@ static struct hc_conn *conn_take_idle(struct hc_key *k, const struct netguard_ur
     struct hc_conn *conn;
 
     TAILQ_FOREACH (conn, &k->idle, idle_link) {
-        if (conn->port == u->port && conn->tls == u->tls && strcmp(conn->host, u->host) == 0 &&
-            conn_is_open(conn)) {
+        if (conn->port == u->port && conn->tls == u->tls && strcmp(conn->host, u->host) == 0 && conn_is_open(conn)) {
             TAILQ_REMOVE(&k->idle, conn, idle_link);
             k->nidle--;
             conn->idle = 0;
@@ -500,11 +497,9 @@ static int is_tchar(unsigned char ch)
            (ch && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
 }
 
-static int check_headers(const struct http_header *hdrs, size_t n, int *has_ua, char *err,
-                         size_t errlen)
+static int check_headers(const struct http_header *hdrs, size_t n, int *has_ua, char *err, size_t errlen)
 {
-    static const char *const reserved[] = {"Host", "Content-Length", "Transfer-Encoding",
-                                           "Connection"};
+    static const char *const reserved[] = {"Host", "Content-Length", "Transfer-Encoding", "Connection"};
     *has_ua = 0;
     if (n && !hdrs)
         return err_set(err, errlen, "headers missing");
@@ -555,9 +550,8 @@ static void request_free(struct hc_request *r)
 }
 
 static struct hc_request *request_new(struct http_client *c, const struct netguard_url *url,
-                                      const struct http_header *hdrs, size_t nhdrs, int has_ua,
-                                      const char *body, size_t body_len, int timeout_ms,
-                                      http_client_cb cb, void *arg)
+                                      const struct http_header *hdrs, size_t nhdrs, int has_ua, const char *body,
+                                      size_t body_len, int timeout_ms, http_client_cb cb, void *arg)
 {
     struct hc_request *r = xcalloc(1, sizeof(*r));
 
@@ -623,8 +617,7 @@ static void request_finish(struct hc_request *r)
     queue_done(r);
 }
 
-static void request_fail(struct hc_request *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static void request_fail(struct hc_request *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void request_fail(struct hc_request *r, const char *fmt, ...)
 {
@@ -729,10 +722,8 @@ static int is_connect_errno(int e)
     case ETIMEDOUT:
     case EADDRNOTAVAIL:
     case EACCES:
-    case EPERM:
-        return 1;
-    default:
-        return 0;
+    case EPERM: return 1;
+    default: return 0;
     }
 }
 
@@ -748,8 +739,7 @@ static int describe_connect_failure(struct hc_request *r, struct hc_conn *conn)
             if (!first)
                 first = e;
         if (conn->verify_err) {
-            set_error(r, "tls: certificate verify failed: %s",
-                      X509_verify_cert_error_string(conn->verify_err));
+            set_error(r, "tls: certificate verify failed: %s", X509_verify_cert_error_string(conn->verify_err));
             return 1;
         }
         if (first) {
@@ -764,8 +754,7 @@ static int describe_connect_failure(struct hc_request *r, struct hc_conn *conn)
         set_error(r, "%sconnection reset by peer", conn->tls ? "tls: handshake failed: " : "");
         return conn->tls;
     } else if (is_connect_errno(r->sock_errno)) {
-        set_error(r, "cannot connect to %s port %d: %s", conn->addr, conn->port,
-                  strerror(r->sock_errno));
+        set_error(r, "cannot connect to %s port %d: %s", conn->addr, conn->port, strerror(r->sock_errno));
     } else if (conn->tls) {
         set_error(r, "tls: handshake failed: connection closed by peer");
         return 1;
@@ -1175,7 +1164,8 @@ static void on_deliver(evutil_socket_t fd, short what, void *arg)
 static void client_destroy(struct http_client *c)
 {
     struct hc_key *k, *next;
-    HASH_ITER(hh, c->keys, k, next) {
+    HASH_ITER(hh, c->keys, k, next)
+    {
         struct hc_conn *conn;
         while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
             TAILQ_REMOVE(&k->idle, conn, idle_link);
@@ -1195,8 +1185,7 @@ static void client_destroy(struct http_client *c)
 }
 
 struct http_client *http_client_new(struct event_base *base, struct evdns_base *evdns,
-                                    const struct http_client_config *config, char *err,
-                                    size_t errlen)
+                                    const struct http_client_config *config, char *err, size_t errlen)
 {
     struct http_client *c;
     const char *ua;
@@ -1216,10 +1205,8 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     c->base = base;
     c->evdns = evdns;
     c->allow_private = config->allow_private_networks != 0;
-    c->max_response =
-        config->max_response_bytes ? config->max_response_bytes : DEFAULT_MAX_RESPONSE;
-    c->max_total =
-        config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
+    c->max_response = config->max_response_bytes ? config->max_response_bytes : DEFAULT_MAX_RESPONSE;
+    c->max_total = config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
     c->user_agent = xstrdup(ua);
     c->headers_at_send = config->headers_at_send;
     TAILQ_INIT(&c->ready);
@@ -1246,7 +1233,8 @@ fail:
 static void drop_idle(struct http_client *c)
 {
     struct hc_key *k, *next;
-    HASH_ITER(hh, c->keys, k, next) {
+    HASH_ITER(hh, c->keys, k, next)
+    {
         struct hc_conn *conn;
         while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
             TAILQ_REMOVE(&k->idle, conn, idle_link);
@@ -1257,8 +1245,7 @@ static void drop_idle(struct http_client *c)
     }
 }
 
-int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err,
-                            size_t errlen)
+int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err, size_t errlen)
 {
     const char *old_ca = c->ca_file, *new_ca = config->ca_file;
     int ca_changed = (old_ca == NULL) != (new_ca == NULL) || (old_ca && strcmp(old_ca, new_ca) != 0);
@@ -1293,7 +1280,8 @@ static void cancel_all(struct http_client *c)
             request_fail(r, "cancelled");
     }
     struct hc_key *k, *next;
-    HASH_ITER(hh, c->keys, k, next) {
+    HASH_ITER(hh, c->keys, k, next)
+    {
         struct hc_conn *conn;
         while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
             TAILQ_REMOVE(&k->waiting, r, link);
@@ -1332,10 +1320,9 @@ void http_client_free(struct http_client *c)
     client_destroy(c);
 }
 
-int http_client_post(struct http_client *c, const char *key, const char *url,
-                     const struct http_header *hdrs, size_t nhdrs, const char *body,
-                     size_t body_len, int timeout_ms, int max_inflight_for_key, http_client_cb cb,
-                     void *arg, char *err, size_t errlen)
+int http_client_post(struct http_client *c, const char *key, const char *url, const struct http_header *hdrs,
+                     size_t nhdrs, const char *body, size_t body_len, int timeout_ms, int max_inflight_for_key,
+                     http_client_cb cb, void *arg, char *err, size_t errlen)
 {
     struct netguard_url u;
     struct hc_request *r;

@@ -42,8 +42,8 @@ struct http_client_config {
  * with it) and, like base, must outlive the client. Returns NULL with the
  * reason in err (e.g. an unreadable ca_file). */
 struct http_client *http_client_new(struct event_base *base, struct evdns_base *evdns,
-                                    const struct http_client_config *config, char *err,
-                                    size_t errlen) __attribute__((warn_unused_result));
+                                    const struct http_client_config *config, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
 
 /* Applies a changed config (a reload): allow_private_networks,
  * max_inflight_total and ca_file (a new TLS context for new connections).
@@ -52,8 +52,8 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
  * afresh; requests already on the wire finish as they started. The other
  * fields are fixed at creation. -1 with err (and nothing changed) when the
  * new ca_file cannot be loaded. */
-int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err,
-                            size_t errlen) __attribute__((warn_unused_result));
+int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
 
 /* Cancels every request not yet reported: their callbacks run, before
  * http_client_free returns, with error "cancelled" (requests that had
@@ -104,10 +104,9 @@ typedef void (*http_client_cb)(const struct http_client_result *result, void *ar
  * header, client shutting down); the callback then never runs. Otherwise
  * returns 0 and cb runs exactly once, later, from the loop - never inside
  * http_client_post. */
-int http_client_post(struct http_client *client, const char *key, const char *url,
-                     const struct http_header *hdrs, size_t nhdrs, const char *body,
-                     size_t body_len, int timeout_ms, int max_inflight_for_key, http_client_cb cb,
-                     void *arg, char *err, size_t errlen) __attribute__((warn_unused_result));
+int http_client_post(struct http_client *client, const char *key, const char *url, const struct http_header *hdrs,
+                     size_t nhdrs, const char *body, size_t body_len, int timeout_ms, int max_inflight_for_key,
+                     http_client_cb cb, void *arg, char *err, size_t errlen) __attribute__((warn_unused_result));
 
 /* Requests accepted and not yet reported to their callback (queued, in
  * flight, or finished and about to be reported). Lets a draining worker

@@ -49,19 +49,19 @@ struct route {
  * gone and only the free remains. */
 struct http_conn {
     struct http_server *srv;
-    struct bufferevent *bev; /* the filter evhttp uses; owned by evhttp */
-    struct event *deadline;  /* absolute: armed once per request, never pushed back */
-    struct event *flush;     /* moves queued output down (on_queued) */
-    int fd;                  /* -1 until the first bytes arrive */
+    struct bufferevent *bev;         /* the filter evhttp uses; owned by evhttp */
+    struct event *deadline;          /* absolute: armed once per request, never pushed back */
+    struct event *flush;             /* moves queued output down (on_queued) */
+    int fd;                          /* -1 until the first bytes arrive */
     struct http_conn *prev, *next;   /* srv->conns */
     struct http_conn *rprev, *rnext; /* srv->recv_head..recv_tail, oldest first */
-    bool receiving; /* waiting for or receiving a request: on the recv list */
-    bool handled;   /* a handler has the request; its response re-arms the deadline */
-    bool closing;   /* closed by us; libevent frees it on a later loop turn */
-    bool kill;      /* close at the next shed pass (too many header lines) */
-    bool in_head;   /* still counting lines of the request head */
-    int64_t held;   /* bytes of the current request counted in srv->buffered */
-    int64_t lines;  /* lines of the head so far, the request line included */
+    bool receiving;                  /* waiting for or receiving a request: on the recv list */
+    bool handled;                    /* a handler has the request; its response re-arms the deadline */
+    bool closing;                    /* closed by us; libevent frees it on a later loop turn */
+    bool kill;                       /* close at the next shed pass (too many header lines) */
+    bool in_head;                    /* still counting lines of the request head */
+    int64_t held;                    /* bytes of the current request counted in srv->buffered */
+    int64_t lines;                   /* lines of the head so far, the request line included */
     int64_t line_len;
     int64_t armed_ms; /* when the deadline was armed */
 };
@@ -89,7 +89,7 @@ struct http_server {
     struct route routes[32];
     int nroutes;
 
-    struct http_conn *conns;                /* every connection not yet freed */
+    struct http_conn *conns;                 /* every connection not yet freed */
     struct http_conn *recv_head, *recv_tail; /* receiving ones, by deadline */
     struct http_conn **by_fd;
     size_t nby_fd;
@@ -208,8 +208,8 @@ static void log_limits(struct http_server *srv)
              "request_timeout=%lld max_connections=%lld max_buffered_body=%lld max_headers=%lld "
              "connections=%lld buffered=%lld note=\"connections closed by each limit since the last line\"",
              (long long)(now[0] - srv->n_logged[0]), (long long)(now[1] - srv->n_logged[1]),
-             (long long)(now[2] - srv->n_logged[2]), (long long)(now[3] - srv->n_logged[3]),
-             (long long)srv->nconns, (long long)srv->buffered);
+             (long long)(now[2] - srv->n_logged[2]), (long long)(now[3] - srv->n_logged[3]), (long long)srv->nconns,
+             (long long)srv->buffered);
     memcpy(srv->n_logged, now, sizeof now);
     srv->next_log_ms = clock_mono_ms() + LIMITS_LOG_MS;
 }
@@ -249,7 +249,7 @@ static int64_t live_conns(const struct http_server *srv)
 static struct http_conn *evictable(const struct http_server *srv)
 {
     int64_t age = srv->limits.request_timeout / 2 < EVICT_MIN_AGE_MS ? srv->limits.request_timeout / 2
-                                                                       : EVICT_MIN_AGE_MS;
+                                                                     : EVICT_MIN_AGE_MS;
     struct http_conn *c = srv->recv_head;
     return c && clock_mono_ms() - c->armed_ms >= age ? c : NULL;
 }
@@ -724,8 +724,9 @@ static int64_t fit_connections(int64_t wanted)
     int64_t fit = limit - reserve > 16 ? limit - reserve : 16;
     if (wanted <= fit)
         return wanted;
-    log_warn("http.max_connections", "configured=%lld fd_limit=%lld effective=%lld note=\"lowered to fit the fd limit\"",
-             (long long)wanted, (long long)limit, (long long)fit);
+    log_warn("http.max_connections",
+             "configured=%lld fd_limit=%lld effective=%lld note=\"lowered to fit the fd limit\"", (long long)wanted,
+             (long long)limit, (long long)fit);
     return fit;
 }
 

@@ -44,13 +44,13 @@ struct redis_conn {
     char *name;
     struct redis_url url; /* holds the password: wiped on free */
     char *sentinel_password;
-    SSL_CTX *tls;         /* rediss: one context for the data node and the sentinels */
-    char host[256];       /* the node in use: the URL's, or the master Sentinel named */
+    SSL_CTX *tls;   /* rediss: one context for the data node and the sentinels */
+    char host[256]; /* the node in use: the URL's, or the master Sentinel named */
     int port;
     struct redis_link link; /* the data node */
     struct redis_link sent; /* Sentinel: resolving, then watching +switch-master */
     bool resolving;
-    int sidx, stried;     /* the sentinel asked now, and how many this round */
+    int sidx, stried; /* the sentinel asked now, and how many this round */
     int setup_pending;
     bool ready;
     bool freeing;
@@ -165,7 +165,8 @@ static int take_service(const char *path, struct redis_url *out, char *err, size
     const char *name = path + 1, *slash = strchr(name, '/');
     size_t n = slash ? (size_t)(slash - name) : strlen(name);
     if (n >= sizeof out->service) {
-        snprintf(err, errlen, "redis sentinel URL: the service name is longer than %zu bytes", sizeof out->service - 1);
+        snprintf(err, errlen, "redis sentinel URL: the service name is longer than %zu bytes",
+                 sizeof out->service - 1);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -223,7 +224,7 @@ static int parse_sentinel(const char *rest, struct redis_url *out, char *err, si
         snprintf(err, errlen, "redis sentinel URL has an empty host list");
         return -1;
     }
-    for (const char *p = hosts; p <= auth_end; ) {
+    for (const char *p = hosts; p <= auth_end;) {
         const char *comma = memchr(p, ',', (size_t)(auth_end - p));
         const char *stop = comma ? comma : auth_end;
         if (take_sentinel(p, (size_t)(stop - p), out, err, errlen) != 0)
@@ -231,8 +232,7 @@ static int parse_sentinel(const char *rest, struct redis_url *out, char *err, si
         p = stop + 1;
     }
     /* credentials and path: "redis://userinfo@<first host>/path" */
-    char *one = xasprintf("redis://%.*s%s%s", at ? (int)(at - rest + 1) : 0, rest, "localhost",
-                          slash ? slash : "");
+    char *one = xasprintf("redis://%.*s%s%s", at ? (int)(at - rest + 1) : 0, rest, "localhost", slash ? slash : "");
     struct url u;
     char why[256];
     int rc = url_parse(one, &u, why, sizeof why);
@@ -433,17 +433,14 @@ static void on_link_state(struct redis_link *l, enum redis_link_state state, con
     (void)l;
     struct redis_conn *rc = arg;
     switch (state) {
-    case REDIS_LINK_UP:
-        setup(rc);
-        return;
+    case REDIS_LINK_UP: setup(rc); return;
     case REDIS_LINK_TLS_FAILED:
         report(rc, "redis.tls_failed", "addr=%s:%d error=\"%s\"", rc->host, rc->port, why);
         break;
     case REDIS_LINK_FAILED:
         log_debug("redis.connect_failed", "conn=%s addr=%s:%d error=\"%s\"", rc->name, rc->host, rc->port, why);
         break;
-    case REDIS_LINK_LOST:
-        break;
+    case REDIS_LINK_LOST: break;
     }
     drop(rc, why, -1);
 }
@@ -474,8 +471,8 @@ static void open_node(struct redis_conn *rc)
 
 static void sentinel_next(struct redis_conn *rc, const char *why)
 {
-    log_debug("redis.sentinel_failed", "conn=%s sentinel=%s:%d error=\"%s\"", rc->name,
-              rc->url.hosts[rc->sidx].host, rc->url.hosts[rc->sidx].port, why);
+    log_debug("redis.sentinel_failed", "conn=%s sentinel=%s:%d error=\"%s\"", rc->name, rc->url.hosts[rc->sidx].host,
+              rc->url.hosts[rc->sidx].port, why);
     redis_link_close(&rc->sent);
     rc->resolving = false;
     rc->sidx = (rc->sidx + 1) % rc->url.nhosts;
@@ -714,7 +711,7 @@ static void on_late_load(struct redis_link *l, redisReply *reply, void *arg)
 static void send_script_load(struct redis_conn *rc, const struct redis_script *s)
 {
     redis_link_argv(&rc->link, on_late_load, (void *)"SCRIPT LOAD", 3, (const char *[]){"SCRIPT", "LOAD", s->body},
-                          (const size_t[]){6, 4, s->len});
+                    (const size_t[]){6, 4, s->len});
 }
 
 void redis_conn_add_script(struct redis_conn *rc, const struct redis_script *s)

@@ -56,7 +56,8 @@ struct redis_url {
  * sentinels' password is separate). The sentinel host list is split here
  * before each host goes through url_parse, which refuses lists. -1 with a
  * precise reason in err when malformed. */
-__attribute__((warn_unused_result)) int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t errlen);
+__attribute__((warn_unused_result)) int redis_url_parse(const char *url, struct redis_url *out, char *err,
+                                                        size_t errlen);
 
 /* What a URL alone cannot say ([hookd] redis_* keys). Strings borrowed for
  * the call; NULL for none (the system CA store, no client certificate, no

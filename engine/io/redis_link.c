@@ -102,21 +102,16 @@ int redis_link_tls_bind(SSL *ssl, const char *host)
 static const char *verify_check(long v)
 {
     switch (v) {
-    case X509_V_ERR_CERT_HAS_EXPIRED:
-        return "expired";
-    case X509_V_ERR_CERT_NOT_YET_VALID:
-        return "not_yet_valid";
+    case X509_V_ERR_CERT_HAS_EXPIRED: return "expired";
+    case X509_V_ERR_CERT_NOT_YET_VALID: return "not_yet_valid";
     case X509_V_ERR_HOSTNAME_MISMATCH:
-    case X509_V_ERR_IP_ADDRESS_MISMATCH:
-        return "name_mismatch";
+    case X509_V_ERR_IP_ADDRESS_MISMATCH: return "name_mismatch";
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
     case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
     case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-        return "unknown_ca";
-    default:
-        return "certificate";
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE: return "unknown_ca";
+    default: return "certificate";
     }
 }
 
@@ -166,7 +161,8 @@ static struct redis_link_pending ring_pop(struct redis_link *l)
 
 static bool is_push(const redisReply *r)
 {
-    static const char *const kinds[] = {"message", "pmessage", "subscribe", "psubscribe", "unsubscribe", "punsubscribe"};
+    static const char *const kinds[] = {"message",    "pmessage",    "subscribe",
+                                        "psubscribe", "unsubscribe", "punsubscribe"};
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 || r->element[0]->type != REDIS_REPLY_STRING)
         return false;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -244,8 +240,9 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     enum redis_link_state state = l->connected ? REDIS_LINK_LOST : REDIS_LINK_FAILED;
     unsigned long ossl = l->ssl ? bufferevent_get_openssl_error(bev) : 0;
     int sock_err = EVUTIL_SOCKET_ERROR();
-    if (l->ssl && !l->connected && !(sock_err && !ossl && SSL_get_verify_result(l->ssl) == X509_V_OK &&
-                                     (sock_err == ECONNREFUSED || sock_err == EHOSTUNREACH))) {
+    if (l->ssl && !l->connected &&
+        !(sock_err && !ossl && SSL_get_verify_result(l->ssl) == X509_V_OK &&
+          (sock_err == ECONNREFUSED || sock_err == EHOSTUNREACH))) {
         state = REDIS_LINK_TLS_FAILED;
         redis_link_tls_reason(l->ssl, ossl, why, sizeof why);
     } else if (what & BEV_EVENT_EOF) {
@@ -274,8 +271,7 @@ void redis_link_init(struct redis_link *l, struct event_base *base, redis_link_s
     l->arg = arg;
 }
 
-static int resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *sslen, char *err,
-                   size_t errlen)
+static int resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
 {
     struct evutil_addrinfo hints = {0}, *ai = NULL;
     char portbuf[8];

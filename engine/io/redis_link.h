@@ -63,8 +63,8 @@ struct redis_link {
     struct ssl_st *ssl;      /* owned by bev */
     void *reader;            /* redisReader */
     bool connected;
-    bool subscribed;         /* SUBSCRIBE sent: pushes do not consume the FIFO */
-    uint64_t gen;            /* +1 per close: a callback can tell the link went away */
+    bool subscribed; /* SUBSCRIBE sent: pushes do not consume the FIFO */
+    uint64_t gen;    /* +1 per close: a callback can tell the link went away */
     struct redis_link_pending *ring;
     size_t cap, head, count;
     redis_link_state_fn on_state;

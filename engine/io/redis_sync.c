@@ -82,7 +82,8 @@ static int sock_connect(const char *host, int port, int timeout_ms, char *err, s
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0)
             continue;
-        if ((connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 && (errno != EINPROGRESS || wait_connected(fd, timeout_ms) != 0))) {
+        if ((connect(fd, ai->ai_addr, ai->ai_addrlen) != 0 &&
+             (errno != EINPROGRESS || wait_connected(fd, timeout_ms) != 0))) {
             e = errno;
             close(fd);
             fd = -1;
@@ -212,8 +213,8 @@ static int sync_expect(struct redis_sync *s, int argc, const char **argv, const 
 }
 
 /* Asks the sentinels in turn; host and port of the master. */
-static int sentinel_master(const struct redis_url *u, SSL_CTX *ctx, const struct redis_options *opts,
-                           int timeout_ms, char *host, size_t hostlen, int *port, char *err, size_t errlen)
+static int sentinel_master(const struct redis_url *u, SSL_CTX *ctx, const struct redis_options *opts, int timeout_ms,
+                           char *host, size_t hostlen, int *port, char *err, size_t errlen)
 {
     char last[320] = "no sentinel";
     for (int i = 0; i < u->nhosts; i++) {
@@ -235,7 +236,10 @@ static int sentinel_master(const struct redis_url *u, SSL_CTX *ctx, const struct
             return 0;
         }
         snprintf(last, sizeof last, "sentinel %s:%d: %s", u->hosts[i].host, u->hosts[i].port,
-                 !r ? "connection lost" : r->type == REDIS_REPLY_NIL ? "unknown service" : r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+                 !r                             ? "connection lost"
+                 : r->type == REDIS_REPLY_NIL   ? "unknown service"
+                 : r->type == REDIS_REPLY_ERROR ? r->str
+                                                : "unexpected reply");
         freeReplyObject(r);
         redis_sync_free(s);
     }
@@ -249,7 +253,8 @@ static int node_setup(struct redis_sync *s, const struct redis_url *u, char *err
     if (u->password[0] && u->user[0] &&
         sync_expect(s, 3, (const char *[]){"AUTH", u->user, u->password}, "AUTH", err, errlen) != 0)
         return -1;
-    if (u->password[0] && !u->user[0] && sync_expect(s, 2, (const char *[]){"AUTH", u->password}, "AUTH", err, errlen) != 0)
+    if (u->password[0] && !u->user[0] &&
+        sync_expect(s, 2, (const char *[]){"AUTH", u->password}, "AUTH", err, errlen) != 0)
         return -1;
     snprintf(db, sizeof db, "%d", u->db);
     if (u->db && sync_expect(s, 2, (const char *[]){"SELECT", db}, "SELECT", err, errlen) != 0)

@@ -38,11 +38,11 @@ enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY };
 
 struct admin {
     struct hookd_ctx *ctx;
-    const struct heartbeat *hb; /* borrowed: queue depths and live workers */
-    struct admin_guard *guard;  /* throttle and sessions */
-    unsigned char token_digest[32]; /* the admin token the sessions were signed in with */
+    const struct heartbeat *hb;              /* borrowed: queue depths and live workers */
+    struct admin_guard *guard;               /* throttle and sessions */
+    unsigned char token_digest[32];          /* the admin token the sessions were signed in with */
     char csrf_direct[ADMIN_GUARD_TOKEN_HEX]; /* CSRF token of bearer/basic requests: random per worker */
-    bool secure_cookie;         /* admin_listen is not loopback: the cookie is Secure */
+    bool secure_cookie;                      /* admin_listen is not loopback: the cookie is Secure */
 };
 
 /* How a request proved itself. */
@@ -200,13 +200,12 @@ static const char app_css[] =
     "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}\n"
     "pre{background:#f6f6f6;padding:8px;overflow:auto}.msg{background:#e8f5e9;padding:8px}\n"
     ".err{background:#fdecea;padding:8px}nav a{margin-right:1em}nav form{display:inline}\n";
-static const char app_js[] =
-    "\"use strict\";\n"
-    "// a form with data-confirm asks before it is sent\n"
-    "document.addEventListener(\"submit\", function (e) {\n"
-    "  var msg = e.target.getAttribute(\"data-confirm\");\n"
-    "  if (msg && !window.confirm(msg)) e.preventDefault();\n"
-    "});\n";
+static const char app_js[] = "\"use strict\";\n"
+                             "// a form with data-confirm asks before it is sent\n"
+                             "document.addEventListener(\"submit\", function (e) {\n"
+                             "  var msg = e.target.getAttribute(\"data-confirm\");\n"
+                             "  if (msg && !window.confirm(msg)) e.preventDefault();\n"
+                             "});\n";
 static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
                           "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
@@ -256,9 +255,10 @@ static void redirect(struct evhttp_request *req, const char *to)
 static void render_overview(struct admin *a, struct evbuffer *b)
 {
     const struct heartbeat_view *v = heartbeat_view(a->hb);
-    evbuffer_add_printf(b, "<h2>Queues</h2><table id=queues><tr><th>queue</th><th>due</th><th>inflight</th></tr>"
-                           "<tr><td>inbox</td><td>%lld</td><td>%lld</td></tr>"
-                           "<tr><td>delivery</td><td>%lld</td><td>%lld</td></tr></table>",
+    evbuffer_add_printf(b,
+                        "<h2>Queues</h2><table id=queues><tr><th>queue</th><th>due</th><th>inflight</th></tr>"
+                        "<tr><td>inbox</td><td>%lld</td><td>%lld</td></tr>"
+                        "<tr><td>delivery</td><td>%lld</td><td>%lld</td></tr></table>",
                         v->depth[0], v->depth[1], v->depth[2], v->depth[3]);
     evbuffer_add_printf(b, "<h2>Live workers</h2><ul id=workers>");
     size_t i;
@@ -276,8 +276,9 @@ static void render_overview(struct admin *a, struct evbuffer *b)
 static void logout_form(const struct job *j, struct evbuffer *b)
 {
     if (j->session)
-        evbuffer_add_printf(b, "<form method=post action=\"/admin/logout\"><input type=hidden name=csrf "
-                               "value=\"%s\"><button type=submit id=logout>Sign out</button></form>",
+        evbuffer_add_printf(b,
+                            "<form method=post action=\"/admin/logout\"><input type=hidden name=csrf "
+                            "value=\"%s\"><button type=submit id=logout>Sign out</button></form>",
                             j->csrf);
 }
 
@@ -290,9 +291,10 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
         esc(b, flash);
         evbuffer_add_printf(b, "</p>");
     }
-    evbuffer_add_printf(b, "<form method=get action=\"/admin\">source <select name=source><option value=\"\">any</option>"
-                           "<option%s>inbox</option><option%s>delivery</option></select> partner/endpoint "
-                           "<input name=partner value=\"",
+    evbuffer_add_printf(b,
+                        "<form method=get action=\"/admin\">source <select name=source><option value=\"\">any</option>"
+                        "<option%s>inbox</option><option%s>delivery</option></select> partner/endpoint "
+                        "<input name=partner value=\"",
                         strcmp(j->source, "inbox") == 0 ? " selected" : "",
                         strcmp(j->source, "delivery") == 0 ? " selected" : "");
     esc(b, j->partner);
@@ -314,7 +316,8 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
             evbuffer_add_printf(b, k == 0 ? "</a></td><td>" : "</td><td>");
             esc(b, jstr(r, cols[k]));
         }
-        evbuffer_add_printf(b, "</td><td>%lld</td><td>", (long long)json_integer_value(json_object_get(r, "attempts")));
+        evbuffer_add_printf(b, "</td><td>%lld</td><td>",
+                            (long long)json_integer_value(json_object_get(r, "attempts")));
         esc(b, jstr(r, "reason"));
         evbuffer_add_printf(b, "</td><td>");
         esc(b, jstr(r, "dead_at"));
@@ -331,8 +334,8 @@ static void render_detail(struct job *j, struct evbuffer *b)
     page_start(b, "Dead letter");
     logout_form(j, b);
     evbuffer_add_printf(b, "<table id=entry>");
-    const char *keys[] = {"id", "source", "source_id", "partner", "event_type", "entity", "reason", "last_error",
-                          "dead_at", "replayed_at", "endpoint_url", "event_id"};
+    const char *keys[] = {"id",     "source",     "source_id", "partner",     "event_type",   "entity",
+                          "reason", "last_error", "dead_at",   "replayed_at", "endpoint_url", "event_id"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         if (!json_is_string(json_object_get(e, keys[k])))
             continue;
@@ -345,9 +348,10 @@ static void render_detail(struct job *j, struct evbuffer *b)
     if (!json_is_string(json_object_get(e, "replayed_at"))) {
         evbuffer_add_printf(b, "<form method=post action=\"/admin/dlq/");
         esc(b, jstr(e, "id"));
-        evbuffer_add_printf(b, "/replay\" data-confirm=\"Replay this event through the normal path?\">"
-                               "<input type=hidden name=csrf value=\"%s\"><button type=submit id=replay>Replay</button>"
-                               "</form>",
+        evbuffer_add_printf(b,
+                            "/replay\" data-confirm=\"Replay this event through the normal path?\">"
+                            "<input type=hidden name=csrf value=\"%s\"><button type=submit id=replay>Replay</button>"
+                            "</form>",
                             j->csrf);
     }
     char *payload = json_dumps(json_object_get(e, "payload"), JSON_INDENT(2) | JSON_ENCODE_ANY);
@@ -438,9 +442,10 @@ static void render_error(struct job *j, struct evbuffer *b, struct evhttp_reques
         if (admin_guard_random_hex(ref, 4) != 0)
             snprintf(ref, sizeof ref, "%08llx", (unsigned long long)clock_wall_ms() & 0xffffffffULL);
         log_error("admin.error", "ref=%s page=%s id=%s error=\"%s\"", ref, pages[j->page], j->id, j->err);
-        evbuffer_add_printf(b, "<p class=err id=error>The page could not be built: the database did not answer as "
-                               "expected. Reference <code id=ref>%s</code> (the worker's log has the details under "
-                               "admin.error ref=%s).</p>",
+        evbuffer_add_printf(b,
+                            "<p class=err id=error>The page could not be built: the database did not answer as "
+                            "expected. Reference <code id=ref>%s</code> (the worker's log has the details under "
+                            "admin.error ref=%s).</p>",
                             ref, ref);
         code = 503;
     }
@@ -635,8 +640,9 @@ static bool throttled(struct admin *a, struct evhttp_request *req)
     evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", secs);
     struct evbuffer *b = evbuffer_new();
     page_start(b, "Too many attempts");
-    evbuffer_add_printf(b, "<p class=err id=error>Too many failed attempts from your address; try again in %lld "
-                           "s.</p>",
+    evbuffer_add_printf(b,
+                        "<p class=err id=error>Too many failed attempts from your address; try again in %lld "
+                        "s.</p>",
                         (long long)wait);
     send_html(req, 429, b);
     return true;

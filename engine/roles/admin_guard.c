@@ -148,8 +148,7 @@ struct admin_session *admin_guard_session_new(struct admin_guard *g, int64_t now
     return slot;
 }
 
-struct admin_session *admin_guard_session_find(struct admin_guard *g, const char *id, int64_t ttl_ms,
-                                               int64_t now_ms)
+struct admin_session *admin_guard_session_find(struct admin_guard *g, const char *id, int64_t ttl_ms, int64_t now_ms)
 {
     struct admin_session *found = NULL;
     for (size_t i = 0; i < ADMIN_GUARD_SESSIONS; i++) {

@@ -27,8 +27,8 @@
 #define ADMIN_GUARD_BLOCK_MS (60 * 1000)
 #define ADMIN_GUARD_CLIENTS 1024
 #define ADMIN_GUARD_SESSIONS 64
-#define ADMIN_GUARD_ADDR_LEN 52    /* an IPv6 address as text, "/64" and NUL */
-#define ADMIN_GUARD_TOKEN_HEX 65   /* 32 random bytes in hex, with its NUL */
+#define ADMIN_GUARD_ADDR_LEN 52  /* an IPv6 address as text, "/64" and NUL */
+#define ADMIN_GUARD_TOKEN_HEX 65 /* 32 random bytes in hex, with its NUL */
 
 struct admin_guard;
 
@@ -57,8 +57,7 @@ int admin_guard_failed(struct admin_guard *g, const char *key, int64_t now_ms, b
 struct admin_session *admin_guard_session_new(struct admin_guard *g, int64_t now_ms);
 /* The live session whose id is id (compared in constant time), or NULL.
  * Sessions older than ttl_ms are ended on the way. */
-struct admin_session *admin_guard_session_find(struct admin_guard *g, const char *id, int64_t ttl_ms,
-                                               int64_t now_ms);
+struct admin_session *admin_guard_session_find(struct admin_guard *g, const char *id, int64_t ttl_ms, int64_t now_ms);
 void admin_guard_session_end(struct admin_guard *g, struct admin_session *s);
 /* Ends every session (the admin token changed). */
 void admin_guard_sessions_clear(struct admin_guard *g);

@@ -25,12 +25,12 @@ struct alerter {
     struct evdns_base *dns;
     struct http_client *http;
     struct event *timer;
-    bool sending;      /* a POST is in flight */
-    bool waiting;      /* the timer runs: coalescing window or retry backoff */
-    long pending;      /* dead letters not yet in a delivered alert */
-    long in_flight;    /* of those, how many the POST in flight carries */
-    json_t *latest;    /* the newest dead letter */
-    int failures;      /* consecutive failed POSTs */
+    bool sending;   /* a POST is in flight */
+    bool waiting;   /* the timer runs: coalescing window or retry backoff */
+    long pending;   /* dead letters not yet in a delivered alert */
+    long in_flight; /* of those, how many the POST in flight carries */
+    json_t *latest; /* the newest dead letter */
+    int failures;   /* consecutive failed POSTs */
 };
 
 static void arm(struct alerter *a, int64_t ms)
@@ -73,8 +73,8 @@ static void send_alert(struct alerter *a)
     json_t *latest = a->latest;
     snprintf(text, sizeof text, "hookd: %ld event%s dead-lettered (latest: %s %s, %s: %s). Run `hookd dlq list`.",
              a->pending, a->pending == 1 ? "" : "s", json_string_value(json_object_get(latest, "source")),
-             json_string_value(json_object_get(latest, "event_type")), json_string_value(json_object_get(latest, "id")),
-             json_string_value(json_object_get(latest, "reason")));
+             json_string_value(json_object_get(latest, "event_type")),
+             json_string_value(json_object_get(latest, "id")), json_string_value(json_object_get(latest, "reason")));
     json_t *body = json_pack("{s:s, s:{s:s, s:I, s:O, s:s}}", "text", text, "hookd", "severity", "high", "count",
                              (json_int_t)a->pending, "latest", latest, "version", HOOKD_VERSION);
     char *payload = json_dumps(body, JSON_COMPACT);
@@ -160,7 +160,8 @@ void alert_dead_letter(struct alerter *a, const char *source, const char *id, co
               partner, event_type, entity, attempts, reason);
     json_t *msg = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:I, s:s}", "severity", "high", "source", source,
                             "id", id, "partner", partner, "event_type", event_type, "entity", entity, "attempts",
-                            attempts, "reason", reason, "dead_at_ms", (json_int_t)clock_wall_ms(), "worker", a->ctx->id);
+                            attempts, "reason", reason, "dead_at_ms", (json_int_t)clock_wall_ms(), "worker",
+                            a->ctx->id);
     char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
     char channel[160];
     ctx_key(a->ctx, "alerts", channel, sizeof channel);

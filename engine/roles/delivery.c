@@ -39,8 +39,16 @@
  * as an http(s) URL hookd accepts): permanent, dead-lettered at once. An
  * address refused by allow_private_networks is R_FAILED, retried: an
  * operator fixes that by config. */
-enum result_kind { R_SUCCEEDED, R_FAILED, R_GONE, R_BAD_URL, R_SKIP_ACK, R_SKIP_LATER, R_ENDPOINT_DISABLED,
-                   R_ENDPOINT_DELETED };
+enum result_kind {
+    R_SUCCEEDED,
+    R_FAILED,
+    R_GONE,
+    R_BAD_URL,
+    R_SKIP_ACK,
+    R_SKIP_LATER,
+    R_ENDPOINT_DISABLED,
+    R_ENDPOINT_DELETED
+};
 
 /* Where an item's outcome goes when its response arrives. */
 enum stage {
@@ -156,8 +164,8 @@ static int finish_event_if_done(PGconn *conn, const char *event_id, char *err, s
     return 0;
 }
 
-static int insert_attempt(PGconn *conn, const struct record_job *job, const struct delivery_item *it, const char *outcome,
-                          char *err, size_t errlen)
+static int insert_attempt(PGconn *conn, const struct record_job *job, const struct delivery_item *it,
+                          const char *outcome, char *err, size_t errlen)
 {
     char dur[32], status[16];
     snprintf(dur, sizeof dur, "%.3f", (double)it->duration_us / 1000.0);
@@ -453,14 +461,9 @@ static void answered(struct delivery *d, struct delivery_item *it)
 {
     it->answered = true;
     switch (it->stage) {
-    case ST_CLAIMED:
-        finish(d, it);
-        break;
-    case ST_FIRST:
-        it->on_answered(it, it->answered_arg);
-        break;
-    case ST_CLOSED:
-        break; /* delivery_first_settle decides */
+    case ST_CLAIMED: finish(d, it); break;
+    case ST_FIRST: it->on_answered(it, it->answered_arg); break;
+    case ST_CLOSED: break; /* delivery_first_settle decides */
     case ST_FORGET:
         d->pending--;
         item_free(it);
@@ -533,8 +536,8 @@ static void on_response(const struct http_client_result *res, void *arg)
     answered(it->d, it);
 }
 
-int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts,
-                  const char *payload, char out[DELIVERY_SIGNATURE_MAX])
+int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts, const char *payload,
+                  char out[DELIVERY_SIGNATURE_MAX])
 {
     const char *secrets[] = {secret, prev_secret};
     size_t used = 0;
@@ -590,8 +593,7 @@ static void send_item(struct delivery *d, struct delivery_item *it)
     char err[256];
     if (!it->signature[0]) { /* not signed ahead (delivery_target.signature): the secret is checked now */
         it->signed_at = clock_wall_ms() / 1000;
-        if (delivery_sign(it->secret, it->prev_secret, it->event_id, it->signed_at, it->payload, it->signature) !=
-            0) {
+        if (delivery_sign(it->secret, it->prev_secret, it->event_id, it->signed_at, it->payload, it->signature) != 0) {
             it->kind = R_FAILED;
             it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
             answered(d, it);
@@ -642,7 +644,7 @@ static void work_load(PGconn *conn, void *arg)
     job->ok = true;
     for (size_t i = 0; i < job->n; i++)
         job->items[i]->kind = R_SKIP_ACK; /* not found: gone */
-    size_t from = 0; /* rows come in the order of the ids asked for */
+    size_t from = 0;                      /* rows come in the order of the ids asked for */
     for (int row = 0; row < PQntuples(r); row++) {
         struct delivery_item *it = NULL;
         for (size_t k = 0; k < job->n && !it; k++) {
@@ -688,7 +690,8 @@ static void done_load(void *arg)
         } else if (it->kind == R_SKIP_ACK) {
             finish(d, it);
         } else if (it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
-            it->error = xstrdup(it->kind == R_ENDPOINT_DELETED ? "the endpoint was deleted" : "the endpoint is disabled");
+            it->error = xstrdup(it->kind == R_ENDPOINT_DELETED ? "the endpoint was deleted"
+                                                               : "the endpoint is disabled");
             finish(d, it);
         } else {
             send_item(d, it);
@@ -721,8 +724,8 @@ static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *du
 
 /* ---- first attempts (the relay's fan-out) ------------------------------------ */
 
-struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t,
-                                          delivery_answered_fn fn, void *arg)
+struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t, delivery_answered_fn fn,
+                                          void *arg)
 {
     struct delivery_item *it = xcalloc(1, sizeof *it);
     it->d = d;
@@ -764,8 +767,7 @@ void delivery_first_close(struct delivery_item *it)
         it->stage = ST_CLOSED;
 }
 
-void delivery_first_settle(struct delivery *d, struct delivery_item **items, const enum delivery_fate *fates,
-                           size_t n)
+void delivery_first_settle(struct delivery *d, struct delivery_item **items, const enum delivery_fate *fates, size_t n)
 {
     char **adopt = xcalloc(n + 1, sizeof *adopt);
     size_t nadopt = 0;

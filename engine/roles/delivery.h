@@ -59,13 +59,13 @@ struct delivery_item;
  * the previous secret (NULL: none). Returns -1 for a secret that is not a
  * valid whsec_ secret. Thread-safe. */
 #define DELIVERY_SIGNATURE_MAX (2 * SIG_STANDARD_SIGNATURE_SIZE + 2)
-int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts,
-                  const char *payload, char out[DELIVERY_SIGNATURE_MAX]);
+int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts, const char *payload,
+                  char out[DELIVERY_SIGNATURE_MAX]);
 
 /* What to send: strings are copied. */
 struct delivery_target {
-    const char *id;       /* the new outbox_deliveries row's id */
-    const char *event_id; /* webhook-id */
+    const char *id;                                                   /* the new outbox_deliveries row's id */
+    const char *event_id;                                             /* webhook-id */
     const char *payload, *endpoint_name, *url, *secret, *prev_secret; /* prev_secret may be NULL */
     int timeout_ms, max_inflight;
     const char *signature; /* from delivery_sign(), made off the loop; NULL: signed when sent */
@@ -77,8 +77,8 @@ struct delivery_target {
  * delivery_first_close() ran first. */
 typedef void (*delivery_answered_fn)(struct delivery_item *it, void *arg);
 
-struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t,
-                                          delivery_answered_fn fn, void *arg);
+struct delivery_item *delivery_send_first(struct delivery *d, const struct delivery_target *t, delivery_answered_fn fn,
+                                          void *arg);
 
 /* An item's outcome as the fan-out writes it (strings borrowed from the
  * item); the rest is meaningful only when succeeded. */

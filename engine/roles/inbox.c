@@ -37,8 +37,8 @@
 
 struct inbox {
     struct hookd_ctx *ctx;
-    struct alerter *alerter; /* borrowed */
-    struct sched *sched;     /* owned: the inbox queue */
+    struct alerter *alerter;    /* borrowed */
+    struct sched *sched;        /* owned: the inbox queue */
     struct inbox_item *waiting; /* claimed, not yet submitted (ids only) */
     size_t nwaiting, capwaiting;
     int running, max_running; /* batch jobs on DB threads */
@@ -205,8 +205,9 @@ static int entity_sql_build(PGconn *conn, const struct machine_config *m, struct
     if (table && id && state && (!m->version_column || version)) {
         /* $1 (the machine name) is unused for user tables but keeps the
          * parameter list the same for both kinds. */
-        s->create = xasprintf("INSERT INTO %s (%s, %s) SELECT $2, $3 WHERE $1::text IS NOT NULL ON CONFLICT DO NOTHING",
-                              table, id, state);
+        s->create =
+            xasprintf("INSERT INTO %s (%s, %s) SELECT $2, $3 WHERE $1::text IS NOT NULL ON CONFLICT DO NOTHING", table,
+                      id, state);
         s->lock = xasprintf("SELECT %s::text FROM %s WHERE %s = $2 AND $1::text IS NOT NULL FOR UPDATE NOWAIT", state,
                             table, id);
         if (version)
@@ -249,7 +250,8 @@ int inbox_emit_followups(PGconn *conn, const struct machine_config *m, const str
     for (size_t i = 0; i < m->nemits; i++) {
         if (strcmp(m->emits[i].event, it->event_type) != 0)
             continue;
-        const char *p[] = {m->name, it->entity_id, m->emits[i].emit_type, from ? from : "", to, it->event_type, it->id};
+        const char *p[] = {m->name,        it->entity_id, m->emits[i].emit_type, from ? from : "", to,
+                           it->event_type, it->id};
         PGresult *r = q(conn, Q_INBOX_EMIT_FOLLOWUP, p, NULL, err, errlen);
         if (!r)
             return -1;
@@ -288,8 +290,8 @@ static int lock_row(PGconn *conn, struct inbox_item *it, struct inbox_row *row, 
     snprintf(it->event_type, sizeof it->event_type, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_EVENT_TYPE));
     snprintf(it->entity_type, sizeof it->entity_type, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_ENTITY_TYPE));
     free(it->entity_id); /* read before by the set-based pass */
-    it->entity_id =
-        PQgetisnull(r, 0, INBOX_LOCK_ROW_ENTITY_ID) ? NULL : xstrdup(PQgetvalue(r, 0, INBOX_LOCK_ROW_ENTITY_ID));
+    it->entity_id = PQgetisnull(r, 0, INBOX_LOCK_ROW_ENTITY_ID) ? NULL
+                                                                : xstrdup(PQgetvalue(r, 0, INBOX_LOCK_ROW_ENTITY_ID));
     snprintf(row->status, sizeof row->status, "%s", PQgetvalue(r, 0, INBOX_LOCK_ROW_STATUS));
     row->attempts = atoi(PQgetvalue(r, 0, INBOX_LOCK_ROW_ATTEMPTS));
     row->deferrals = atoi(PQgetvalue(r, 0, INBOX_LOCK_ROW_DEFERRALS));
@@ -305,8 +307,8 @@ static int lock_row(PGconn *conn, struct inbox_item *it, struct inbox_row *row, 
 
 /* Classifies and writes the verdict. Returns 0, or -1 with err: then the
  * caller rolls back the savepoint and records a failed attempt. */
-static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, struct inbox_row *row, bool *transient,
-                    char *err, size_t errlen)
+static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, struct inbox_row *row,
+                    bool *transient, char *err, size_t errlen)
 {
     const struct machine_config *m = inbox_machine_for(cfg, it, err, errlen);
     if (!m)
@@ -360,11 +362,8 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_i
         rc = 0;
         break;
     }
-    case OUT_DEAD:
-        rc = dead_letter(conn, it, err, errlen);
-        break;
-    default: /* OUT_RETRY: err says why */
-        break;
+    case OUT_DEAD: rc = dead_letter(conn, it, err, errlen); break;
+    default: /* OUT_RETRY: err says why */ break;
     }
     free(state);
 done:
@@ -373,8 +372,8 @@ done:
 }
 
 /* A failed attempt: RETRYING with the retry schedule, or dead-lettered. */
-static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, const char *why, char *err,
-                          size_t errlen)
+static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, const char *why,
+                          char *err, size_t errlen)
 {
     const char *p[] = {it->id};
     PGresult *r = q(conn, Q_INBOX_LOCK_ATTEMPTS, p, NULL, err, errlen);
@@ -671,12 +670,8 @@ static void report(struct inbox *ib, struct inbox_item *it)
         log_debug("inbox.applied", "id=%s event=%s entity=%s:%s transition=\"%s\"", it->id, it->event_type,
                   it->entity_type, entity, it->error ? it->error : "");
         break;
-    case OUT_NOOP:
-        stats_add(&ctx->stats, STAT_NOOP, 1);
-        break;
-    case OUT_IGNORED:
-        stats_add(&ctx->stats, STAT_IGNORED, 1);
-        break;
+    case OUT_NOOP: stats_add(&ctx->stats, STAT_NOOP, 1); break;
+    case OUT_IGNORED: stats_add(&ctx->stats, STAT_IGNORED, 1); break;
     case OUT_DEFERRED:
         stats_add(&ctx->stats, STAT_DEFERRED, 1);
         log_info("inbox.deferred", "id=%s event=%s entity=%s:%s due_in_ms=%lld", it->id, it->event_type,
@@ -685,8 +680,8 @@ static void report(struct inbox *ib, struct inbox_item *it)
     case OUT_RETRY:
         stats_add(&ctx->stats, STAT_RETRIED, 1);
         log_warn("inbox.retry", "id=%s event=%s entity=%s:%s attempt=%d due_in_ms=%lld error=\"%s\"", it->id,
-                 it->event_type, it->entity_type, entity, it->attempts,
-                 (long long)(it->next_due_ms - clock_wall_ms()), it->error ? it->error : "");
+                 it->event_type, it->entity_type, entity, it->attempts, (long long)(it->next_due_ms - clock_wall_ms()),
+                 it->error ? it->error : "");
         break;
     case OUT_DEAD:
         stats_add(&ctx->stats, STAT_DEAD, 1);
@@ -696,8 +691,7 @@ static void report(struct inbox *ib, struct inbox_item *it)
     case OUT_NONE:
     case OUT_BUSY:
     case OUT_TERMINAL:
-    case OUT_GONE:
-        break;
+    case OUT_GONE: break;
     }
 }
 

@@ -42,14 +42,14 @@ struct entity {
 struct batch {
     PGconn *conn;
     struct inbox_job *job;
-    struct inbox_row *rows;     /* per item */
-    size_t *ent;          /* per item: index into ents, or NO_ENTITY */
-    int64_t *wait;        /* per item: DEFERRED / RETRY wait (ms) */
-    char **from;          /* per item: APPLIED: the state before (NULL: new) */
-    const char **to;      /* per item: APPLIED: the new state */
+    struct inbox_row *rows; /* per item */
+    size_t *ent;            /* per item: index into ents, or NO_ENTITY */
+    int64_t *wait;          /* per item: DEFERRED / RETRY wait (ms) */
+    char **from;            /* per item: APPLIED: the state before (NULL: new) */
+    const char **to;        /* per item: APPLIED: the new state */
     struct entity *ents;
     size_t nents;
-    json_t *by_key;       /* "machine\nentity id" -> index into ents */
+    json_t *by_key; /* "machine\nentity id" -> index into ents */
     char err[512];
 };
 
@@ -371,9 +371,7 @@ static void classify_all(struct batch *b)
         case OUT_RETRY:
             inbox_fail_verdict(job->cfg, it, b->rows[i].attempts + 1, b->err, inbox_rnd64(), &b->wait[i]);
             break;
-        default: /* NOOP, IGNORED, DEAD */
-            it->outcome = d.outcome;
-            break;
+        default: /* NOOP, IGNORED, DEAD */ it->outcome = d.outcome; break;
         }
     }
 }
@@ -437,8 +435,7 @@ static json_t *row_update(const struct batch *b, size_t i)
         attempts = json_integer(it->attempts);
         error = json_string(it->error ? it->error : "");
         break;
-    default:
-        break;
+    default: break;
     }
     const char *outcome = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY ? NULL
                           : it->outcome == OUT_DEAD                               ? "dead"
@@ -462,9 +459,9 @@ static int write_rows(struct batch *b, json_t *index, int64_t started_us)
             continue;
         json_array_append_new(rows, row_update(b, i));
         bool failed = it->outcome == OUT_RETRY || it->outcome == OUT_DEAD || it->outcome == OUT_DEFERRED;
-        json_array_append_new(attempts, json_pack("{s:s, s:s, s:o}", "id", it->id, "outcome",
-                                                  inbox_outcome_names[it->outcome], "error",
-                                                  failed && it->error ? json_string(it->error) : json_null()));
+        json_array_append_new(attempts,
+                              json_pack("{s:s, s:s, s:o}", "id", it->id, "outcome", inbox_outcome_names[it->outcome],
+                                        "error", failed && it->error ? json_string(it->error) : json_null()));
         if (it->outcome == OUT_DEAD)
             json_array_append_new(dead, json_pack("{s:s, s:s, s:i, s:s?}", "id", it->id, "reason", it->dead_reason,
                                                   "attempts", it->attempts, "error", it->error));

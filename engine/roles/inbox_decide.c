@@ -10,8 +10,8 @@
 #include "backoff.h"
 #include "machine.h"
 
-const char *const inbox_outcome_names[] = {"none", "applied", "noop", "ignored", "deferred", "retry",
-                                           "dead", "busy", "terminal", "gone"};
+const char *const inbox_outcome_names[] = {"none",  "applied", "noop", "ignored",  "deferred",
+                                           "retry", "dead",    "busy", "terminal", "gone"};
 
 void inbox_set_error(struct inbox_item *it, const char *fmt, ...)
 {

@@ -15,7 +15,7 @@
 #include "config.h"
 
 enum inbox_outcome {
-    OUT_NONE,     /* not evaluated yet */
+    OUT_NONE, /* not evaluated yet */
     OUT_APPLIED,
     OUT_NOOP,
     OUT_IGNORED,
@@ -36,9 +36,9 @@ struct inbox_item {
     int attempts;
     char partner[64], event_type[112], entity_type[112];
     char *entity_id;
-    char *error; /* why it failed, waits, or was dead-lettered */
+    char *error;             /* why it failed, waits, or was dead-lettered */
     const char *dead_reason; /* OUT_DEAD: static text for dead_letters.reason */
-    char **wake_ids; /* deferred siblings made due now by an apply */
+    char **wake_ids;         /* deferred siblings made due now by an apply */
     int64_t *wake_due;
     size_t nwake;
 };
@@ -53,8 +53,8 @@ struct inbox_row {
 /* What decide() concluded. */
 struct inbox_decision {
     enum inbox_outcome outcome; /* APPLIED, NOOP, IGNORED, DEFERRED, DEAD, or RETRY = failed (see err) */
-    const char *to;       /* APPLIED: the new state (the machine's storage) */
-    int64_t wait_ms;      /* DEFERRED */
+    const char *to;             /* APPLIED: the new state (the machine's storage) */
+    int64_t wait_ms;            /* DEFERRED */
 };
 
 

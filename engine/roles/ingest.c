@@ -62,7 +62,7 @@ struct ingest {
     struct hookd_ctx *ctx;
     struct http_server *http; /* borrowed: the listener the route is on */
     struct db_pool *db;       /* inserts only, so they never queue behind processing */
-    struct batch *open; /* gathering */
+    struct batch *open;       /* gathering */
     struct event *flush_ev;
     int running; /* insert jobs in flight */
     size_t pending;
@@ -143,7 +143,8 @@ static void answer(struct pending *p)
     case RES_UNAVAILABLE:
         stats_add(&ctx->stats, STAT_DB_ERRORS, 1);
         if (p->req)
-            reject(in, p->req, p->partner, 503, REJECT_UNAVAILABLE, "database unavailable, nothing was stored; retry later");
+            reject(in, p->req, p->partner, 503, REJECT_UNAVAILABLE,
+                   "database unavailable, nothing was stored; retry later");
         break;
     }
 }
@@ -374,8 +375,9 @@ static char *extract(const struct field_source *f, json_t *body, struct evkeyval
 
 static bool secret_header(const char *name, const struct partner_config *p)
 {
-    static const char *const drop[] = {"authorization", "cookie", "webhook-signature", "stripe-signature",
-                                       "x-hub-signature", "x-hub-signature-256", "proxy-authorization"};
+    static const char *const drop[] = {"authorization",      "cookie",          "webhook-signature",
+                                       "stripe-signature",   "x-hub-signature", "x-hub-signature-256",
+                                       "proxy-authorization"};
     for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
         if (strcasecmp(name, drop[i]) == 0)
             return true;

@@ -38,7 +38,8 @@ static void histogram(struct evbuffer *b, const char *name, const char *help, co
     uint64_t cum = 0;
     for (int i = 0; i < HIST_BUCKETS; i++) {
         cum += h->counts[i];
-        evbuffer_add_printf(b, "hookd_%s_bucket{le=\"%g\"} %llu\n", name, histogram_bounds[i], (unsigned long long)cum);
+        evbuffer_add_printf(b, "hookd_%s_bucket{le=\"%g\"} %llu\n", name, histogram_bounds[i],
+                            (unsigned long long)cum);
     }
     evbuffer_add_printf(b, "hookd_%s_bucket{le=\"+Inf\"} %llu\nhookd_%s_sum %.6f\nhookd_%s_count %llu\n", name,
                         (unsigned long long)h->n, name, h->sum, name, (unsigned long long)h->n);
@@ -51,8 +52,9 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
     const struct heartbeat_view *v = heartbeat_view(m->hb);
     const struct stats *s = &ctx->stats;
     struct evbuffer *b = evbuffer_new();
-    evbuffer_add_printf(b, "# HELP hookd_build_info Build information.\n# TYPE hookd_build_info gauge\n"
-                           "hookd_build_info{version=\"%s\"} 1\n",
+    evbuffer_add_printf(b,
+                        "# HELP hookd_build_info Build information.\n# TYPE hookd_build_info gauge\n"
+                        "hookd_build_info{version=\"%s\"} 1\n",
                         HOOKD_VERSION);
     for (int i = 0; i < STAT__COUNT; i++) {
         if (i == STAT_REJECTED)
@@ -68,12 +70,13 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
                             (unsigned long long)s->rejected[r]);
     histogram(b, "ingest_seconds", "Inbound webhook requests, arrival to answer.", &s->ingest_seconds);
     histogram(b, "delivery_seconds", "Outbound delivery requests, start to outcome.", &s->delivery_seconds);
-    evbuffer_add_printf(b, "# HELP hookd_queue_depth Items in the Redis schedule (as of the last heartbeat).\n"
-                           "# TYPE hookd_queue_depth gauge\n"
-                           "hookd_queue_depth{queue=\"inbox\",set=\"due\"} %lld\n"
-                           "hookd_queue_depth{queue=\"inbox\",set=\"inflight\"} %lld\n"
-                           "hookd_queue_depth{queue=\"delivery\",set=\"due\"} %lld\n"
-                           "hookd_queue_depth{queue=\"delivery\",set=\"inflight\"} %lld\n",
+    evbuffer_add_printf(b,
+                        "# HELP hookd_queue_depth Items in the Redis schedule (as of the last heartbeat).\n"
+                        "# TYPE hookd_queue_depth gauge\n"
+                        "hookd_queue_depth{queue=\"inbox\",set=\"due\"} %lld\n"
+                        "hookd_queue_depth{queue=\"inbox\",set=\"inflight\"} %lld\n"
+                        "hookd_queue_depth{queue=\"delivery\",set=\"due\"} %lld\n"
+                        "hookd_queue_depth{queue=\"delivery\",set=\"inflight\"} %lld\n",
                         v->depth[0], v->depth[1], v->depth[2], v->depth[3]);
     if (v->dlq_size >= 0)
         gauge(b, "dlq_size", "Open dead letters (not replayed).", (double)v->dlq_size);
@@ -89,10 +92,11 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
         inbox_lateness(m->inbox, &p50, &p99);
         gauge(b, "inbox_inflight", "Inbox items claimed and not yet finished by this worker.",
               (double)inbox_pending(m->inbox));
-        evbuffer_add_printf(b, "# HELP hookd_inbox_lateness_seconds Claim time minus due time, recent claims.\n"
-                               "# TYPE hookd_inbox_lateness_seconds gauge\n"
-                               "hookd_inbox_lateness_seconds{quantile=\"0.5\"} %g\n"
-                               "hookd_inbox_lateness_seconds{quantile=\"0.99\"} %g\n",
+        evbuffer_add_printf(b,
+                            "# HELP hookd_inbox_lateness_seconds Claim time minus due time, recent claims.\n"
+                            "# TYPE hookd_inbox_lateness_seconds gauge\n"
+                            "hookd_inbox_lateness_seconds{quantile=\"0.5\"} %g\n"
+                            "hookd_inbox_lateness_seconds{quantile=\"0.99\"} %g\n",
                             (double)p50 / 1000.0, (double)p99 / 1000.0);
     }
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");

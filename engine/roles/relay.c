@@ -61,8 +61,9 @@
 /* The statements of a pass (sql/queries/relay_*.sql): relay_endpoints and
  * relay_claim or relay_claim_after, then relay_settle (and relay_inserted
  * after a conflict), all in the claim's transaction. */
-_Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID && (int)RELAY_CLAIM_EVENT_TYPE ==
-                   (int)RELAY_CLAIM_AFTER_EVENT_TYPE && (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
+_Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
+                   (int)RELAY_CLAIM_EVENT_TYPE == (int)RELAY_CLAIM_AFTER_EVENT_TYPE &&
+                   (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
                    (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID,
                "read_claim reads both claims alike");
 
@@ -85,10 +86,10 @@ struct relay {
     bool listener_started, closed;
     struct loop_notify *notify; /* the LISTEN thread -> loop: new outbox events */
     struct event *poll_ev, *active_ev;
-    bool active;       /* polling fast, trigger told not to NOTIFY */
-    int set_listening; /* for the next pass: -1 leave, 0 / 1 set hookd_relay_state.listening */
+    bool active;                       /* polling fast, trigger told not to NOTIFY */
+    int set_listening;                 /* for the next pass: -1 leave, 0 / 1 set hookd_relay_state.listening */
     int64_t last_work_ms, asserted_ms; /* monotonic */
-    int running; /* passes */
+    int running;                       /* passes */
     bool again;
     size_t per_event; /* deliveries per event in the last pass, at least 1 */
     int bounded_run;  /* claims in a row that started after another pass */
@@ -117,13 +118,13 @@ struct pass {
     struct lane *lane;
     int set_listening;
     long limit;
-    bool bounded;       /* claims after the event after_id */
-    char after_id[40];  /* the other lane's last event */
-    char last_id[40];   /* this claim's last event, "" if none */
-    bool holds_full;                 /* claimed a full batch, holds it (loop) */
+    bool bounded;      /* claims after the event after_id */
+    char after_id[40]; /* the other lane's last event */
+    char last_id[40];  /* this claim's last event, "" if none */
+    bool holds_full;   /* claimed a full batch, holds it (loop) */
     struct claimed_event {
         char id[40], tid[32];
-    } *events; /* claimed, distinct */
+    } * events; /* claimed, distinct */
     size_t nevents;
     struct row *rows;
     size_t nrows;
@@ -131,7 +132,7 @@ struct pass {
     bool abort;   /* roll it back instead of settling */
     bool sending; /* posting: answers are only counted */
     bool closed;
-    size_t next;  /* rows posted so far (in chunks, see send_first) */
+    size_t next; /* rows posted so far (in chunks, see send_first) */
     size_t nsent, nanswered;
     struct event *window_ev, *send_ev;
     int64_t lease_ms;
@@ -279,8 +280,9 @@ static void work_claim(PGconn *conn, void *arg)
      * the settle's finds events by tuple id and deliveries by primary key,
      * which custom plans for 1,000-element arrays turned into sequential
      * scans (and 4 ms of planning per pass). */
-    if (simple(conn, "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
-                     " SET LOCAL plan_cache_mode = force_generic_plan",
+    if (simple(conn,
+               "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
+               " SET LOCAL plan_cache_mode = force_generic_plan",
                p->err, sizeof p->err) != 0)
         goto fail;
     char limit[24];

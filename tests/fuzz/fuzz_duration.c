@@ -139,8 +139,8 @@ static bool ref_size(const char *text, int64_t *out)
     static const struct {
         const char *unit;
         int64_t mult;
-    } units[] = {{"", 1},           {"B", 1},       {"KiB", 1024}, {"MiB", 1048576},
-                 {"GiB", 1073741824}, {"KB", 1000}, {"MB", 1000000}};
+    } units[] = {{"", 1},      {"B", 1},       {"KiB", 1024}, {"MiB", 1048576}, {"GiB", 1073741824},
+                 {"KB", 1000}, {"MB", 1000000}};
     const char *s = text, *e = text + strlen(text);
     int64_t n;
 

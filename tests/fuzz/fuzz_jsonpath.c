@@ -45,21 +45,16 @@ static char *expected_text(json_t *v)
         if (memchr(json_string_value(v), '\0', json_string_length(v)) != NULL)
             return NULL;
         return strdup(json_string_value(v));
-    case JSON_INTEGER:
-        snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(v));
-        return strdup(tmp);
+    case JSON_INTEGER: snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(v)); return strdup(tmp);
     case JSON_REAL:
         d = json_real_value(v);
         if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != (double)(long long)d)
             return NULL;
         snprintf(tmp, sizeof tmp, "%.0f", d);
         return strdup(strcmp(tmp, "-0") == 0 ? "0" : tmp);
-    case JSON_TRUE:
-        return strdup("true");
-    case JSON_FALSE:
-        return strdup("false");
-    default:
-        return NULL;
+    case JSON_TRUE: return strdup("true");
+    case JSON_FALSE: return strdup("false");
+    default: return NULL;
     }
 }
 

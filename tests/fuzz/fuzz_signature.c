@@ -46,23 +46,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 enum { H_ID, H_TS, H_STANDARD, H_STRIPE, H_GITHUB, H_GENERIC, NHEADERS };
 
 static const char *const header_names[NHEADERS] = {
-    "webhook-id",       "webhook-timestamp",   "webhook-signature",
-    "Stripe-Signature", "X-Hub-Signature-256", "X-Signature",
+    "webhook-id", "webhook-timestamp", "webhook-signature", "Stripe-Signature", "X-Hub-Signature-256", "X-Signature",
 };
 
 /* The published vectors' secrets (see tests/unit/test_signature.c), and a
  * wrong key tried first for each scheme. */
 static const char *const secrets[4][2] = {
-    [SIG_STANDARD_WEBHOOKS] = {"whsec_dGhpcyBpcyB0aGUgbmV3IHNlY3JldCBrZXkh",
-                               "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+    [SIG_STANDARD_WEBHOOKS] = {"whsec_dGhpcyBpcyB0aGUgbmV3IHNlY3JldCBrZXkh", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
     [SIG_STRIPE] = {"whsec_old_secret", "whsec_test_secret"},
     [SIG_GITHUB] = {"an older secret", "It's a Secret to Everybody"},
     [SIG_HMAC_SHA256] = {"an older secret", "It's a Secret to Everybody"},
 };
 /* Text that must never appear in an error message. */
 static const char *const secret_texts[] = {
-    "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "dGhpcyBpcyB0aGUgbmV3IHNlY3JldCBrZXkh", "test_secret",
-    "old_secret", "Secret to Everybody", "an older secret",
+    "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    "dGhpcyBpcyB0aGUgbmV3IHNlY3JldCBrZXkh",
+    "test_secret",
+    "old_secret",
+    "Secret to Everybody",
+    "an older secret",
 };
 
 static struct sig_key keys[4][2];
@@ -145,8 +147,7 @@ static void fuzz_base64(const char *in, size_t len)
         CHECK(exact_len == out_len && memcmp(exact, out, out_len) == 0);
         /* ...and one byte less does not. */
         if (out_len > 0)
-            CHECK(enc_base64_decode(in, len, exact, out_len - 1, &exact_len) == -1 &&
-                  exact_len == 0);
+            CHECK(enc_base64_decode(in, len, exact, out_len - 1, &exact_len) == -1 && exact_len == 0);
         /* Re-encoding gives the input back, except for the unused low bits
          * of the last character, which the decoder does not check. */
         CHECK(enc_base64_encode(out, out_len, text, ENC_BASE64_LEN(out_len) + 1) == 0);
@@ -204,8 +205,7 @@ static void check_message(const struct request *r, const char *err, size_t errle
             CHECK(strstr(err, r->hdr[h]) == NULL);
 }
 
-static enum sig_result verify(enum sig_scheme scheme, const struct request *r, size_t nkeys,
-                              size_t errlen)
+static enum sig_result verify(enum sig_scheme scheme, const struct request *r, size_t nkeys, size_t errlen)
 {
     struct sig_params params = {scheme, keys[scheme] + 2 - nkeys, nkeys, r->tolerance, "X-Signature"};
     struct sig_request req = {r->body, r->body_len, lookup, (void *)r, r->now};
@@ -227,8 +227,8 @@ static enum sig_result verify(enum sig_scheme scheme, const struct request *r, s
 
 /* HMAC-SHA256 of prefix || body with the scheme's right key, via OpenSSL's
  * one-shot API rather than hookd's code. */
-static void reference_mac(enum sig_scheme scheme, const char *prefix, const unsigned char *body,
-                          size_t len, unsigned char mac[SIG_MAC_LEN])
+static void reference_mac(enum sig_scheme scheme, const char *prefix, const unsigned char *body, size_t len,
+                          unsigned char mac[SIG_MAC_LEN])
 {
     size_t plen = strlen(prefix), maclen = 0;
     unsigned char *msg = xalloc(plen + len);
@@ -237,8 +237,8 @@ static void reference_mac(enum sig_scheme scheme, const char *prefix, const unsi
     memcpy(msg, prefix, plen);
     if (len > 0)
         memcpy(msg + plen, body, len);
-    CHECK(EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, k->bytes, k->len, msg, plen + len, mac,
-                    SIG_MAC_LEN, &maclen) != NULL);
+    CHECK(EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, k->bytes, k->len, msg, plen + len, mac, SIG_MAC_LEN,
+                    &maclen) != NULL);
     CHECK(maclen == SIG_MAC_LEN);
     free(msg);
 }

@@ -84,8 +84,7 @@ static void check_parsed(const struct netguard_url *u)
     CHECK(memchr(u->scheme, '\0', sizeof u->scheme) != NULL);
     CHECK(memchr(u->host, '\0', sizeof u->host) != NULL);
     CHECK(memchr(u->path, '\0', sizeof u->path) != NULL);
-    CHECK((strcmp(u->scheme, "http") == 0 && u->tls == 0) ||
-          (strcmp(u->scheme, "https") == 0 && u->tls == 1));
+    CHECK((strcmp(u->scheme, "http") == 0 && u->tls == 0) || (strcmp(u->scheme, "https") == 0 && u->tls == 1));
     CHECK(u->host[0] != '\0' && clean_text(u->host));
     for (const char *p = u->host; *p; p++)
         CHECK(!(*p >= 'A' && *p <= 'Z') && *p != '@' && *p != '/' && *p != '?' && *p != '#');
@@ -108,8 +107,7 @@ static void check_round_trip(const struct netguard_url *u)
 
     if (text == NULL)
         abort();
-    snprintf(text, cap, "%s://%s%s%s:%d%s", u->scheme, v6 ? "[" : "", u->host, v6 ? "]" : "",
-             u->port, u->path);
+    snprintf(text, cap, "%s://%s%s%s:%d%s", u->scheme, v6 ? "[" : "", u->host, v6 ? "]" : "", u->port, u->path);
     CHECK(netguard_parse_url(text, &again, err, sizeof err) == 0);
     CHECK(strcmp(again.scheme, u->scheme) == 0 && strcmp(again.host, u->host) == 0);
     CHECK(again.port == u->port && again.tls == u->tls && strcmp(again.path, u->path) == 0);

@@ -411,7 +411,8 @@ static void conn_start(struct conn *c)
     if (!c->bev)
         die("bufferevent_socket_new failed");
     bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
-    struct timeval tmo = {(time_t)lg->o.timeout_s, (suseconds_t)((lg->o.timeout_s - (double)(time_t)lg->o.timeout_s) * 1e6)};
+    struct timeval tmo = {(time_t)lg->o.timeout_s,
+                          (suseconds_t)((lg->o.timeout_s - (double)(time_t)lg->o.timeout_s) * 1e6)};
     bufferevent_set_timeouts(c->bev, &tmo, &tmo);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&lg->addr, (int)lg->addrlen) != 0)
@@ -470,11 +471,10 @@ static void parse_url(const char *url, struct opts *o)
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: loadgen --url http://HOST:PORT/PATH [--connections N] [--requests N] [--duration S]\n"
-            "               [--plain | --secret whsec_... --scheme standard-webhooks]\n"
-            "               [--body-template JSON-with-%%d] [--entities N] [--id-prefix P]\n"
-            "               [--timeout S] [--max-seconds S]\n");
+    fprintf(stderr, "usage: loadgen --url http://HOST:PORT/PATH [--connections N] [--requests N] [--duration S]\n"
+                    "               [--plain | --secret whsec_... --scheme standard-webhooks]\n"
+                    "               [--body-template JSON-with-%%d] [--entities N] [--id-prefix P]\n"
+                    "               [--timeout S] [--max-seconds S]\n");
     exit(2);
 }
 
@@ -507,13 +507,20 @@ int main(int argc, char **argv)
     o->body_template = "{\"type\":\"order.started\",\"data\":{\"order_id\":\"o%d\"}}";
     o->id_prefix = id_prefix;
     static const struct option longopts[] = {
-        {"url", required_argument, NULL, 'u'},           {"connections", required_argument, NULL, 'c'},
-        {"requests", required_argument, NULL, 'n'},      {"duration", required_argument, NULL, 'd'},
-        {"secret", required_argument, NULL, 's'},        {"scheme", required_argument, NULL, 'S'},
-        {"body-template", required_argument, NULL, 'b'}, {"entities", required_argument, NULL, 'e'},
-        {"plain", no_argument, NULL, 'p'},               {"id-prefix", required_argument, NULL, 'i'},
-        {"timeout", required_argument, NULL, 't'},       {"max-seconds", required_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0},
+        {"url", required_argument, NULL, 'u'},
+        {"connections", required_argument, NULL, 'c'},
+        {"requests", required_argument, NULL, 'n'},
+        {"duration", required_argument, NULL, 'd'},
+        {"secret", required_argument, NULL, 's'},
+        {"scheme", required_argument, NULL, 'S'},
+        {"body-template", required_argument, NULL, 'b'},
+        {"entities", required_argument, NULL, 'e'},
+        {"plain", no_argument, NULL, 'p'},
+        {"id-prefix", required_argument, NULL, 'i'},
+        {"timeout", required_argument, NULL, 't'},
+        {"max-seconds", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

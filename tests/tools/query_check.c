@@ -26,8 +26,7 @@
 static int compare(const PGresult *desc, const struct query_def *q, char *why, size_t whylen)
 {
     if (q->nparams >= 0 && PQnparams(desc) != q->nparams)
-        return snprintf(why, whylen, "takes %d parameters, the header documents %d", PQnparams(desc), q->nparams),
-               -1;
+        return snprintf(why, whylen, "takes %d parameters, the header documents %d", PQnparams(desc), q->nparams), -1;
     int n = PQnfields(desc);
     for (int i = 0; i < n || i < q->ncolumns; i++) {
         const char *got = i < n ? PQfname(desc, i) : "(nothing)";

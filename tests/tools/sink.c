@@ -89,9 +89,7 @@ int main(int argc, char **argv)
         case 'p': port = atoi(optarg); break;
         case 's': s.status = atoi(optarg); break;
         case 'H': host = optarg; break;
-        default:
-            fprintf(stderr, "usage: sink --port P [--status 200] [--host 127.0.0.1]\n");
-            return 2;
+        default: fprintf(stderr, "usage: sink --port P [--status 200] [--host 127.0.0.1]\n"); return 2;
         }
     }
     if (port < 0 || port > 65535 || s.status < 100 || s.status > 599) {

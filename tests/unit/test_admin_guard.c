@@ -128,7 +128,7 @@ static void test_session_table_overflow_ends_least_recently_used(void **state)
     for (int i = 2; i < ADMIN_GUARD_SESSIONS; i++)
         assert_non_null(admin_guard_session_new(g, 10 + i));
     assert_non_null(admin_guard_session_find(g, first, MIN, 100)); /* first used again */
-    assert_non_null(admin_guard_session_new(g, 200));               /* evicts second */
+    assert_non_null(admin_guard_session_new(g, 200));              /* evicts second */
     assert_non_null(admin_guard_session_find(g, first, MIN, 300));
     assert_null(admin_guard_session_find(g, second, MIN, 300));
     admin_guard_sessions_clear(g);

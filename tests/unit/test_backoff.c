@@ -324,9 +324,8 @@ static void test_parse_duration_errors(void **state)
     parse_bad("5M", "bad duration '5M': unknown unit 'M' (use ms, s, m, h, d)");
     parse_bad("5sec", "bad duration '5sec': unknown unit 'sec' (use ms, s, m, h, d)");
     parse_bad("5s5", "bad duration '5s5': unknown unit 's5' (use ms, s, m, h, d)");
-    parse_bad("1.5m",
-              "bad duration '1.5m': only whole numbers are allowed (use a smaller unit, e.g. 90s "
-              "instead of 1.5m)");
+    parse_bad("1.5m", "bad duration '1.5m': only whole numbers are allowed (use a smaller unit, e.g. 90s "
+                      "instead of 1.5m)");
     parse_bad("m", "bad duration 'm': expected a whole number and a unit (use ms, s, m, h, d)");
     parse_bad("+5s", "bad duration '+5s': expected a whole number and a unit (use ms, s, m, h, d)");
     /* Too many digits for int64_t, then a value that overflows only once
@@ -390,14 +389,12 @@ static void test_parse_schedule_errors(void **state)
     schedule_bad("1m,,5m", "schedule step 2 is empty");
     schedule_bad("1m, 5m,", "schedule step 3 is empty");
     schedule_bad(",1m", "schedule step 1 is empty");
-    schedule_bad("1m, 5x",
-                 "schedule step 2: bad duration '5x': unknown unit 'x' (use ms, s, m, h, d)");
+    schedule_bad("1m, 5x", "schedule step 2: bad duration '5x': unknown unit 'x' (use ms, s, m, h, d)");
     schedule_bad("1m, -5m", "schedule step 2: bad duration '-5m': must not be negative");
     schedule_bad("1m 5m", "schedule step 1: bad duration '1m 5m': unknown unit 'm 5m' (use ms, "
                           "s, m, h, d)");
     schedule_bad("1m, 5", "schedule step 2: bad duration '5': missing unit (use ms, s, m, h, d)");
-    schedule_bad("1s,2s,3s,4s,5s,6s,7s,8s,9s,10s,11s,12s,13s,14s,15s,16s,17s",
-                 "schedule has more than 16 steps");
+    schedule_bad("1s,2s,3s,4s,5s,6s,7s,8s,9s,10s,11s,12s,13s,14s,15s,16s,17s", "schedule has more than 16 steps");
 }
 
 static void percent_ok(const char *text, int want)
@@ -481,10 +478,9 @@ static void test_format_duration(void **state)
 
 static void test_format_round_trip(void **state)
 {
-    static const int64_t fixed[] = {0,         1,        999,      1000,      1001,
-                                    59999,     60000,    61000,    3599000,   3600000,
-                                    86399999,  86400000, 172800000, INT64_MAX,
-                                    INT64_C(106751991167) * 86400000};
+    static const int64_t fixed[] = {0,        1,        999,       1000,      1001,
+                                    59999,    60000,    61000,     3599000,   3600000,
+                                    86399999, 86400000, 172800000, INT64_MAX, INT64_C(106751991167) * 86400000};
     char buf[BACKOFF_DURATION_BUFLEN];
     uint64_t s = 7;
     int64_t back;
@@ -516,20 +512,13 @@ static void test_format_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_retry_default_policy),
-        cmocka_unit_test(test_retry_last_step_repeats),
-        cmocka_unit_test(test_retry_attempt_budget),
-        cmocka_unit_test(test_retry_jitter_bounds),
-        cmocka_unit_test(test_retry_jitter_edges),
-        cmocka_unit_test(test_defer_default_schedule),
-        cmocka_unit_test(test_defer_max_age),
-        cmocka_unit_test(test_policy_validate),
-        cmocka_unit_test(test_parse_duration_ok),
-        cmocka_unit_test(test_parse_duration_errors),
-        cmocka_unit_test(test_parse_schedule),
-        cmocka_unit_test(test_parse_schedule_errors),
-        cmocka_unit_test(test_parse_percent),
-        cmocka_unit_test(test_format_duration),
+        cmocka_unit_test(test_retry_default_policy), cmocka_unit_test(test_retry_last_step_repeats),
+        cmocka_unit_test(test_retry_attempt_budget), cmocka_unit_test(test_retry_jitter_bounds),
+        cmocka_unit_test(test_retry_jitter_edges),   cmocka_unit_test(test_defer_default_schedule),
+        cmocka_unit_test(test_defer_max_age),        cmocka_unit_test(test_policy_validate),
+        cmocka_unit_test(test_parse_duration_ok),    cmocka_unit_test(test_parse_duration_errors),
+        cmocka_unit_test(test_parse_schedule),       cmocka_unit_test(test_parse_schedule_errors),
+        cmocka_unit_test(test_parse_percent),        cmocka_unit_test(test_format_duration),
         cmocka_unit_test(test_format_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,12 +32,21 @@ static const struct cli_args_opt add_opts[] = {
     {0},
 };
 static const struct cli_args_cmd add_cmd = {
-    .name = "add", .synopsis = "--url URL [--name N]", .summary = "add one", .opts = add_opts,
-    .run = run_nothing, .config = true,
+    .name = "add",
+    .synopsis = "--url URL [--name N]",
+    .summary = "add one",
+    .opts = add_opts,
+    .run = run_nothing,
+    .config = true,
 };
 static const struct cli_args_cmd show_cmd = {
-    .name = "show", .synopsis = "NAME", .summary = "show one", .run = run_nothing,
-    .min_args = 1, .max_args = 1, .config = true,
+    .name = "show",
+    .synopsis = "NAME",
+    .summary = "show one",
+    .run = run_nothing,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
 };
 static const struct cli_args_opt replay_opts[] = {
     {"partner", "P", "only this partner", NULL},
@@ -45,19 +54,32 @@ static const struct cli_args_opt replay_opts[] = {
     {0},
 };
 static const struct cli_args_cmd replay_cmd = {
-    .name = "replay", .synopsis = "ID...", .summary = "replay some", .opts = replay_opts,
-    .run = run_nothing, .max_args = -1, .config = true,
+    .name = "replay",
+    .synopsis = "ID...",
+    .summary = "replay some",
+    .opts = replay_opts,
+    .run = run_nothing,
+    .max_args = -1,
+    .config = true,
 };
 static const struct cli_args_cmd *const endpoint_subs[] = {&add_cmd, &show_cmd, &replay_cmd, NULL};
 static const struct cli_args_cmd endpoint_cmd = {.name = "endpoint", .summary = "endpoints", .subs = endpoint_subs};
 
 static const struct cli_args_opt status_opts[] = {{"watch", NULL, "again and again", NULL}, {0}};
 static const struct cli_args_cmd status_cmd = {
-    .name = "status", .synopsis = "[--json] [--watch]", .summary = "the cluster", .opts = status_opts,
-    .run = run_nothing, .config = true,
+    .name = "status",
+    .synopsis = "[--json] [--watch]",
+    .summary = "the cluster",
+    .opts = status_opts,
+    .run = run_nothing,
+    .config = true,
 };
 static const struct cli_args_cmd check_cmd = {
-    .name = "check", .synopsis = "[FILE]", .summary = "check a config", .run = run_nothing, .max_args = 1,
+    .name = "check",
+    .synopsis = "[FILE]",
+    .summary = "check a config",
+    .run = run_nothing,
+    .max_args = 1,
 };
 static const struct cli_args_cmd *const config_subs[] = {&check_cmd, NULL};
 static const struct cli_args_cmd config_cmd = {.name = "config", .summary = "the config", .subs = config_subs};

@@ -22,9 +22,9 @@
 #include "config.h"
 
 /* Lines 1-3 of most test files: the two required keys. */
-#define HOOKD_MIN                                                                                  \
-    "[hookd]\n"                                                                                    \
-    "database = postgresql://hookd@127.0.0.1/hookd\n"                                              \
+#define HOOKD_MIN                                                                                                     \
+    "[hookd]\n"                                                                                                       \
+    "database = postgresql://hookd@127.0.0.1/hookd\n"                                                                 \
     "redis = redis://127.0.0.1:6379/0\n"
 
 #define S 1000LL
@@ -226,9 +226,8 @@ static void test_sizes(void **state)
         const char *text;
         int64_t bytes;
     } good[] = {
-        {"1MiB", 1048576}, {"512KiB", 524288}, {"4096", 4096},         {" 10 B ", 10},
-        {"3GiB", 3LL << 30}, {"2KB", 2000},    {"5MB", 5000000},       {"0", 0},
-        {"64 KiB", 65536},     {"1                 MiB", 1048576},
+        {"1MiB", 1048576}, {"512KiB", 524288}, {"4096", 4096}, {" 10 B ", 10},    {"3GiB", 3LL << 30},
+        {"2KB", 2000},     {"5MB", 5000000},   {"0", 0},       {"64 KiB", 65536}, {"1                 MiB", 1048576},
     };
     static const struct {
         const char *text, *part;
@@ -322,8 +321,8 @@ static void test_percent_roles_bools_ints(void **state)
         const char *text;
         bool want;
     } bools[] = {
-        {"true", true}, {"on", true},   {"1", true},   {"TRUE", true},  {"Yes", true},
-        {"false", false}, {"no", false}, {"off", false}, {"0", false}, {"False", false},
+        {"true", true},   {"on", true},  {"1", true},    {"TRUE", true}, {"Yes", true},
+        {"false", false}, {"no", false}, {"off", false}, {"0", false},   {"False", false},
     };
     for (size_t i = 0; i < sizeof bools / sizeof bools[0]; i++) {
         char text[256];
@@ -426,15 +425,15 @@ static void test_design_example_loads(void **state)
 static void test_comments_and_blank_lines_keep_line_numbers(void **state)
 {
     (void)state;
-    refuse("; a comment\n"                     /* 1 */
-           "# another comment\n"               /* 2 */
-           "\n"                                /* 3 */
-           "[hookd]   ; the main section\n"    /* 4 */
-           "database = postgresql://h/db\n"    /* 5 */
-           "\n"                                /* 6 */
-           "   ; indented comment\n"           /* 7 */
-           "redis = redis://r:6379\n"          /* 8 */
-           "lease = 5 parsecs\n",              /* 9 */
+    refuse("; a comment\n"                  /* 1 */
+           "# another comment\n"            /* 2 */
+           "\n"                             /* 3 */
+           "[hookd]   ; the main section\n" /* 4 */
+           "database = postgresql://h/db\n" /* 5 */
+           "\n"                             /* 6 */
+           "   ; indented comment\n"        /* 7 */
+           "redis = redis://r:6379\n"       /* 8 */
+           "lease = 5 parsecs\n",           /* 9 */
            9, "bad duration '5 parsecs': unknown unit 'parsecs'");
 }
 
@@ -444,24 +443,24 @@ static void test_refuse_unknown_keys(void **state)
 {
     (void)state;
     refuse(HOOKD_MIN "bogus = 1\n", 4, "unknown key 'bogus' in [hookd]");
-    refuse(HOOKD_MIN "[partner a]\n"      /* 4 */
-                     "scheme = stripe\n"  /* 5 */
-                     "secret = s-0123456789abcdef\n"       /* 6 */
-                     "colour = red\n",    /* 7 */
+    refuse(HOOKD_MIN "[partner a]\n"                 /* 4 */
+                     "scheme = stripe\n"             /* 5 */
+                     "secret = s-0123456789abcdef\n" /* 6 */
+                     "colour = red\n",               /* 7 */
            7, "unknown key 'colour' in [partner a]");
-    refuse(HOOKD_MIN "[machine m]\n"                /* 4 */
-                     "initial = a\n"                /* 5 */
-                     "transition go = a -> b\n"     /* 6 */
-                     "colour = red\n",              /* 7 */
+    refuse(HOOKD_MIN "[machine m]\n"            /* 4 */
+                     "initial = a\n"            /* 5 */
+                     "transition go = a -> b\n" /* 6 */
+                     "colour = red\n",          /* 7 */
            7, "unknown key 'colour' in [machine m]");
-    refuse(HOOKD_MIN "[retry]\n"          /* 4 */
-                     "attempts = 3\n",    /* 5 */
+    refuse(HOOKD_MIN "[retry]\n"       /* 4 */
+                     "attempts = 3\n", /* 5 */
            5, "unknown key 'attempts' in a retry section");
     refuse(HOOKD_MIN "[retry partner:x]\n" /* 4 */
                      "schedule = 1s\n"     /* 5 */
                      "backoff = 2s\n",     /* 6 */
            6, "unknown key 'backoff' in a retry section");
-    refuse(HOOKD_MIN "[defer]\n"          /* 4 */
+    refuse(HOOKD_MIN "[defer]\n"           /* 4 */
                      "max_attempts = 3\n", /* 5 */
            5, "unknown key 'max_attempts' in [defer]");
     /* An unknown key in the right section of another kind's name. */
@@ -473,8 +472,7 @@ static void test_refuse_unknown_keys(void **state)
 static void test_refuse_bad_values(void **state)
 {
     (void)state;
-    refuse(HOOKD_MIN "reconcile_interval = 5x\n", 4,
-           "bad duration '5x': unknown unit 'x' (use ms, s, m, h, d)");
+    refuse(HOOKD_MIN "reconcile_interval = 5x\n", 4, "bad duration '5x': unknown unit 'x' (use ms, s, m, h, d)");
     refuse(HOOKD_MIN "lease = -5s\n", 4, "bad duration '-5s': must not be negative");
     refuse(HOOKD_MIN "lease = 1.5m\n", 4, "only whole numbers");
     refuse(HOOKD_MIN "lease = 30\n", 4, "bad duration '30': missing unit");
@@ -510,7 +508,8 @@ static void test_refuse_bad_values(void **state)
     refuse(HOOKD_MIN "[machine m]\ntable = orders; drop\n", 5, "bad table 'orders;");
     refuse(HOOKD_MIN "[machine m]\nstate_column = st-ate\n", 5, "bad state_column 'st-ate'");
     refuse(HOOKD_MIN "[machine m]\ntransition go = a => b\n", 5, "bad transition 'a => b'");
-    refuse(HOOKD_MIN "[machine m]\ntransition go = -> b\n", 5, "bad transition '-> b': expected FROM[, FROM...] -> TO");
+    refuse(HOOKD_MIN "[machine m]\ntransition go = -> b\n", 5,
+           "bad transition '-> b': expected FROM[, FROM...] -> TO");
     refuse(HOOKD_MIN "[machine m]\ntransition go = a, -> b\n", 5, "transition 'go' has an empty from-state");
 }
 
@@ -542,8 +541,9 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = http://r:6379\n", /* 3 */
-           3, "redis: redis URL must start with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// "
-              "(scheme 'http' is unknown)");
+           3,
+           "redis: redis URL must start with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// "
+           "(scheme 'http' is unknown)");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis+sentinel://a:26379,/mymaster\n", /* 3 */
@@ -585,24 +585,24 @@ static void test_admin_listen_off_and_token_minimum(void **state)
 static void test_refuse_duplicates(void **state)
 {
     (void)state;
-    refuse(HOOKD_MIN "lease = 5s\n" /* 4 */
+    refuse(HOOKD_MIN "lease = 5s\n"  /* 4 */
                      "lease = 6s\n", /* 5 */
            5, "duplicate key 'lease'");
     refuse(HOOKD_MIN "database = postgresql://other/db\n", 4, "duplicate key 'database'");
-    refuse(HOOKD_MIN "[partner a]\n"      /* 4 */
-                     "scheme = stripe\n"  /* 5 */
-                     "tolerance = 1m\n"   /* 6 */
-                     "tolerance = 2m\n",  /* 7 */
+    refuse(HOOKD_MIN "[partner a]\n"     /* 4 */
+                     "scheme = stripe\n" /* 5 */
+                     "tolerance = 1m\n"  /* 6 */
+                     "tolerance = 2m\n", /* 7 */
            7, "duplicate key 'tolerance'");
-    refuse(HOOKD_MIN "[machine m]\n"      /* 4 */
-                     "initial = a\n"      /* 5 */
-                     "table = t\n"        /* 6 */
-                     "table = t\n",       /* 7 */
+    refuse(HOOKD_MIN "[machine m]\n" /* 4 */
+                     "initial = a\n" /* 5 */
+                     "table = t\n"   /* 6 */
+                     "table = t\n",  /* 7 */
            7, "duplicate key 'table'");
-    refuse(HOOKD_MIN "[machine m]\n"                 /* 4 */
-                     "initial = a\n"                 /* 5 */
-                     "transition go = a -> b\n"      /* 6 */
-                     "transition go = b -> c\n",     /* 7 */
+    refuse(HOOKD_MIN "[machine m]\n"             /* 4 */
+                     "initial = a\n"             /* 5 */
+                     "transition go = a -> b\n"  /* 6 */
+                     "transition go = b -> c\n", /* 7 */
            7, "duplicate key 'transition go'");
     refuse(HOOKD_MIN "[retry]\nschedule = 1s\nschedule = 2s\n", 6, "duplicate key 'schedule'");
     refuse(HOOKD_MIN "[retry endpoint:e]\njitter = 1%\njitter = 2%\n", 6, "duplicate key 'jitter'");
@@ -622,25 +622,25 @@ static void test_refuse_duplicate_sections(void **state)
     refuse(HOOKD_MIN "[hookd]\n", 4, "duplicate section [hookd]");
     refuse(HOOKD_MIN "[retry]\n[defer]\n[retry]\n", 6, "duplicate section [retry]");
     refuse(HOOKD_MIN "[defer]\nmax_age = 1h\n[defer]\n", 6, "duplicate section [defer]");
-    refuse(HOOKD_MIN "[partner a]\n"      /* 4 */
-                     "scheme = stripe\n"  /* 5 */
-                     "secret = s-0123456789abcdef\n"       /* 6 */
-                     "[partner a]\n",     /* 7 */
+    refuse(HOOKD_MIN "[partner a]\n"                 /* 4 */
+                     "scheme = stripe\n"             /* 5 */
+                     "secret = s-0123456789abcdef\n" /* 6 */
+                     "[partner a]\n",                /* 7 */
            7, "duplicate section [partner a] (first at line 4)");
-    refuse(HOOKD_MIN "[machine m]\n"              /* 4 */
-                     "initial = a\n"              /* 5 */
-                     "transition go = a -> b\n"   /* 6 */
-                     "[partner m]\n"              /* 7 */
-                     "scheme = github\n"          /* 8 */
-                     "secret = s-0123456789abcdef\n"               /* 9 */
-                     "[machine m]\n",             /* 10 */
+    refuse(HOOKD_MIN "[machine m]\n"                 /* 4 */
+                     "initial = a\n"                 /* 5 */
+                     "transition go = a -> b\n"      /* 6 */
+                     "[partner m]\n"                 /* 7 */
+                     "scheme = github\n"             /* 8 */
+                     "secret = s-0123456789abcdef\n" /* 9 */
+                     "[machine m]\n",                /* 10 */
            10, "duplicate section [machine m] (first at line 4)");
-    refuse(HOOKD_MIN "\n"                         /* 4 */
-                     "[retry partner:x]\n"        /* 5 */
-                     "schedule = 1s\n"            /* 6 */
-                     "[retry event:x]\n"          /* 7 */
-                     "[retry endpoint:x]\n"       /* 8 */
-                     "[retry partner:x]\n",       /* 9 */
+    refuse(HOOKD_MIN "\n"                   /* 4 */
+                     "[retry partner:x]\n"  /* 5 */
+                     "schedule = 1s\n"      /* 6 */
+                     "[retry event:x]\n"    /* 7 */
+                     "[retry endpoint:x]\n" /* 8 */
+                     "[retry partner:x]\n", /* 9 */
            9, "duplicate section [retry partner:x] (first at line 5)");
     refuse(HOOKD_MIN "[retry event:order.*]\n[retry event:order.*]\n", 5,
            "duplicate section [retry event:order.*] (first at line 4)");
@@ -674,46 +674,46 @@ static void test_first_error_in_file_is_reported(void **state)
 {
     (void)state;
     refuse(HOOKD_MIN "just some words\n" /* 4 */
-                     "lease = 5x\n",      /* 5 */
+                     "lease = 5x\n",     /* 5 */
            4, "syntax error");
 }
 
 static void test_refuse_machines(void **state)
 {
     (void)state;
-    refuse(HOOKD_MIN "[machine m]\n"                            /* 4 */
-                     "initial = draft\n"                        /* 5 */
-                     "transition a = draft -> open\n"           /* 6 */
-                     "transition b = refunding -> refunded\n",  /* 7 */
+    refuse(HOOKD_MIN "[machine m]\n"                           /* 4 */
+                     "initial = draft\n"                       /* 5 */
+                     "transition a = draft -> open\n"          /* 6 */
+                     "transition b = refunding -> refunded\n", /* 7 */
            4, "[machine m]: machine 'm': state 'refunding' is unreachable from initial state 'draft'");
-    refuse(HOOKD_MIN "[machine m]\n"                  /* 4 */
-                     "initial = a\n"                  /* 5 */
-                     "transition t = a, b -> b\n",    /* 6 */
+    refuse(HOOKD_MIN "[machine m]\n"               /* 4 */
+                     "initial = a\n"               /* 5 */
+                     "transition t = a, b -> b\n", /* 6 */
            6, "transition 't' lists its target state 'b' as a from-state");
-    refuse(HOOKD_MIN "[machine a]\n"                          /* 4 */
-                     "initial = x\n"                          /* 5 */
-                     "transition shared.evt = x -> y\n"       /* 6 */
-                     "[machine b]\n"                          /* 7 */
-                     "initial = p\n"                          /* 8 */
-                     "transition own.evt = p -> q\n"          /* 9 */
-                     "transition shared.evt = q -> r\n",      /* 10 */
+    refuse(HOOKD_MIN "[machine a]\n"                     /* 4 */
+                     "initial = x\n"                     /* 5 */
+                     "transition shared.evt = x -> y\n"  /* 6 */
+                     "[machine b]\n"                     /* 7 */
+                     "initial = p\n"                     /* 8 */
+                     "transition own.evt = p -> q\n"     /* 9 */
+                     "transition shared.evt = q -> r\n", /* 10 */
            7, "event type 'shared.evt' is named by [machine a] and [machine b]");
     refuse(HOOKD_MIN "[machine m]\ntransition go = a -> b\n", 4, "[machine m]: machine 'm' has no initial state");
     refuse(HOOKD_MIN "[machine m]\ninitial = a\n", 4, "machine 'm' has no transitions");
     refuse(HOOKD_MIN "[machine m]\ninitial = z\ntransition go = a -> b\n", 4,
            "initial state 'z' is not named by any transition");
-    refuse(HOOKD_MIN "[machine m]\n"                 /* 4 */
-                     "initial = a\n"                 /* 5 */
-                     "transition go = a -> b\n"      /* 6 */
-                     "emit stop = m.stopped\n",      /* 7 */
+    refuse(HOOKD_MIN "[machine m]\n"            /* 4 */
+                     "initial = a\n"            /* 5 */
+                     "transition go = a -> b\n" /* 6 */
+                     "emit stop = m.stopped\n", /* 7 */
            4, "[machine m]: 'emit stop' names no transition of this machine");
-    refuse(HOOKD_MIN "[machine m]\n"                 /* 4 */
-                     "initial = a\n"                 /* 5 */
-                     "state_column = s\n"            /* 6 */
-                     "transition go = a -> b\n",     /* 7 */
+    refuse(HOOKD_MIN "[machine m]\n"             /* 4 */
+                     "initial = a\n"             /* 5 */
+                     "state_column = s\n"        /* 6 */
+                     "transition go = a -> b\n", /* 7 */
            4, "id_column, state_column and version_column need 'table'");
-    refuse(HOOKD_MIN "[machine m]\n"                 /* 4 */
-                     "initial = a\n"                 /* 5 */
+    refuse(HOOKD_MIN "[machine m]\n"                   /* 4 */
+                     "initial = a\n"                   /* 5 */
                      "transition go = a, c, a -> b\n", /* 6 */
            6, "lists from-state 'a' twice");
 }
@@ -728,23 +728,23 @@ static void test_refuse_retry_policies(void **state)
     refuse(HOOKD_MIN "[retry]\nschedule = 1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s\nmax_attempts = 50\n", 5,
            "schedule has more than 16 steps");
     /* Overrides: each validated with the keys it inherits. */
-    refuse(HOOKD_MIN "[retry partner:stripe]\n"         /* 4 */
-                     "schedule = 1s, 2s, 3s, 4s\n",      /* 5 */
+    refuse(HOOKD_MIN "[retry partner:stripe]\n"     /* 4 */
+                     "schedule = 1s, 2s, 3s, 4s\n", /* 5 */
            4, "[retry partner:stripe]: schedule has 4 steps but max_attempts = 4 allows only 3 waits");
-    refuse(HOOKD_MIN "[retry]\n"                         /* 4 */
-                     "schedule = 1s\n"                   /* 5 */
-                     "max_attempts = 2\n"                /* 6 */
-                     "[retry event:order.*]\n"           /* 7 */
-                     "schedule = 1s, 2s\n",              /* 8 */
+    refuse(HOOKD_MIN "[retry]\n"               /* 4 */
+                     "schedule = 1s\n"         /* 5 */
+                     "max_attempts = 2\n"      /* 6 */
+                     "[retry event:order.*]\n" /* 7 */
+                     "schedule = 1s, 2s\n",    /* 8 */
            7, "[retry event:order.*]: schedule has 2 steps but max_attempts = 2 allows only 1 waits");
-    refuse(HOOKD_MIN "[retry endpoint:slow]\n"           /* 4 */
-                     "max_attempts = 2\n",               /* 5 */
+    refuse(HOOKD_MIN "[retry endpoint:slow]\n" /* 4 */
+                     "max_attempts = 2\n",     /* 5 */
            4, "[retry endpoint:slow]: schedule has 3 steps but max_attempts = 2 allows only 1 waits");
-    refuse(HOOKD_MIN "[retry endpoint:slow]\n"           /* 4 */
-                     "jitter = 101%\n",                  /* 5 */
+    refuse(HOOKD_MIN "[retry endpoint:slow]\n" /* 4 */
+                     "jitter = 101%\n",        /* 5 */
            5, "bad percentage '101%'");
-    refuse(HOOKD_MIN "[retry endpoint:slow]\n"           /* 4 */
-                     "schedule = 1s, -2s\n",             /* 5 */
+    refuse(HOOKD_MIN "[retry endpoint:slow]\n" /* 4 */
+                     "schedule = 1s, -2s\n",   /* 5 */
            5, "schedule step 2: bad duration '-2s': must not be negative");
     /* A valid combination: 3 waits for 4 attempts, inherited from [retry]. */
     struct hookd_config *c = load_ok(HOOKD_MIN "[retry]\nmax_attempts = 6\n"
@@ -760,55 +760,55 @@ static void test_refuse_retry_policies(void **state)
 static void test_refuse_retry_names_section_line(void **state)
 {
     (void)state;
-    refuse(HOOKD_MIN "\n"                                /* 4 */
-                     "[retry]\n"                         /* 5 */
-                     "schedule = 1s, 2s, 3s, 4s\n",      /* 6 */
+    refuse(HOOKD_MIN "\n"                           /* 4 */
+                     "[retry]\n"                    /* 5 */
+                     "schedule = 1s, 2s, 3s, 4s\n", /* 6 */
            5, "[retry]: schedule has 4 steps but max_attempts = 4 allows only 3 waits");
-    refuse(HOOKD_MIN "[retry]\n"                         /* 4 */
-                     "max_attempts = 3\n",               /* 5 */
+    refuse(HOOKD_MIN "[retry]\n"           /* 4 */
+                     "max_attempts = 3\n", /* 5 */
            4, "[retry]: schedule has 3 steps but max_attempts = 3 allows only 2 waits");
-    refuse(HOOKD_MIN "[defer]\n"                         /* 4 */
-                     "max_age = 0s\n",                   /* 5 */
+    refuse(HOOKD_MIN "[defer]\n"       /* 4 */
+                     "max_age = 0s\n", /* 5 */
            4, "[defer]: max_age must be greater than 0");
 }
 
 static void test_refuse_partners(void **state)
 {
     (void)state;
-    refuse(HOOKD_MIN "[partner a]\n"    /* 4 */
-                     "secret = s-0123456789abcdef\n",    /* 5 */
+    refuse(HOOKD_MIN "[partner a]\n"                  /* 4 */
+                     "secret = s-0123456789abcdef\n", /* 5 */
            4, "[partner a] has no scheme");
-    refuse(HOOKD_MIN "[partner a]\n"         /* 4 */
-                     "scheme = stripe\n",    /* 5 */
+    refuse(HOOKD_MIN "[partner a]\n"      /* 4 */
+                     "scheme = stripe\n", /* 5 */
            4, "[partner a] has no secret");
     refuse(HOOKD_MIN "[partner a]\n"                 /* 4 */
                      "scheme = hmac-sha256\n"        /* 5 */
-                     "secret = s-0123456789abcdef\n"                  /* 6 */
+                     "secret = s-0123456789abcdef\n" /* 6 */
                      "event_id = json:id\n",         /* 7 */
            4, "[partner a] uses scheme hmac-sha256 and needs 'header'");
     refuse(HOOKD_MIN "[partner a]\n"                 /* 4 */
                      "scheme = hmac-sha256\n"        /* 5 */
-                     "secret = s-0123456789abcdef\n"                  /* 6 */
+                     "secret = s-0123456789abcdef\n" /* 6 */
                      "header = X-Signature\n",       /* 7 */
            4, "[partner a] needs 'event_id' (json:PATH or header:NAME)");
-    refuse(HOOKD_MIN "[machine order]\n"                  /* 4 */
-                     "initial = a\n"                      /* 5 */
-                     "transition order.go = a -> b\n"     /* 6 */
-                     "[partner a]\n"                      /* 7 */
-                     "scheme = stripe\n"                  /* 8 */
-                     "secret = s-0123456789abcdef\n"                       /* 9 */
-                     "entity_type = invoice\n",           /* 10 */
+    refuse(HOOKD_MIN "[machine order]\n"              /* 4 */
+                     "initial = a\n"                  /* 5 */
+                     "transition order.go = a -> b\n" /* 6 */
+                     "[partner a]\n"                  /* 7 */
+                     "scheme = stripe\n"              /* 8 */
+                     "secret = s-0123456789abcdef\n"  /* 9 */
+                     "entity_type = invoice\n",       /* 10 */
            7, "[partner a] names entity_type 'invoice', but there is no [machine invoice]");
-    refuse(HOOKD_MIN "[partner a]\n"                          /* 4 */
-                     "scheme = standard-webhooks\n"           /* 5 */
-                     "secret = whsec_YS1zZWNyZXQtb2YtMTYtYnl0ZXM=\n"              /* 6 */
-                     "secret = whsec_\n",                     /* 7 */
+    refuse(HOOKD_MIN "[partner a]\n"                                 /* 4 */
+                     "scheme = standard-webhooks\n"                  /* 5 */
+                     "secret = whsec_YS1zZWNyZXQtb2YtMTYtYnl0ZXM=\n" /* 6 */
+                     "secret = whsec_\n",                            /* 7 */
            4, "[partner a] secret 2: standard-webhooks secret has nothing after the whsec_ prefix");
     refuse(HOOKD_MIN "[partner a]\n"
                      "scheme = github\n"
-                     "secret = s1\nsecret = s2\nsecret = s3\nsecret = s4\n"  /* 6-9 */
-                     "secret = s5\nsecret = s6\nsecret = s7\nsecret = s8\n"  /* 10-13 */
-                     "secret = s9\n",                                        /* 14 */
+                     "secret = s1\nsecret = s2\nsecret = s3\nsecret = s4\n" /* 6-9 */
+                     "secret = s5\nsecret = s6\nsecret = s7\nsecret = s8\n" /* 10-13 */
+                     "secret = s9\n",                                       /* 14 */
            14, "too many secrets (at most 8)");
 }
 
@@ -818,14 +818,14 @@ static void test_redact_headers(void **state)
 {
     (void)state;
     struct hookd_config *c = load_ok(HOOKD_MIN);
-    static const char *const redacted[] = {"Authorization", "Cookie", "X-Api-Key", "X-Auth-Token",
-                                           "X-Twilio-Signature", "X-Hub-Signature", "Api-Key", "X-Client-Secret",
-                                           "X-Slack-Signature", "Proxy-Authorization", "X-Session-Id"};
+    static const char *const redacted[] =
+        {"Authorization",   "Cookie",  "X-Api-Key",       "X-Auth-Token",      "X-Twilio-Signature",
+         "X-Hub-Signature", "Api-Key", "X-Client-Secret", "X-Slack-Signature", "Proxy-Authorization",
+         "X-Session-Id"};
     for (size_t i = 0; i < sizeof redacted / sizeof redacted[0]; i++)
         if (!config_header_redacted(c, redacted[i]))
             fail_msg("not redacted by default: %s", redacted[i]);
-    static const char *const kept[] = {"Content-Type", "User-Agent", "X-GitHub-Event", "X-Request-Id",
-                                       "webhook-id"};
+    static const char *const kept[] = {"Content-Type", "User-Agent", "X-GitHub-Event", "X-Request-Id", "webhook-id"};
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
         if (config_header_redacted(c, kept[i]))
             fail_msg("redacted by default: %s", kept[i]);
@@ -846,18 +846,18 @@ static void test_redact_headers(void **state)
 static void test_content_dedup_follows_what_is_signed(void **state)
 {
     (void)state;
-    struct hookd_config *c = load_ok(HOOKD_MIN
-                                     "[partner sw]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
-                                     "[partner sw-hdr]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
-                                     "event_type = header:X-Type\n"
-                                     "[partner st]\nscheme = stripe\nsecret = 0123456789abcdef\n"
-                                     "[partner st-hdr]\nscheme = stripe\nsecret = 0123456789abcdef\n"
-                                     "entity_id = header:X-Entity\n"
-                                     "[partner gh]\nscheme = github\nsecret = 0123456789abcdef\n"
-                                     "[partner gh-json]\nscheme = github\nsecret = 0123456789abcdef\n"
-                                     "event_id = json:id\nevent_type = json:type\n"
-                                     "[partner mac]\nscheme = hmac-sha256\nsecret = 0123456789abcdef\n"
-                                     "header = X-Sig\nevent_id = json:id\n");
+    struct hookd_config *c = load_ok(
+        HOOKD_MIN "[partner sw]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
+                  "[partner sw-hdr]\nscheme = standard-webhooks\nsecret = whsec_MDEyMzQ1Njc4OWFiY2RlZg==\n"
+                  "event_type = header:X-Type\n"
+                  "[partner st]\nscheme = stripe\nsecret = 0123456789abcdef\n"
+                  "[partner st-hdr]\nscheme = stripe\nsecret = 0123456789abcdef\n"
+                  "entity_id = header:X-Entity\n"
+                  "[partner gh]\nscheme = github\nsecret = 0123456789abcdef\n"
+                  "[partner gh-json]\nscheme = github\nsecret = 0123456789abcdef\n"
+                  "event_id = json:id\nevent_type = json:type\n"
+                  "[partner mac]\nscheme = hmac-sha256\nsecret = 0123456789abcdef\n"
+                  "header = X-Sig\nevent_id = json:id\n");
     assert_false(config_partner(c, "sw")->content_dedup);
     assert_true(config_partner(c, "sw-hdr")->content_dedup);
     assert_false(config_partner(c, "st")->content_dedup);
@@ -873,9 +873,9 @@ static void test_content_dedup_follows_what_is_signed(void **state)
 static void test_refuse_short_partner_secrets(void **state)
 {
     (void)state;
-    refuse(HOOKD_MIN "[partner gh]\n"          /* 4 */
-                     "scheme = github\n"       /* 5 */
-                     "secret = x\n",           /* 6 */
+    refuse(HOOKD_MIN "[partner gh]\n"    /* 4 */
+                     "scheme = github\n" /* 5 */
+                     "secret = x\n",     /* 6 */
            4, "[partner gh] secret 1 is 1 bytes; at least 16 are required");
     refuse(HOOKD_MIN "[partner mac]\n"
                      "scheme = hmac-sha256\n"
@@ -951,18 +951,18 @@ static void test_long_keys_and_duplicates(void **state)
     assert_int_equal(c->machines[0].nemits, 2);
     config_unref(c);
 
-    refuse(HOOKD_MIN "[machine billing]\n"                              /* 4 */
-                     "initial = open\n"                                 /* 5 */
-                     "transition " LONG_EVENT ".v1 = open -> paid\n"    /* 6 */
-                     "emit " LONG_EVENT ".v1 = billing.paid\n"          /* 7 */
-                     "emit " LONG_EVENT ".v1 = billing.paid\n",         /* 8 */
+    refuse(HOOKD_MIN "[machine billing]\n"                           /* 4 */
+                     "initial = open\n"                              /* 5 */
+                     "transition " LONG_EVENT ".v1 = open -> paid\n" /* 6 */
+                     "emit " LONG_EVENT ".v1 = billing.paid\n"       /* 7 */
+                     "emit " LONG_EVENT ".v1 = billing.paid\n",      /* 8 */
            8, "duplicate key 'emit " LONG_EVENT ".v1'");
     /* The same with a short key: refused. */
-    refuse(HOOKD_MIN "[machine billing]\n"                              /* 4 */
-                     "initial = open\n"                                 /* 5 */
-                     "transition paid = open -> paid\n"                 /* 6 */
-                     "emit paid = billing.paid\n"                       /* 7 */
-                     "emit paid = billing.paid\n",                      /* 8 */
+    refuse(HOOKD_MIN "[machine billing]\n"              /* 4 */
+                     "initial = open\n"                 /* 5 */
+                     "transition paid = open -> paid\n" /* 6 */
+                     "emit paid = billing.paid\n"       /* 7 */
+                     "emit paid = billing.paid\n",      /* 8 */
            8, "duplicate key 'emit paid'");
 }
 
@@ -975,7 +975,7 @@ static void test_duplicate_key_after_many_keys(void **state)
     char *text = malloc(cap);
     assert_non_null(text);
     n += (size_t)snprintf(text + n, cap - n, HOOKD_MIN "[machine chain]\ninitial = s0\n"); /* 4, 5 */
-    for (int i = 1; i <= 63; i++)                                                           /* 6..68 */
+    for (int i = 1; i <= 63; i++)                                                          /* 6..68 */
         n += (size_t)snprintf(text + n, cap - n, "transition e%d = s%d -> s%d\n", i, i - 1, i);
     n += (size_t)snprintf(text + n, cap - n, "on_conflict = dlq\n");    /* 69 */
     n += (size_t)snprintf(text + n, cap - n, "on_conflict = ignore\n"); /* 70 */
@@ -1130,22 +1130,22 @@ static void test_database_password_in_params_redacted(void **state)
 static void test_retry_overrides(void **state)
 {
     (void)state;
-    struct hookd_config *c = load_ok(HOOKD_MIN "[retry]\n"                    /* 4 */
+    struct hookd_config *c = load_ok(HOOKD_MIN "[retry]\n" /* 4 */
                                                "schedule = 10s, 20s\n"
                                                "max_attempts = 5\n"
                                                "jitter = 0%\n"
-                                               "[retry partner:stripe]\n"     /* 8 */
+                                               "[retry partner:stripe]\n" /* 8 */
                                                "max_attempts = 3\n"
-                                               "[retry event:order.*]\n"      /* 10 */
+                                               "[retry event:order.*]\n" /* 10 */
                                                "schedule = 1s\n"
-                                               "[retry event:order.pa*]\n"    /* 12 */
+                                               "[retry event:order.pa*]\n" /* 12 */
                                                "schedule = 2s\n"
                                                "jitter = 50%\n"
-                                               "[retry event:*]\n"            /* 15 */
+                                               "[retry event:*]\n" /* 15 */
                                                "schedule = 3s\n"
-                                               "[retry endpoint:slow]\n"      /* 17 */
+                                               "[retry endpoint:slow]\n" /* 17 */
                                                "schedule = 1h\n"
-                                               "[retry endpoint:sl*]\n"       /* 19 */
+                                               "[retry endpoint:sl*]\n" /* 19 */
                                                "schedule = 2h\n"
                                                "max_attempts = 2\n");
     assert_int_equal(c->noverrides, 6);
@@ -1239,49 +1239,47 @@ static void test_glob_match(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (config_glob_match(cases[i].pat, cases[i].text) != cases[i].want)
-            fail_msg("glob '%s' on '%s': want %s", cases[i].pat, cases[i].text,
-                     cases[i].want ? "match" : "no match");
+            fail_msg("glob '%s' on '%s': want %s", cases[i].pat, cases[i].text, cases[i].want ? "match" : "no match");
 }
 
 /* ---- partners and machines ------------------------------------------------- */
 
-static const char ROUTING[] = HOOKD_MIN
-    "[machine order]\n"
-    "initial = draft\n"
-    "transition order.paid = draft -> paid\n"
-    "transition order.shipped = paid -> shipped\n"
-    "emit order.paid = order.confirmed\n"
-    "[machine invoice]\n"
-    "table = billing.invoices\n"
-    "initial = open\n"
-    "on_conflict = ignore\n"
-    "transition invoice.paid = open -> paid\n"
-    "[machine ticket]\n"
-    "table = tickets\n"
-    "id_column = ticket_id\n"
-    "state_column = phase\n"
-    "version_column = rev\n"
-    "create = true\n"
-    "initial = new\n"
-    "transition ticket.closed = new -> closed\n"
-    "[partner stripe]\n"
-    "scheme = stripe\n"
-    "secret = whsec_abc_0123456789\n"
-    "entity_id = json:data.object.id\n"
-    "[partner gh]\n"
-    "scheme = github\n"
-    "secret = ghsecret-0123456789\n"
-    "entity_type = invoice\n"
-    "tolerance = 30s\n"
-    "[partner sw]\n"
-    "scheme = Standard-Webhooks\n"
-    "secret = whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n"
-    "[partner mac]\n"
-    "scheme = hmac-sha256\n"
-    "secret = macsecret-0123456789\n"
-    "header = X-Signature\n"
-    "event_id = header:X-Event-Id\n"
-    "event_type = json:meta.kind\n";
+static const char ROUTING[] = HOOKD_MIN "[machine order]\n"
+                                        "initial = draft\n"
+                                        "transition order.paid = draft -> paid\n"
+                                        "transition order.shipped = paid -> shipped\n"
+                                        "emit order.paid = order.confirmed\n"
+                                        "[machine invoice]\n"
+                                        "table = billing.invoices\n"
+                                        "initial = open\n"
+                                        "on_conflict = ignore\n"
+                                        "transition invoice.paid = open -> paid\n"
+                                        "[machine ticket]\n"
+                                        "table = tickets\n"
+                                        "id_column = ticket_id\n"
+                                        "state_column = phase\n"
+                                        "version_column = rev\n"
+                                        "create = true\n"
+                                        "initial = new\n"
+                                        "transition ticket.closed = new -> closed\n"
+                                        "[partner stripe]\n"
+                                        "scheme = stripe\n"
+                                        "secret = whsec_abc_0123456789\n"
+                                        "entity_id = json:data.object.id\n"
+                                        "[partner gh]\n"
+                                        "scheme = github\n"
+                                        "secret = ghsecret-0123456789\n"
+                                        "entity_type = invoice\n"
+                                        "tolerance = 30s\n"
+                                        "[partner sw]\n"
+                                        "scheme = Standard-Webhooks\n"
+                                        "secret = whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n"
+                                        "[partner mac]\n"
+                                        "scheme = hmac-sha256\n"
+                                        "secret = macsecret-0123456789\n"
+                                        "header = X-Signature\n"
+                                        "event_id = header:X-Event-Id\n"
+                                        "event_type = json:meta.kind\n";
 
 static void test_machine_routing_and_defaults(void **state)
 {
@@ -1520,8 +1518,9 @@ static void test_listener_limits_refused(void **state)
     refuse(HOOKD_MIN "max_connections = 2000000\n", 4, "max_connections must be at most 1000000");
     /* the total must hold one request of the largest max_body */
     refuse(HOOKD_MIN "max_buffered_body = 512KiB\n", 4, "smaller than max_body");
-    refuse(HOOKD_MIN "max_buffered_body = 2MiB\n"
-                     "[partner p]\nscheme = github\nsecret = s3cret-s3cret-s3cret\nentity_id = json:id\nmax_body = 4MiB\n",
+    refuse(HOOKD_MIN
+           "max_buffered_body = 2MiB\n"
+           "[partner p]\nscheme = github\nsecret = s3cret-s3cret-s3cret\nentity_id = json:id\nmax_body = 4MiB\n",
            4, "smaller than the max_body of [partner p]");
     struct hookd_config *c = load_ok(HOOKD_MIN "max_body = 64KiB\nmax_buffered_body = 64KiB\n");
     config_unref(c);

@@ -23,8 +23,13 @@ struct b64_vector {
 
 /* RFC 4648, section 10. */
 static const struct b64_vector rfc4648[] = {
-    {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-    {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+    {"", ""},
+    {"f", "Zg=="},
+    {"fo", "Zm8="},
+    {"foo", "Zm9v"},
+    {"foob", "Zm9vYg=="},
+    {"fooba", "Zm9vYmE="},
+    {"foobar", "Zm9vYmFy"},
 };
 
 #define NVECTORS (sizeof rfc4648 / sizeof rfc4648[0])
@@ -37,8 +42,7 @@ static const struct b64_vector rfc4648[] = {
  * what catches this: the writes happen inside libcrypto, which is not
  * instrumented. Returns the enc_base64_decode() result; the caller frees
  * *out. */
-static int decode_exact(const char *in, size_t inlen, size_t cap, unsigned char **out,
-                        size_t *outlen)
+static int decode_exact(const char *in, size_t inlen, size_t cap, unsigned char **out, size_t *outlen)
 {
     int rc;
 
@@ -61,8 +65,7 @@ static void test_base64_encode_rfc4648(void **state)
         char *out = malloc(cap);
 
         assert_non_null(out);
-        assert_int_equal(enc_base64_encode((const unsigned char *)rfc4648[i].plain, n, out, cap),
-                         0);
+        assert_int_equal(enc_base64_encode((const unsigned char *)rfc4648[i].plain, n, out, cap), 0);
         assert_string_equal(out, rfc4648[i].encoded);
         free(out);
     }

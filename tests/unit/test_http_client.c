@@ -113,8 +113,7 @@ static void on_result(const struct http_client_result *res, void *arg)
     memcpy(g->body, res->body, res->body_len);
     g->body_len = res->body_len;
     g->has_retry_after = res->retry_after != NULL;
-    snprintf(g->retry_after, sizeof(g->retry_after), "%s",
-             res->retry_after ? res->retry_after : "");
+    snprintf(g->retry_after, sizeof(g->retry_after), "%s", res->retry_after ? res->retry_after : "");
     g->duration_us = res->duration_us;
     g->at_ms = now_ms();
     if (g->counter)
@@ -158,12 +157,12 @@ static const struct http_client_config plain_cfg = {
     .user_agent = "hookd-test/1",
 };
 
-static void post(struct env *e, const char *key, const char *url, const char *body, int timeout_ms,
-                 int max_for_key, struct got *g)
+static void post(struct env *e, const char *key, const char *url, const char *body, int timeout_ms, int max_for_key,
+                 struct got *g)
 {
     char err[256] = "";
-    if (http_client_post(e->client, key, url, NULL, 0, body, body ? strlen(body) : 0, timeout_ms,
-                         max_for_key, on_result, g, err, sizeof(err)) != 0)
+    if (http_client_post(e->client, key, url, NULL, 0, body, body ? strlen(body) : 0, timeout_ms, max_for_key,
+                         on_result, g, err, sizeof(err)) != 0)
         fail_msg("http_client_post %s: %s", url, err);
     assert_int_equal(g->calls, 0); /* never called back from inside post */
 }
@@ -301,8 +300,7 @@ static void srv_start(struct srv *s, struct event_base *base, const char *cert, 
     evhttp_set_gencb(s->http, on_srv_request, s);
     bound = evhttp_bind_socket_with_handle(s->http, "127.0.0.1", 0);
     assert_non_null(bound);
-    assert_int_equal(getsockname(evhttp_bound_socket_get_fd(bound), (struct sockaddr *)&sin, &len),
-                     0);
+    assert_int_equal(getsockname(evhttp_bound_socket_get_fd(bound), (struct sockaddr *)&sin, &len), 0);
     s->port = ntohs(sin.sin_port);
 }
 
@@ -332,8 +330,7 @@ struct hang {
     evutil_socket_t fds[64];
 };
 
-static void on_hang_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                           int socklen, void *arg)
+static void on_hang_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
 {
     struct hang *h = arg;
     (void)l;
@@ -362,8 +359,8 @@ static struct evconnlistener *listen_local(struct event_base *base, evconnlisten
     memset(&sin, 0, sizeof(sin));
     sin.sin_family = AF_INET;
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    l = evconnlistener_new_bind(base, cb, arg, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
-                                (struct sockaddr *)&sin, sizeof(sin));
+    l = evconnlistener_new_bind(base, cb, arg, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64, (struct sockaddr *)&sin,
+                                sizeof(sin));
     assert_non_null(l);
     return l;
 }
@@ -419,10 +416,9 @@ static void test_post_exact_body_and_headers(void **state)
 
     env_init(&e, &plain_cfg);
     srv_start(&s, e.base, NULL, NULL);
-    assert_int_equal(
-        http_client_post(e.client, "ep1", url_for("http", "127.0.0.1", s.port, "/hook?x=1&y=%20"),
-                         hdrs, 4, body, sizeof(body) - 1, 5000, 2, on_result, &g, err, sizeof(err)),
-        0);
+    assert_int_equal(http_client_post(e.client, "ep1", url_for("http", "127.0.0.1", s.port, "/hook?x=1&y=%20"), hdrs,
+                                      4, body, sizeof(body) - 1, 5000, 2, on_result, &g, err, sizeof(err)),
+                     0);
     assert_int_equal(http_client_inflight(e.client), 1);
     assert_true(run_until(e.base, &g.calls, 1, 5000));
 
@@ -462,8 +458,8 @@ static void test_caller_user_agent_wins(void **state)
 
     env_init(&e, &plain_cfg);
     srv_start(&s, e.base, NULL, NULL);
-    assert_int_equal(http_client_post(e.client, "ep", url_for("http", "127.0.0.1", s.port, "/"),
-                                      hdrs, 1, "x", 1, 5000, 1, on_result, &g, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "ep", url_for("http", "127.0.0.1", s.port, "/"), hdrs, 1, "x", 1, 5000,
+                                      1, on_result, &g, err, sizeof(err)),
                      0);
     assert_true(run_until(e.base, &g.calls, 1, 5000));
     assert_int_equal(g.status, 200);
@@ -822,17 +818,12 @@ static void test_private_addresses_refused(void **state)
     assert_true(run_until(e.base, &d.calls, 1, 5000));
     assert_true(run_until(e.base, &m.calls, 1, 5000));
 
-    assert_string_equal(a.error,
-                        "refused private address 10.0.0.1 (allow_private_networks is off)");
-    assert_string_equal(b.error,
-                        "refused private address 127.0.0.1 (allow_private_networks is off)");
-    assert_string_equal(c.error,
-                        "refused private address ::ffff:127.0.0.1 (allow_private_networks is off)");
+    assert_string_equal(a.error, "refused private address 10.0.0.1 (allow_private_networks is off)");
+    assert_string_equal(b.error, "refused private address 127.0.0.1 (allow_private_networks is off)");
+    assert_string_equal(c.error, "refused private address ::ffff:127.0.0.1 (allow_private_networks is off)");
     /* a host name is checked after resolution (here from /etc/hosts) */
-    assert_string_equal(d.error,
-                        "refused private address 127.0.0.1 (allow_private_networks is off)");
-    assert_string_equal(m.error,
-                        "refused private address 169.254.169.254 (allow_private_networks is off)");
+    assert_string_equal(d.error, "refused private address 127.0.0.1 (allow_private_networks is off)");
+    assert_string_equal(m.error, "refused private address 169.254.169.254 (allow_private_networks is off)");
     assert_int_equal(a.status + b.status + c.status + d.status, 0);
     assert_int_equal(s.connections, 0); /* nothing was even connected */
     env_done(&e);
@@ -926,11 +917,9 @@ static void test_dns_answers_are_checked(void **state)
     assert_true(run_until(e.base, &rebind.calls, 1, 5000));
     assert_true(run_until(e.base, &mixed.calls, 1, 5000));
     assert_true(run_until(e.base, &missing.calls, 1, 5000));
-    assert_string_equal(rebind.error,
-                        "refused private address 10.0.0.5 (allow_private_networks is off)");
+    assert_string_equal(rebind.error, "refused private address 10.0.0.5 (allow_private_networks is off)");
     /* one private answer among public ones refuses the name */
-    assert_string_equal(mixed.error,
-                        "refused private address 127.0.0.1 (allow_private_networks is off)");
+    assert_string_equal(mixed.error, "refused private address 127.0.0.1 (allow_private_networks is off)");
     assert_non_null(strstr(missing.error, "dns: cannot resolve missing.test: "));
     assert_true(d.queries > 0);
     env_done(&e);
@@ -1073,8 +1062,7 @@ static void test_tls_untrusted(void **state)
     srv_start(&good, e.base, "server.pem", "server.key");
     post(&e, "ep", url_for("https", "localhost", good.port, "/"), "{}", 5000, 1, &sys);
     assert_true(run_until(e.base, &sys.calls, 1, 5000));
-    assert_string_equal(sys.error,
-                        "tls: certificate verify failed: unable to get local issuer certificate");
+    assert_string_equal(sys.error, "tls: certificate verify failed: unable to get local issuer certificate");
     env_done(&e);
     srv_stop(&good);
 }
@@ -1151,12 +1139,10 @@ static void on_flaky_read(struct bufferevent *bev, void *arg)
         return;
     }
     fc->f->served++;
-    evbuffer_add_printf(bufferevent_get_output(bev),
-                        "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok%d", fc->index);
+    evbuffer_add_printf(bufferevent_get_output(bev), "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok%d", fc->index);
 }
 
-static void on_flaky_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                            int socklen, void *arg)
+static void on_flaky_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
 {
     struct flaky *f = arg;
     struct flaky_conn *fc = calloc(1, sizeof(*fc));
@@ -1211,23 +1197,23 @@ static void test_immediate_errors(void **state)
     (void)state;
 
     env_init(&e, &plain_cfg);
-    assert_int_equal(http_client_post(e.client, "ep", "ftp://example.com/", NULL, 0, "", 0, 1000, 1,
-                                      on_result, &g, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "ep", "ftp://example.com/", NULL, 0, "", 0, 1000, 1, on_result, &g,
+                                      err, sizeof(err)),
                      -1);
     assert_string_equal(err, "invalid URL: unsupported URL scheme (only http and https)");
-    assert_int_equal(http_client_post(e.client, "ep", "https://example.com/", host, 1, "", 0, 1000,
-                                      1, on_result, &g, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "ep", "https://example.com/", host, 1, "", 0, 1000, 1, on_result, &g,
+                                      err, sizeof(err)),
                      -1);
     assert_string_equal(err, "header Host is set by the HTTP client");
-    assert_int_equal(http_client_post(e.client, "ep", "https://example.com/", crlf, 1, "", 0, 1000,
-                                      1, on_result, &g, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "ep", "https://example.com/", crlf, 1, "", 0, 1000, 1, on_result, &g,
+                                      err, sizeof(err)),
                      -1);
     assert_string_equal(err, "header X-Sig: value contains a control character");
-    assert_int_equal(http_client_post(e.client, "ep", "https://example.com/", badname, 1, "", 0,
-                                      1000, 1, on_result, &g, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "ep", "https://example.com/", badname, 1, "", 0, 1000, 1, on_result,
+                                      &g, err, sizeof(err)),
                      -1);
-    assert_int_equal(http_client_post(e.client, "", "https://example.com/", NULL, 0, "", 0, 1000, 1,
-                                      on_result, &g, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "", "https://example.com/", NULL, 0, "", 0, 1000, 1, on_result, &g,
+                                      err, sizeof(err)),
                      -1);
     assert_int_equal(http_client_inflight(e.client), 0);
     run_for(e.base, 20);
@@ -1291,8 +1277,8 @@ static void on_hung_cancelled(const struct http_client_result *res, void *arg)
     char err[256];
 
     on_result(res, &f->hung);
-    f->post_during_free = http_client_post(f->e->client, "x", "http://127.0.0.1:1/", NULL, 0, "", 0,
-                                           100, 1, on_result, &dummy, err, sizeof(err));
+    f->post_during_free = http_client_post(f->e->client, "x", "http://127.0.0.1:1/", NULL, 0, "", 0, 100, 1, on_result,
+                                           &dummy, err, sizeof(err));
     assert_string_equal(err, "http client is shutting down");
 }
 
@@ -1320,13 +1306,11 @@ static void test_free_from_inside_a_callback(void **state)
     env_init(&e, &plain_cfg);
     srv_start(&s, e.base, NULL, NULL);
     hang_start(&h, e.base);
-    assert_int_equal(http_client_post(e.client, "hung", url_for("http", "127.0.0.1", h.port, "/"),
-                                      NULL, 0, "{}", 2, 5000, 1, on_hung_cancelled, &f, err,
-                                      sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "hung", url_for("http", "127.0.0.1", h.port, "/"), NULL, 0, "{}", 2,
+                                      5000, 1, on_hung_cancelled, &f, err, sizeof(err)),
                      0);
-    assert_int_equal(http_client_post(e.client, "fast", url_for("http", "127.0.0.1", s.port, "/"),
-                                      NULL, 0, "{}", 2, 5000, 1, on_fast_then_free, &f, err,
-                                      sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "fast", url_for("http", "127.0.0.1", s.port, "/"), NULL, 0, "{}", 2,
+                                      5000, 1, on_fast_then_free, &f, err, sizeof(err)),
                      0);
     assert_true(run_until(e.base, &f.fast.calls, 1, 5000));
     assert_int_equal(f.fast.status, 200);
@@ -1355,9 +1339,8 @@ static void on_chain(const struct http_client_result *res, void *arg)
 
     ch->completed++;
     ch->last_status = res->status;
-    if (--ch->left > 0 &&
-        http_client_post(ch->e->client, "chain", url_for("http", "127.0.0.1", ch->port, "/"), NULL,
-                         0, "{}", 2, 5000, 1, on_chain, ch, err, sizeof(err)) != 0)
+    if (--ch->left > 0 && http_client_post(ch->e->client, "chain", url_for("http", "127.0.0.1", ch->port, "/"), NULL,
+                                           0, "{}", 2, 5000, 1, on_chain, ch, err, sizeof(err)) != 0)
         fail_msg("post from callback: %s", err);
 }
 
@@ -1374,8 +1357,8 @@ static void test_post_from_callback_reuses_connection(void **state)
     ch.e = &e;
     ch.port = s.port;
     ch.left = 4;
-    assert_int_equal(http_client_post(e.client, "chain", url_for("http", "127.0.0.1", s.port, "/"),
-                                      NULL, 0, "{}", 2, 5000, 1, on_chain, &ch, err, sizeof(err)),
+    assert_int_equal(http_client_post(e.client, "chain", url_for("http", "127.0.0.1", s.port, "/"), NULL, 0, "{}", 2,
+                                      5000, 1, on_chain, &ch, err, sizeof(err)),
                      0);
     assert_true(run_until(e.base, &ch.completed, 4, 5000));
     assert_int_equal(ch.last_status, 200);

@@ -21,29 +21,29 @@
 #include "config.h"
 #include "inbox_decide.h"
 
-#define CONFIG_HEAD                                                                                \
-    "[hookd]\n"                                                                                    \
-    "database = postgresql://hookd@127.0.0.1/hookd\n"                                              \
-    "redis = redis://127.0.0.1:6379/0\n"                                                           \
-    "[retry]\n"                                                                                    \
-    "schedule = 1m, 5m, 15m\n"                                                                     \
-    "max_attempts = 4\n"                                                                           \
-    "jitter = 0%\n"                                                                                \
-    "[retry partner:fast]\n"                                                                       \
-    "schedule = 1s\n"                                                                              \
-    "max_attempts = 2\n"                                                                           \
-    "[defer]\n"                                                                                    \
-    "schedule = 5s, 30s\n"                                                                         \
+#define CONFIG_HEAD                                                                                                   \
+    "[hookd]\n"                                                                                                       \
+    "database = postgresql://hookd@127.0.0.1/hookd\n"                                                                 \
+    "redis = redis://127.0.0.1:6379/0\n"                                                                              \
+    "[retry]\n"                                                                                                       \
+    "schedule = 1m, 5m, 15m\n"                                                                                        \
+    "max_attempts = 4\n"                                                                                              \
+    "jitter = 0%\n"                                                                                                   \
+    "[retry partner:fast]\n"                                                                                          \
+    "schedule = 1s\n"                                                                                                 \
+    "max_attempts = 2\n"                                                                                              \
+    "[defer]\n"                                                                                                       \
+    "schedule = 5s, 30s\n"                                                                                            \
     "max_age = 1h\n"
 
-#define MACHINE(create, conflict)                                                                  \
-    "[machine order]\n"                                                                            \
-    "create = " create "\n"                                                                        \
-    "on_conflict = " conflict "\n"                                                                 \
-    "initial = draft\n"                                                                            \
-    "transition order.started = draft -> started\n"                                                \
-    "transition order.paid = started -> paid\n"                                                    \
-    "transition order.shipped = paid -> shipped\n"                                                 \
+#define MACHINE(create, conflict)                                                                                     \
+    "[machine order]\n"                                                                                               \
+    "create = " create "\n"                                                                                           \
+    "on_conflict = " conflict "\n"                                                                                    \
+    "initial = draft\n"                                                                                               \
+    "transition order.started = draft -> started\n"                                                                   \
+    "transition order.paid = started -> paid\n"                                                                       \
+    "transition order.shipped = paid -> shipped\n"                                                                    \
     "transition order.cancelled = draft, started, paid -> cancelled\n"
 
 static struct hookd_config *load(const char *text)
@@ -158,14 +158,9 @@ static void run_decide_case(const struct hookd_config *cfg, const struct decide_
     case OUT_RETRY:
         assert_non_null(strstr(err, "does not know")); /* the reason goes to the failure path */
         break;
-    case OUT_NOOP:
-        assert_non_null(strstr(it.error, "already in"));
-        break;
-    case OUT_IGNORED:
-        assert_non_null(strstr(it.error, "conflict"));
-        break;
-    default:
-        fail_msg("row %zu: outcome %d is not in the table", i, c->outcome);
+    case OUT_NOOP: assert_non_null(strstr(it.error, "already in")); break;
+    case OUT_IGNORED: assert_non_null(strstr(it.error, "conflict")); break;
+    default: fail_msg("row %zu: outcome %d is not in the table", i, c->outcome);
     }
     free(it.entity_id);
     free(it.error);
@@ -239,8 +234,8 @@ struct fail_case {
 };
 
 static const struct fail_case fail_cases[] = {
-    {"shop", 1, OUT_RETRY, 60000},        {"shop", 2, OUT_RETRY, 300000}, {"shop", 3, OUT_RETRY, 900000},
-    {"shop", 4, OUT_DEAD, -1},            {"shop", 7, OUT_DEAD, -1},      {"fast", 1, OUT_RETRY, 1000},
+    {"shop", 1, OUT_RETRY, 60000}, {"shop", 2, OUT_RETRY, 300000}, {"shop", 3, OUT_RETRY, 900000},
+    {"shop", 4, OUT_DEAD, -1},     {"shop", 7, OUT_DEAD, -1},      {"fast", 1, OUT_RETRY, 1000},
     {"fast", 2, OUT_DEAD, -1},
 };
 

@@ -99,12 +99,12 @@ static void test_get_arrays(void **state)
     assert_string_equal(json_string_value(jsonpath_get(doc, "items.1.id")), "b");
     assert_string_equal(json_string_value(jsonpath_get(doc, "items.1.tags.1")), "y");
     assert_true(json_is_array(jsonpath_get(doc, "items")));
-    assert_null(jsonpath_get(doc, "items.2"));     /* out of range */
-    assert_null(jsonpath_get(doc, "items.2.id"));  /* and below it */
-    assert_null(jsonpath_get(doc, "items.01"));    /* not canonical */
-    assert_null(jsonpath_get(doc, "items.-1"));    /* not an index */
-    assert_null(jsonpath_get(doc, "items.+1"));    /* not an index */
-    assert_null(jsonpath_get(doc, "items.id"));    /* key on an array */
+    assert_null(jsonpath_get(doc, "items.2"));    /* out of range */
+    assert_null(jsonpath_get(doc, "items.2.id")); /* and below it */
+    assert_null(jsonpath_get(doc, "items.01"));   /* not canonical */
+    assert_null(jsonpath_get(doc, "items.-1"));   /* not an index */
+    assert_null(jsonpath_get(doc, "items.+1"));   /* not an index */
+    assert_null(jsonpath_get(doc, "items.id"));   /* key on an array */
     assert_null(jsonpath_get(doc, "items.99999999999999999999"));
     /* On an object a numeric segment is an ordinary key. */
     assert_string_equal(json_string_value(jsonpath_get(doc, "0")), "key named zero");
@@ -116,9 +116,9 @@ static void test_get_missing(void **state)
 
     assert_null(jsonpath_get(doc, "missing"));
     assert_null(jsonpath_get(doc, "data.object.metadata.customer"));
-    assert_null(jsonpath_get(doc, "id.more"));        /* into a string */
+    assert_null(jsonpath_get(doc, "id.more"));              /* into a string */
     assert_null(jsonpath_get(doc, "data.object.amount.x")); /* into an integer */
-    assert_null(jsonpath_get(doc, "nothing.x"));      /* into null */
+    assert_null(jsonpath_get(doc, "nothing.x"));            /* into null */
     assert_null(jsonpath_get(NULL, "id"));
     assert_null(jsonpath_get(doc, NULL));
     assert_null(jsonpath_get(doc, ""));
@@ -170,13 +170,13 @@ static void test_get_text_refuses_non_scalars(void **state)
     json_t *doc = *state;
 
     expect_no_text(doc, "missing");
-    expect_no_text(doc, "nothing");    /* null */
-    expect_no_text(doc, "data");       /* object */
-    expect_no_text(doc, "items");      /* array */
-    expect_no_text(doc, "frac_real");  /* 12.5 */
-    expect_no_text(doc, "huge_real");  /* beyond int64 */
-    expect_no_text(doc, "nul");        /* would be truncated at the NUL */
-    expect_no_text(doc, "a..b");       /* invalid path */
+    expect_no_text(doc, "nothing");   /* null */
+    expect_no_text(doc, "data");      /* object */
+    expect_no_text(doc, "items");     /* array */
+    expect_no_text(doc, "frac_real"); /* 12.5 */
+    expect_no_text(doc, "huge_real"); /* beyond int64 */
+    expect_no_text(doc, "nul");       /* would be truncated at the NUL */
+    expect_no_text(doc, "a..b");      /* invalid path */
     expect_no_text(NULL, "id");
 }
 
@@ -262,8 +262,13 @@ static void test_load_body_big_numbers(void **state)
     assert_non_null(doc);
     json_decref(doc);
     /* still refused: bad syntax, before or after a big number */
-    static const char *const bad[] = {"{\"a\": 1e400,}", "{\"a\": [1, }", "{\"a\": 99999999999999999999 x}",
-                                      "{\"a\": 1e400", "{\"a\": --1}", "{\"a\": 01}", ""};
+    static const char *const bad[] = {"{\"a\": 1e400,}",
+                                      "{\"a\": [1, }",
+                                      "{\"a\": 99999999999999999999 x}",
+                                      "{\"a\": 1e400",
+                                      "{\"a\": --1}",
+                                      "{\"a\": 01}",
+                                      ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         doc = jsonpath_load_body(bad[i], strlen(bad[i]), &err);
         if (doc)

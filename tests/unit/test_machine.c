@@ -22,8 +22,7 @@
 
 static char err[256];
 
-static void add(struct machine *m, const char *event, const char *const *from, size_t nfrom,
-                const char *to)
+static void add(struct machine *m, const char *event, const char *const *from, size_t nfrom, const char *to)
 {
     err[0] = '\0';
     int rc = machine_add_transition(m, event, from, nfrom, to, err, sizeof(err));
@@ -61,8 +60,8 @@ static struct machine *order_machine(void)
     return m;
 }
 
-static void expect(const struct machine *m, const char *event, const char *state,
-                   enum machine_verdict want, const char *want_to)
+static void expect(const struct machine *m, const char *event, const char *state, enum machine_verdict want,
+                   const char *want_to)
 {
     const char *to = "sentinel";
     enum machine_verdict got = machine_classify(m, event, state, &to);
@@ -78,12 +77,10 @@ static void expect(const struct machine *m, const char *event, const char *state
 
 static void test_order_full_table(void **state)
 {
-    static const char *const events[] = {"order.started", "order.paid", "order.shipped",
-                                         "order.delivered", "order.cancelled"};
-    static const char *const targets[] = {"started", "paid", "shipped", "delivered",
-                                          "cancelled"};
-    static const char *const states[] = {"draft",   "started",   "paid",
-                                         "shipped", "delivered", "cancelled"};
+    static const char *const events[] = {"order.started", "order.paid", "order.shipped", "order.delivered",
+                                         "order.cancelled"};
+    static const char *const targets[] = {"started", "paid", "shipped", "delivered", "cancelled"};
+    static const char *const states[] = {"draft", "started", "paid", "shipped", "delivered", "cancelled"};
     /* rows: current state; columns: started, paid, shipped, delivered, cancelled */
     static const enum machine_verdict table[6][5] = {
         /* draft     */ {A, D, D, D, A},
@@ -149,8 +146,7 @@ static void test_accessors(void **state)
 {
     struct machine *m = order_machine();
     struct machine_transition_info t;
-    static const char *const names[] = {"draft",   "started",   "paid",
-                                        "shipped", "delivered", "cancelled"};
+    static const char *const names[] = {"draft", "started", "paid", "shipped", "delivered", "cancelled"};
     (void)state;
 
     assert_string_equal(machine_name(m), "order");
@@ -302,7 +298,7 @@ static void test_state_limit(void **state)
     add1(m, "back", "s63", "s0");
 
     finalize_ok(m);
-    expect(m, "e0", "s63", N, NULL);  /* s1 dominates s63 */
+    expect(m, "e0", "s63", N, NULL); /* s1 dominates s63 */
     expect(m, "e62", "s0", D, NULL);
     expect(m, "e62", "s62", A, "s63");
     expect(m, "e0", NULL, A, "s1");
@@ -317,8 +313,7 @@ static void test_refuse_duplicate_event(void **state)
     (void)state;
 
     add1(m, "order.paid", "started", "paid");
-    assert_int_equal(machine_add_transition(m, "order.paid", f, 1, "refunded", err, sizeof(err)),
-                     -1);
+    assert_int_equal(machine_add_transition(m, "order.paid", f, 1, "refunded", err, sizeof(err)), -1);
     assert_string_equal(err, "machine 'order': event 'order.paid' is defined twice");
     assert_int_equal(machine_ntransitions(m), 1);
     assert_int_equal(machine_nstates(m), 2); /* "refunded" was not created */
@@ -356,9 +351,8 @@ static void test_refuse_bad_transitions(void **state)
     assert_string_equal(err, "machine 'order': transition 'e' has an empty from-state");
 
     assert_int_equal(machine_add_transition(m, "e", self, 2, "paid", err, sizeof(err)), -1);
-    assert_string_equal(err,
-                        "machine 'order': transition 'e' lists its target state 'paid' as a "
-                        "from-state");
+    assert_string_equal(err, "machine 'order': transition 'e' lists its target state 'paid' as a "
+                             "from-state");
 
     assert_int_equal(machine_add_transition(m, "e", twice, 3, "paid", err, sizeof(err)), -1);
     assert_string_equal(err, "machine 'order': transition 'e' lists from-state 'draft' twice");
@@ -455,9 +449,7 @@ static void test_refuse_after_finalize(void **state)
 
     assert_int_equal(machine_finalize(m, err, sizeof(err)), -1);
     assert_string_equal(err, "machine 'order' is already finalized");
-    assert_int_equal(machine_add_transition(m, "order.refunded", f, 1, "refunded", err,
-                                            sizeof(err)),
-                     -1);
+    assert_int_equal(machine_add_transition(m, "order.refunded", f, 1, "refunded", err, sizeof(err)), -1);
     assert_string_equal(err, "machine 'order' is finalized; transitions cannot be added");
     assert_int_equal(machine_set_initial(m, "started", err, sizeof(err)), -1);
     assert_string_equal(err, "machine 'order' is finalized; its initial state cannot change");

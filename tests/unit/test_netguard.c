@@ -31,8 +31,7 @@ static void test_parse_good(void **state)
         {"https://example.com/hooks?a=1&b=2", "https", "example.com", 443, "/hooks?a=1&b=2", 1},
         {"http://Example.COM:8080", "http", "example.com", 8080, "/", 0},
         {"HTTP://example.com?x=1", "http", "example.com", 80, "/?x=1", 0},
-        {"HtTpS://api.partner.example:443/v1/events", "https", "api.partner.example", 443,
-         "/v1/events", 1},
+        {"HtTpS://api.partner.example:443/v1/events", "https", "api.partner.example", 443, "/v1/events", 1},
         {"https://[2001:db8::1]:8443/p", "https", "2001:db8::1", 8443, "/p", 1},
         {"https://[::FFFF:127.0.0.1]/", "https", "::ffff:127.0.0.1", 443, "/", 1},
         {"http://127.0.0.1:65535/x", "http", "127.0.0.1", 65535, "/x", 0},
@@ -123,8 +122,7 @@ static void test_parse_bad(void **state)
         if (netguard_parse_url(cases[i].url, &u, err, sizeof(err)) != -1)
             fail_msg("case %zu accepted: %s", i, cases[i].url);
         if (!strstr(err, cases[i].why))
-            fail_msg("case %zu (%s): error \"%s\" lacks \"%s\"", i, cases[i].url, err,
-                     cases[i].why);
+            fail_msg("case %zu (%s): error \"%s\" lacks \"%s\"", i, cases[i].url, err, cases[i].why);
     }
 }
 
@@ -135,8 +133,7 @@ static void test_parse_limits(void **state)
     (void)state;
 
     /* the error never echoes a secret from the URL */
-    assert_int_equal(
-        netguard_parse_url("https://user:s3cret@example.com/?token=abc", &u, err, sizeof(err)), -1);
+    assert_int_equal(netguard_parse_url("https://user:s3cret@example.com/?token=abc", &u, err, sizeof(err)), -1);
     assert_null(strstr(err, "s3cret"));
     assert_null(strstr(err, "abc"));
 
@@ -169,12 +166,11 @@ static void test_parse_limits(void **state)
     strcat(url, "bb/");
     assert_int_equal(netguard_parse_url(url, &u, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "longer than 253"));
-    assert_int_equal(
-        netguard_parse_url("https://"
-                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                           ".example/",
-                           &u, err, sizeof(err)),
-        -1);
+    assert_int_equal(netguard_parse_url("https://"
+                                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                        ".example/",
+                                        &u, err, sizeof(err)),
+                     -1);
     assert_non_null(strstr(err, "63"));
 }
 
@@ -289,8 +285,8 @@ static void test_addresses(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int got = classify(cases[i].addr);
         if (got != cases[i].is_private)
-            fail_msg("%s: expected %s, got %s", cases[i].addr,
-                     cases[i].is_private ? "private" : "public", got ? "private" : "public");
+            fail_msg("%s: expected %s, got %s", cases[i].addr, cases[i].is_private ? "private" : "public",
+                     got ? "private" : "public");
     }
 }
 

@@ -108,8 +108,7 @@ struct fixture {
     char err[256];
 };
 
-static void fixture_init(struct fixture *f, enum sig_scheme scheme, const char *body,
-                         int64_t now)
+static void fixture_init(struct fixture *f, enum sig_scheme scheme, const char *body, int64_t now)
 {
     memset(f, 0, sizeof *f);
     f->params.scheme = scheme;
@@ -158,8 +157,7 @@ static void expect_result(struct fixture *f, enum sig_result want)
     memset(f->err, 'x', sizeof f->err);
     got = sig_verify(&f->params, &f->req, f->err, sizeof f->err);
     if (got != want)
-        fail_msg("sig_verify returned %s (\"%s\"), expected %s", sig_result_name(got), f->err,
-                 sig_result_name(want));
+        fail_msg("sig_verify returned %s (\"%s\"), expected %s", sig_result_name(got), f->err, sig_result_name(want));
     if (want == SIG_OK) {
         assert_string_equal(f->err, "");
         return;
@@ -194,8 +192,8 @@ static void test_sw_sign_vector(void **state)
     (void)state;
     assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, SW_SECRET, &key, err, sizeof err), 0);
     assert_int_equal(key.len, 24);
-    assert_int_equal(sig_sign_standard(&key, SW_ID, SW_TS, (const unsigned char *)SW_BODY,
-                                       strlen(SW_BODY), out, sizeof out),
+    assert_int_equal(sig_sign_standard(&key, SW_ID, SW_TS, (const unsigned char *)SW_BODY, strlen(SW_BODY), out,
+                                       sizeof out),
                      0);
     assert_string_equal(out, SW_SIG);
     sig_key_clear(&key);
@@ -228,8 +226,7 @@ static void test_sw_multiple_signatures(void **state)
     sw_fixture(&f, SW_TS);
     /* The SDK's multi-signature header: one valid v1 among decoys, and a v2
      * entry that must be ignored. */
-    set_header(&f.hdr, "webhook-signature",
-               "v1," SW_SIG_OTHER " v2," SW_SIG_OTHER " " SW_SIG " v1," SW_SIG_OTHER);
+    set_header(&f.hdr, "webhook-signature", "v1," SW_SIG_OTHER " v2," SW_SIG_OTHER " " SW_SIG " v1," SW_SIG_OTHER);
     expect_result(&f, SIG_OK);
     /* A v1a entry (asymmetric) carrying the right MAC is not a v1 entry. */
     set_header(&f.hdr, "webhook-signature", "v1a," SW_SIG_B64 " v1," SW_SIG_OTHER);
@@ -357,18 +354,18 @@ static void test_sw_missing_headers(void **state)
 
 static void test_sw_malformed_headers(void **state)
 {
-    static const char *const bad_ts[] = {"hello", "", "-1614265330", "1614265330.5",
-                                         "1e9", "0x60372d72", "16142653301614265330"};
+    static const char *const bad_ts[] = {"hello", "",           "-1614265330",         "1614265330.5",
+                                         "1e9",   "0x60372d72", "16142653301614265330"};
     static const char *const bad_sig[] = {
-        "",                          /* empty */
-        "   ",                       /* blank */
-        SW_SIG_B64,                  /* no version */
-        "v1a," SW_SIG_B64,           /* only another version */
-        "v2," SW_SIG_B64,            /* only another version */
-        "v1,",                       /* empty MAC */
-        "v1,not base64!",            /* not base64 */
-        "v1,Zm9vYmFy",               /* base64, but 6 bytes, not 32 */
-        "v1," SW_SIG_B64 "AAAA",     /* padding in the middle */
+        "",                                                /* empty */
+        "   ",                                             /* blank */
+        SW_SIG_B64,                                        /* no version */
+        "v1a," SW_SIG_B64,                                 /* only another version */
+        "v2," SW_SIG_B64,                                  /* only another version */
+        "v1,",                                             /* empty MAC */
+        "v1,not base64!",                                  /* not base64 */
+        "v1,Zm9vYmFy",                                     /* base64, but 6 bytes, not 32 */
+        "v1," SW_SIG_B64 "AAAA",                           /* padding in the middle */
         "v1,g0hM9SsE-OTPJTGt_tmIKtSyZlE3uFJELVlNIOLJ1OE=", /* URL-safe alphabet */
     };
     struct fixture f;
@@ -410,12 +407,11 @@ static void test_sw_sign_verify_round_trip(void **state)
     char err[128], sig[SIG_STANDARD_SIGNATURE_SIZE];
 
     (void)state;
-    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS,
-                                    "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", &key, err,
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD", &key, err,
                                     sizeof err),
                      0);
-    assert_int_equal(sig_sign_standard(&key, "0a9f0c1e-4b1e-4f5e-9d7e-1d2c3b4a5f60", 1700000000,
-                                       body, sizeof body, sig, sizeof sig),
+    assert_int_equal(sig_sign_standard(&key, "0a9f0c1e-4b1e-4f5e-9d7e-1d2c3b4a5f60", 1700000000, body, sizeof body,
+                                       sig, sizeof sig),
                      0);
     assert_int_equal(strlen(sig), 3 + 44);
     assert_memory_equal(sig, "v1,", 3);
@@ -434,8 +430,7 @@ static void test_sw_sign_verify_round_trip(void **state)
 
     /* Bad arguments and short buffers. */
     memset(sig, 'x', sizeof sig);
-    assert_int_equal(
-        sig_sign_standard(&key, "id", 1, body, 1, sig, SIG_STANDARD_SIGNATURE_SIZE - 1), -1);
+    assert_int_equal(sig_sign_standard(&key, "id", 1, body, 1, sig, SIG_STANDARD_SIGNATURE_SIZE - 1), -1);
     assert_string_equal(sig, "");
     assert_int_equal(sig_sign_standard(&key, "", 1, body, 1, sig, sizeof sig), -1);
     assert_int_equal(sig_sign_standard(&key, "id", -1, body, 1, sig, sizeof sig), -1);
@@ -466,8 +461,7 @@ static void test_stripe_vector(void **state)
 
     /* v0 (test-mode) elements are ignored, several v1 are allowed, hex case
      * does not matter, and whitespace around elements is tolerated. */
-    set_header(&f.hdr, "stripe-signature",
-               "t=1614265330, v0=" STRIPE_HEX ", v1=" GH_HEX ", v1=" STRIPE_HEX);
+    set_header(&f.hdr, "stripe-signature", "t=1614265330, v0=" STRIPE_HEX ", v1=" GH_HEX ", v1=" STRIPE_HEX);
     expect_result(&f, SIG_OK);
     set_header(&f.hdr, "stripe-signature",
                "v1=AF4EAD0627A34A8CCA29808E8DE9ADA8E41A92E6237C63CEF6EACF51D36CCA34,t=1614265330");
@@ -536,11 +530,9 @@ static void test_stripe_malformed_headers(void **state)
         {"t=1614265330,v0=" STRIPE_HEX, "Stripe-Signature has no v1= element"},
         {"t=abc,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
         {"t=,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
-        {"t=1614265330,t=1614265330,v1=" STRIPE_HEX,
-         "Stripe-Signature has 2 t= elements, expected one"},
+        {"t=1614265330,t=1614265330,v1=" STRIPE_HEX, "Stripe-Signature has 2 t= elements, expected one"},
         {"t=1614265330,v1=zz", "Stripe-Signature has 1 v1= element but none is 64 hex digits"},
-        {"t=1614265330,v1=" STRIPE_HEX "00,v1=",
-         "Stripe-Signature has 2 v1= elements but none is 64 hex digits"},
+        {"t=1614265330,v1=" STRIPE_HEX "00,v1=", "Stripe-Signature has 2 v1= elements but none is 64 hex digits"},
         {"t=1614265330 v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
         {"garbage", "Stripe-Signature has no t= element"},
         {"", "Stripe-Signature header is empty"},
@@ -615,12 +607,12 @@ static void test_github_tampering(void **state)
 static void test_github_malformed_headers(void **state)
 {
     static const char *const bad[] = {
-        GH_HEX,                          /* no prefix */
-        "sha1=" GH_HEX,                  /* wrong algorithm */
-        "sha256=",                       /* empty MAC */
-        "sha256=757107ea0eb2509f",       /* short */
-        "sha256=" GH_HEX "00",           /* long */
-        "sha256=" GH_B64,                /* base64 is not GitHub's format */
+        GH_HEX,                    /* no prefix */
+        "sha1=" GH_HEX,            /* wrong algorithm */
+        "sha256=",                 /* empty MAC */
+        "sha256=757107ea0eb2509f", /* short */
+        "sha256=" GH_HEX "00",     /* long */
+        "sha256=" GH_B64,          /* base64 is not GitHub's format */
         "sha256=" GH_HEX " sha256=" GH_HEX,
     };
     struct fixture f;
@@ -654,8 +646,10 @@ static void generic_fixture(struct fixture *f, const char *value)
 static void test_generic_formats(void **state)
 {
     static const char *const good[] = {
-        GH_HEX, "757107EA0EB2509FC211221CCE984B8A37570B6D7586C22C46F4379C8B043E17",
-        GH_SIG, "SHA256=" GH_HEX, GH_B64, "sha256=" GH_B64, "  " GH_HEX "\t",
+        GH_HEX,           "757107EA0EB2509FC211221CCE984B8A37570B6D7586C22C46F4379C8B043E17",
+        GH_SIG,           "SHA256=" GH_HEX,
+        GH_B64,           "sha256=" GH_B64,
+        "  " GH_HEX "\t",
     };
 
     (void)state;
@@ -722,8 +716,7 @@ static void test_key_decode(void **state)
 
     (void)state;
     /* Unpadded base64 is restored the way the reference SDK does. */
-    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_Zm9vYg", &key, err, sizeof err),
-                     0);
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_Zm9vYg", &key, err, sizeof err), 0);
     assert_int_equal(key.len, 4);
     assert_memory_equal(key.bytes, "foob", 4);
     sig_key_clear(&key);
@@ -732,13 +725,12 @@ static void test_key_decode(void **state)
     sig_key_clear(&key); /* twice is harmless */
     sig_key_clear(NULL);
 
-    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_Zm9vYmE=", &key, err, sizeof err),
-                     0);
+    assert_int_equal(sig_key_decode(SIG_STANDARD_WEBHOOKS, "whsec_Zm9vYmE=", &key, err, sizeof err), 0);
     assert_int_equal(key.len, 5);
     sig_key_clear(&key);
 
-    static const char *const bad[] = {"whsec_!!!!hunter2", "whsec_", "", "whsec_Zm9vY",
-                                      "whsec_Zm9v Zm9v", "whsec_===="};
+    static const char *const bad[] = {"whsec_!!!!hunter2", "whsec_",          "",
+                                      "whsec_Zm9vY",       "whsec_Zm9v Zm9v", "whsec_===="};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         key.bytes = (unsigned char *)"stale";
         key.len = 5;
@@ -779,9 +771,10 @@ static void test_what_is_signed_and_digest(void **state)
     assert_false(sig_signs_timestamp(SIG_GITHUB));
     assert_false(sig_signs_timestamp(SIG_HMAC_SHA256));
 
-    static const unsigned char want[SIG_DIGEST_LEN] = {
-        0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
-        0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
+    static const unsigned char want[SIG_DIGEST_LEN] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea,
+                                                       0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+                                                       0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c,
+                                                       0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad};
     unsigned char got[SIG_DIGEST_LEN];
     sig_content_digest((const unsigned char *)"abc", 3, got);
     assert_memory_equal(got, want, SIG_DIGEST_LEN);
@@ -812,8 +805,7 @@ static void test_names(void **state)
     assert_string_equal(sig_result_name(SIG_MISSING_HEADER), "missing_header");
     assert_string_equal(sig_result_name(SIG_MALFORMED_HEADER), "malformed_header");
     assert_string_equal(sig_result_name(SIG_MISMATCH), "bad_signature");
-    assert_string_equal(sig_result_name(SIG_TIMESTAMP_OUT_OF_TOLERANCE),
-                        "timestamp_out_of_tolerance");
+    assert_string_equal(sig_result_name(SIG_TIMESTAMP_OUT_OF_TOLERANCE), "timestamp_out_of_tolerance");
     assert_string_equal(sig_result_name((enum sig_result)42), "invalid");
 }
 

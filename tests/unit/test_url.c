@@ -192,11 +192,8 @@ static void test_redis_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_parts),
-        cmocka_unit_test(test_url_refused),
-        cmocka_unit_test(test_url_lengths),
-        cmocka_unit_test(test_redis_good),
-        cmocka_unit_test(test_redis_refused),
+        cmocka_unit_test(test_url_parts),  cmocka_unit_test(test_url_refused),   cmocka_unit_test(test_url_lengths),
+        cmocka_unit_test(test_redis_good), cmocka_unit_test(test_redis_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
