@@ -21,9 +21,12 @@ from hookdtest.worker import run_hookd, write_config
 class Services:
     """The throw-away PostgreSQL and Redis of one test session."""
 
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="hookd-test-"))
-        env = dict(os.environ, HOOKD_PG_FSYNC="off")
+    def __init__(self, fsync: bool = False, prefix: str = "hookd-test-") -> None:
+        """fsync off by default: tests want speed; the bench keeps it on."""
+        self.dir = Path(tempfile.mkdtemp(prefix=prefix))
+        env = {k: v for k, v in os.environ.items() if k != "HOOKD_PG_FSYNC"}
+        if not fsync:
+            env["HOOKD_PG_FSYNC"] = "off"
         out = subprocess.run([str(SERVICES), "start", str(self.dir)], env=env, check=True,
                              capture_output=True, text=True).stdout
         urls = dict(line.split("=", 1) for line in out.strip().splitlines())

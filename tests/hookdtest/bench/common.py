@@ -14,7 +14,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from hookdtest.paths import ROOT, SERVICES
+from hookdtest.paths import ROOT
 from hookdtest.services import Db, Services
 from hookdtest.util import free_port
 from hookdtest.worker import Worker, write_config
@@ -83,18 +83,8 @@ def shlex_quote(s: str) -> str:
 class BenchServices(Services):
     """hookdtest Services, but Postgres keeps fsync on: durability costs are the point."""
 
-    def __init__(self) -> None:  # noqa: D107 - mirrors Services.__init__ without HOOKD_PG_FSYNC=off
-        self.dir = Path(tempfile.mkdtemp(prefix="hookd-bench-"))
-        env = {k: v for k, v in os.environ.items() if k != "HOOKD_PG_FSYNC"}
-        out = subprocess.run([str(SERVICES), "start", str(self.dir)], env=env, check=True,
-                             capture_output=True, text=True).stdout
-        urls = dict(line.split("=", 1) for line in out.strip().splitlines())
-        self.pg_admin_url = urls["HOOKD_PG_URL"].rsplit("/", 1)[0] + "/postgres"
-        self.pg_port = int((self.dir / "pg.port").read_text())
-        self.redis_url = urls["HOOKD_REDIS_URL"]
-        self.redis_port = int((self.dir / "redis.port").read_text())
-        self._template_ready = False
-        self._n = 0
+    def __init__(self) -> None:
+        super().__init__(fsync=True, prefix="hookd-bench-")
 
 
 class Bench:
