@@ -749,7 +749,9 @@ def test_dead_endpoint_does_not_hold_up_a_healthy_one(env, receivers):
         wait_status(env, event_id, ep_ok, "SUCCEEDED")
     # The dead endpoint holds its request open; none of its deliveries has an outcome yet.
     dead.wait(1)
-    dead_rows = [delivery(env, e, ep_dead) for e in slow]
+    # The fan-out inserts the rows when its pass settles (after first_attempt_window).
+    dead_rows = wait_for(lambda: all(rows := [delivery(env, e, ep_dead) for e in slow]) and rows,
+                         what="the dead endpoint's delivery rows")
     assert all(r["status"] == "PENDING" and r["attempts"] == 0 for r in dead_rows), dead_rows
     assert all(attempts_of(env, r["id"]) == [] for r in dead_rows)
     assert sorted(r.json["n"] for r in healthy.got()) == [0, 1, 2, 3]
