@@ -114,13 +114,15 @@ FUZZ_SECONDS ?= 60
 fuzz: deps $(BUILD)/hookd
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# The chaos suite: faults injected under load, then the ledger is checked.
+# The chaos suite: faults injected under load, then the ledger is checked;
+# then the hostile-client suite in its long form (three times the attackers).
 # (`make test` runs its short form.)
 CHAOS_FAULTS ?= 24
 CHAOS_SEED ?= 1
 chaos: deps $(BUILD)/hookd
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_HOSTILE_SCALE=3 $(PYTEST) -q tests/integration/test_hostile.py
 
 # Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres
 # connections and Redis memory; SOAK_ARGS=--valgrind for a leak-checked run.
