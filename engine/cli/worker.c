@@ -563,6 +563,12 @@ static int start(struct worker *w, char *err, size_t errlen)
 static void stop(struct worker *w)
 {
     struct hookd_ctx *ctx = &w->ctx;
+    /* No periodic work of the worker's own while the parts close: teardown
+     * turns the loop (evdns), and the pool and Redis go away under it. */
+    struct event *timers[] = {w->readiness_ev, w->watchdog_ev};
+    for (size_t i = 0; i < sizeof timers / sizeof timers[0]; i++)
+        if (timers[i])
+            event_del(timers[i]);
     for (size_t i = NPARTS; i-- > 0;)
         if (runs(w, i) && parts[i].drain)
             parts[i].drain(w);

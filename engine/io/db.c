@@ -394,12 +394,12 @@ void db_pool_submit(struct db_pool *p, db_work_fn work, db_done_fn done, void *a
 
 size_t db_pool_pending(const struct db_pool *p)
 {
-    return atomic_load(&((struct db_pool *)p)->pending);
+    return p ? atomic_load(&((struct db_pool *)p)->pending) : 0;
 }
 
 bool db_pool_healthy(const struct db_pool *p)
 {
-    return atomic_load(&((struct db_pool *)p)->healthy);
+    return p && atomic_load(&((struct db_pool *)p)->healthy);
 }
 
 void db_pool_on_up(struct db_pool *p, db_done_fn fn, void *arg)

@@ -39,10 +39,11 @@ void db_pool_free(struct db_pool *pool);
  * late timer or request still submits): then work runs at once with a NULL
  * connection and done right after it, before db_pool_submit returns. */
 void db_pool_submit(struct db_pool *pool, db_work_fn work, db_done_fn done, void *arg);
-/* Jobs submitted and not yet completed (queued + running + awaiting done). */
+/* Jobs submitted and not yet completed (queued + running + awaiting done);
+ * 0 for a NULL pool. */
 size_t db_pool_pending(const struct db_pool *pool);
 /* False after a thread failed to connect or lost its connection, until a
- * thread connects again. */
+ * thread connects again; false for a NULL pool (freed at shutdown). */
 bool db_pool_healthy(const struct db_pool *pool);
 /* fn(arg) runs on the loop when a thread of the pool connects after the
  * pool was unhealthy: Postgres is back, or a failover's new primary

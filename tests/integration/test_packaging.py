@@ -136,7 +136,11 @@ def deb(tmp_path_factory) -> Path:
         pytest.skip("dpkg-deb not installed (not a Debian system)")
     # Always the release build in build/ (`make asan` runs this file too: the
     # package must not carry a sanitizer build, nor link one with plain flags).
-    out = subprocess.run(["make", "-s", "deb"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    # A make of its own: under `make asan` the outer make's flags (BUILD=build-asan, SAN=...) would
+    # otherwise reach it through MAKEFLAGS.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    out = subprocess.run(["make", "-s", "--no-print-directory", "BUILD=build", "deb"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     path = Path(out.stdout.strip().splitlines()[-1])
     assert path.is_file() and path.suffix == ".deb", out.stdout
