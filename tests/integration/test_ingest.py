@@ -19,32 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from hookdtest.client import http, order_event
+from hookdtest.partners import GENERIC_SECRET, GITHUB_SECRET, PARTNERS, STRIPE_SECRET
 from hookdtest.services import Db
 from hookdtest.signing import SW_SECRET, sign_github, sign_hmac_hex, sign_standard, sign_stripe
 from hookdtest.util import wait_for
-
-STRIPE_SECRET = "whsec_stripe_test_3b9f1c0e7a"  # Stripe signs with the whole string, prefix included
-GITHUB_SECRET = "gh-secret-5d0e8a21"
-GENERIC_SECRET = "generic-secret-91c4f7"
-
-PARTNERS = f"""
-[partner stripe]
-scheme = stripe
-secret = {STRIPE_SECRET}
-entity_id = json:data.object.metadata.order_id
-
-[partner github]
-scheme = github
-secret = {GITHUB_SECRET}
-entity_id = json:order_id
-
-[partner generic]
-scheme = hmac-sha256
-secret = {GENERIC_SECRET}
-header = X-Signature
-event_id = json:id
-entity_id = json:data.order_id
-"""
 
 SECRETS = {"shop": SW_SECRET, "stripe": STRIPE_SECRET, "github": GITHUB_SECRET, "generic": GENERIC_SECRET}
 SCHEMES = ["shop", "stripe", "github", "generic"]  # one partner per scheme

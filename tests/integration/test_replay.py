@@ -22,33 +22,14 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from hookdtest.client import http
+from hookdtest.partners import GENERIC_SECRET, GITHUB_SECRET, STRIPE_SECRET
+from hookdtest.partners import PARTNERS as SCHEME_PARTNERS
 from hookdtest.signing import SW_SECRET, sign_github, sign_hmac_hex, sign_standard, sign_stripe
 from hookdtest.util import wait_for
 
-STRIPE_SECRET = "whsec_stripe_replay_4e1d0a7c"
-GITHUB_SECRET = "gh-replay-secret-19f3c2"
-GENERIC_SECRET = "generic-replay-secret-8b27"
-
 # One partner per scheme, and hmac-sha256 twice: its id and type from the
 # (signed) body, and from unsigned headers.
-PARTNERS = f"""
-[partner stripe]
-scheme = stripe
-secret = {STRIPE_SECRET}
-entity_id = json:data.object.metadata.order_id
-
-[partner github]
-scheme = github
-secret = {GITHUB_SECRET}
-entity_id = json:order_id
-
-[partner generic]
-scheme = hmac-sha256
-secret = {GENERIC_SECRET}
-header = X-Signature
-event_id = json:id
-entity_id = json:data.order_id
-
+PARTNERS = SCHEME_PARTNERS + f"""
 [partner generic-hdr]
 scheme = hmac-sha256
 secret = {GENERIC_SECRET}
