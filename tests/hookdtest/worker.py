@@ -65,7 +65,11 @@ DEFAULTS = dict(log_level="info", reconcile_interval="2s", lease="3s", retry_sch
 def write_config(dir: Path, database: str, redis_url: str, prefix: str, port: int | None = None,
                  extra: str = "", **overrides) -> Path:
     values = dict(DEFAULTS, database=database, redis=redis_url, prefix=prefix, port=port or free_port())
-    values.setdefault("admin_port", free_port())  # /admin and /metrics: a port of its own per worker
+    if "admin_port" not in values:  # /admin and /metrics: a port of its own per worker
+        admin = free_port()
+        while admin == values["port"]:  # a released port can come back at once
+            admin = free_port()
+        values["admin_port"] = admin
     values.update(overrides)
     path = dir / f"hookd-{prefix}-{values['port']}.conf"
     path.write_text(BASE_CONFIG.format(**values) + extra)
