@@ -79,7 +79,7 @@ $(BUILD)/tools/%: tests/tools/%.c $(LIB_OBJS)
 # Unit tests (cmocka), then integration tests (pytest against real Postgres,
 # Redis and hookd processes that the harness starts and always stops).
 test: check-layers deps $(BUILD)/hookd $(UNIT_BINS) $(TOOLS)
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	@scripts/run-unit.sh $(UNIT_BINS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
@@ -87,7 +87,7 @@ unit: deps $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
 integration: deps $(BUILD)/hookd $(TOOLS)
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) $(PYTEST_ARGS)
 
 # The whole suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
@@ -97,16 +97,16 @@ asan:
 
 # The long-running paths (a worker under load, SIGTERM) under valgrind.
 valgrind: deps $(BUILD)/hookd $(TOOLS)
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) HOOKD_VALGRIND=1 \
 	  $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) -m valgrind $(PYTEST_ARGS)
 
 bench: deps $(BUILD)/hookd $(TOOLS)
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 demo: deps $(BUILD)/hookd
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS; crashes fail the target.
@@ -120,7 +120,7 @@ fuzz: deps $(BUILD)/hookd
 CHAOS_FAULTS ?= 24
 CHAOS_SEED ?= 1
 chaos: deps $(BUILD)/hookd
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_HOSTILE_SCALE=3 $(PYTEST) -q tests/integration/test_hostile.py
 
@@ -128,12 +128,12 @@ chaos: deps $(BUILD)/hookd
 # connections and Redis memory; SOAK_ARGS=--valgrind for a leak-checked run.
 SOAK_MINUTES ?= 30
 soak: deps $(BUILD)/hookd
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/soak.py --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 # A worker on throw-away services, in the foreground until Ctrl-C.
 run: deps $(BUILD)/hookd
-	@scripts/deps.sh test
+	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) scripts/run.sh
 
 format:
