@@ -147,7 +147,8 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                              .signed_template = "{url}{form}",
                              .signature_header = "X-Twilio-Signature",
                              .encoding = B64,
-                             .body_sha256_query = true},
+                             .body_sha256_query = true,
+                             .algorithm_header = "X-Twilio-Webhooks-Signature-Settings"},
                     .event_id = "header:I-Twilio-Idempotency-Token",
                     .event_type = NULL,
                     .bodies = SIG_BODY_JSON | SIG_BODY_FORM,
@@ -318,7 +319,8 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                               .signature_header = "X-HubSpot-Signature-v3",
                               .encoding = B64,
                               .timestamp_header = "X-HubSpot-Request-Timestamp",
-                              .timestamp_format = SIG_TS_UNIX_MS},
+                              .timestamp_format = SIG_TS_UNIX_MS,
+                              .url_decode_reserved = true},
                      .tolerance_s = 300,
                      .event_id = "digest",
                      .event_type = "json:0.subscriptionType",
@@ -1260,6 +1262,33 @@ static void render_form(struct verify_state *st, const struct sig_request *req)
     free(fields);
 }
 
+/* {url}: as received, or with HubSpot's reserved characters decoded. */
+static void render_url(struct verify_state *st, const char *url)
+{
+    static const char reserved[] = ":/?@!$'()*,;";
+    const char *run = url, *p;
+
+    if (!st->spec->url_decode_reserved) {
+        content_add_ref(st, url, strlen(url));
+        return;
+    }
+    for (p = url; *p; p++) {
+        int hi, lo;
+        char c;
+
+        if (p[0] != '%' || (hi = hexval(p[1])) < 0 || (lo = hexval(p[2])) < 0)
+            continue;
+        c = (char)(hi * 16 + lo);
+        if (c == '\0' || strchr(reserved, c) == NULL)
+            continue;
+        content_add(st, run, (size_t)(p - run));
+        content_add(st, &c, 1);
+        p += 2;
+        run = p + 1;
+    }
+    content_add(st, run, (size_t)(p - run));
+}
+
 /* The placeholder starting at tpl ("{...}"): its length including braces,
  * or 0 if there is no closing brace. */
 static size_t placeholder_len(const char *tpl)
@@ -1281,7 +1310,7 @@ static enum sig_result render_one(struct verify_state *st, const char *ph, size_
     } else if (IS("{timestamp}")) {
         content_add(st, st->ts_text, strlen(st->ts_text));
     } else if (IS("{url}")) {
-        content_add_ref(st, req->url != NULL ? req->url : "", req->url != NULL ? strlen(req->url) : 0);
+        render_url(st, req->url != NULL ? req->url : "");
     } else if (IS("{method}")) {
         const char *m = req->method != NULL ? req->method : "POST";
         content_add_ref(st, m, strlen(m));
@@ -1502,10 +1531,37 @@ static enum sig_result verify_state_run(struct verify_state *st, char *err, size
     return SIG_OK;
 }
 
+/* Twilio's X-Twilio-Webhooks-Signature-Settings: `algorithm=HMAC_SHA256`
+ * selects SHA-256 (into *eff, which st->spec then points to). */
+static enum sig_result apply_algorithm_header(struct verify_state *st, struct sig_spec *eff, char *err, size_t errlen)
+{
+    const char *v = st->req->header != NULL ? st->req->header(st->req->header_arg, st->spec->algorithm_header) : NULL;
+    struct span rest = span_of(v), tok;
+
+    while (v != NULL && span_next_token(&rest, ",", &tok)) {
+        if (!span_strip_prefix(&tok, "algorithm="))
+            continue;
+        tok = span_trim(tok);
+        *eff = *st->spec;
+        if (tok.n == 11 && strncasecmp(tok.p, "HMAC_SHA256", 11) == 0)
+            eff->alg = SIG_ALG_HMAC_SHA256;
+        else if (tok.n == 9 && strncasecmp(tok.p, "HMAC_SHA1", 9) == 0)
+            eff->alg = SIG_ALG_HMAC_SHA1;
+        else if (tok.n > 0) {
+            err_set(err, errlen, "%s names an algorithm hookd does not know", st->spec->algorithm_header);
+            return SIG_MALFORMED_HEADER;
+        }
+        st->spec = eff;
+        return SIG_OK;
+    }
+    return SIG_OK;
+}
+
 enum sig_result sig_verify_digest(const struct sig_params *params, const struct sig_request *req,
                                   unsigned char digest[SIG_DIGEST_LEN], char *err, size_t errlen)
 {
     struct verify_state st;
+    struct sig_spec eff;
     enum sig_result r;
 
     err_set(err, errlen, "%s", "");
@@ -1530,6 +1586,8 @@ enum sig_result sig_verify_digest(const struct sig_params *params, const struct 
         }
         st.spec = &p->spec;
     }
+    if (st.spec->algorithm_header != NULL && (r = apply_algorithm_header(&st, &eff, err, errlen)) != SIG_OK)
+        return r;
     r = verify_state_run(&st, err, errlen);
     if (r == SIG_OK && digest != NULL)
         content_digest(&st, digest);
