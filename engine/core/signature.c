@@ -410,7 +410,7 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                   .scheme = SIG_HMAC,
                   .spec = {.alg = SIG_ALG_HMAC_SHA256, .signed_template = "{body}", .encoding = HEX},
                   .event_type = "json:type",
-                  .bodies = JSON_ONLY,
+                  .bodies = SIG_BODY_JSON | SIG_BODY_FORM, /* {form} needs form bodies */
                   .verified = "as written in the partner's section: algorithm, signed, signature_header, …"},
 };
 
