@@ -148,7 +148,8 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                              .signature_header = "X-Twilio-Signature",
                              .encoding = B64,
                              .body_sha256_query = true,
-                             .algorithm_header = "X-Twilio-Webhooks-Signature-Settings"},
+                             .algorithm_header = "X-Twilio-Webhooks-Signature-Settings",
+                             .url_port_variants = true},
                     .event_id = "header:I-Twilio-Idempotency-Token",
                     .event_type = NULL,
                     .bodies = SIG_BODY_JSON | SIG_BODY_FORM,
@@ -879,6 +880,7 @@ struct verify_state {
     /* the timestamp's name in messages, in three pieces so that it is
      * only formatted on an error: "Stripe-Signature" " " "t=" */
     const char *tl[3];
+    struct sig_request alt_req; /* Twilio's other URL form; alt_req.url owned */
     /* The rendered signed bytes, as segments: the body (and any other
      * borrowed bytes) by reference, rendered text in `content`, so that
      * the body is never copied for an HMAC. */
@@ -1503,6 +1505,61 @@ static enum sig_result check_body_sha256(const struct sig_request *req, char *er
     return SIG_OK;
 }
 
+/* url with its authority's port removed, or the scheme's default port
+ * (https 443, http 80) added; NULL if url is not scheme://authority…
+ * Caller frees. */
+static char *url_port_variant(const char *url)
+{
+    const char *sep = strstr(url, "://"), *auth, *end, *colon = NULL, *p;
+    bool https;
+    char *out;
+
+    if (sep == NULL)
+        return NULL;
+    https = (size_t)(sep - url) == 5 && strncasecmp(url, "https", 5) == 0;
+    if (!https && !((size_t)(sep - url) == 4 && strncasecmp(url, "http", 4) == 0))
+        return NULL;
+    auth = sep + 3;
+    end = auth + strcspn(auth, "/?#");
+    for (p = auth; p < end; p++) {
+        if (*p == '@')
+            colon = NULL, auth = p + 1; /* user info: the port comes after it */
+        else if (*p == ']')
+            colon = NULL;
+        else if (*p == ':')
+            colon = p;
+    }
+    if (colon != NULL) {
+        out = xmalloc(strlen(url) + 1);
+        memcpy(out, url, (size_t)(colon - url));
+        strcpy(out + (colon - url), end);
+        return out;
+    }
+    out = xmalloc(strlen(url) + 5);
+    memcpy(out, url, (size_t)(end - url));
+    strcpy(out + (end - url), https ? ":443" : ":80");
+    strcat(out, end);
+    return out;
+}
+
+/* Twilio: the signed content again with the URL's other port form; 1 if
+ * it matches (st->req then points to *alt, whose url the caller frees). */
+static int match_port_variant(struct verify_state *st, struct sig_request *alt, char *err, size_t errlen)
+{
+    char *url = st->req->url != NULL ? url_port_variant(st->req->url) : NULL;
+
+    if (url == NULL)
+        return 0;
+    *alt = *st->req;
+    alt->url = url;
+    st->req = alt;
+    buf_free(&st->content);
+    st->nsegs = 0;
+    if (render_content(st, err, errlen) != SIG_OK)
+        return 0;
+    return match_any_key(st) == 1;
+}
+
 static enum sig_result verify_state_run(struct verify_state *st, char *err, size_t errlen)
 {
     enum sig_result r;
@@ -1512,6 +1569,8 @@ static enum sig_result verify_state_run(struct verify_state *st, char *err, size
         (r = render_content(st, err, errlen)) != SIG_OK)
         return r;
     found = match_any_key(st);
+    if (found == 0 && st->spec->url_port_variants)
+        found = match_port_variant(st, &st->alt_req, err, errlen);
     if (found < 0) {
         err_set(err, errlen, "%s could not be computed (%s)", alg_label(st->spec->alg),
                 st->spec->alg == SIG_ALG_PUBLIC_KEY ? "the algorithm is not available or failed" : "OpenSSL error");
@@ -1593,6 +1652,7 @@ enum sig_result sig_verify_digest(const struct sig_params *params, const struct 
         content_digest(&st, digest);
     json_decref(st.doc);
     buf_free(&st.content);
+    free((char *)st.alt_req.url);
     if (st.json_sig[0] != '\0')
         OPENSSL_cleanse(st.json_sig, sizeof st.json_sig);
     return r;

@@ -176,6 +176,10 @@ struct sig_spec {
     /* Twilio: a header whose `algorithm=HMAC_SHA256` element switches the
      * HMAC to SHA-256 (`HMAC_SHA1` or none: the spec's algorithm). */
     const char *algorithm_header;
+    /* Twilio: when {url} does not match, the URL with the scheme's default
+     * port added (or, if it has one, removed) is tried too, as Twilio's SDKs
+     * do (Twilio signs whichever form it was configured with). */
+    bool url_port_variants;
 };
 
 /* One provider preset: the value of `[partner NAME] scheme =`. */

@@ -1253,6 +1253,46 @@ static void test_hubspot_url_decoding(void **state)
     fixture_free(&f);
 }
 
+/* Twilio signs the URL as configured: with or without the default port. */
+static void test_twilio_port_variants(void **state)
+{
+    static const char *const urls[] = {"https://mycompany.com:443/myapp.php?foo=1&bar=2",
+                                       "https://mycompany.com/myapp.php?foo=1&bar=2"};
+    char sig[64];
+    struct fixture f;
+
+    (void)state;
+    fixture_init(&f, SIG_TWILIO,
+                 "CallSid=CA1234567890ABCDE&Caller=%2B12349013030&Digits=1234&From=%2B12349013030&To=%2B18005551212",
+                 1700000000);
+    fixture_add_key(&f, "12345");
+    f.req.content_type = "application/x-www-form-urlencoded";
+    /* the documented signature (over the URL without a port), received on the URL with :443 */
+    f.req.url = urls[0];
+    set_header(&f.hdr, "X-Twilio-Signature", TWILIO_SIG);
+    expect_result(&f, SIG_OK);
+    /* any port is removed for the second try, as twilio-node's removePort() does */
+    f.req.url = "https://mycompany.com:8443/myapp.php?foo=1&bar=2";
+    expect_result(&f, SIG_OK);
+    /* another path is another URL */
+    f.req.url = "https://mycompany.com:443/myapp.php?foo=1&bar=3";
+    expect_result(&f, SIG_MISMATCH);
+    /* signed over the URL with :443, received without it */
+    {
+        static const char text[] =
+            "https://mycompany.com:443/myapp.php?foo=1&bar=2"
+            "CallSidCA1234567890ABCDECaller+12349013030Digits1234From+12349013030To+18005551212";
+        ref_mac("SHA1", "12345", text, strlen(text), 1, "", sig, sizeof sig);
+    }
+    f.req.url = urls[1];
+    set_header(&f.hdr, "X-Twilio-Signature", sig);
+    expect_result(&f, SIG_OK);
+    /* http and IPv6 with user info */
+    f.req.url = "http://user@[::1]/myapp.php";
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1292,6 +1332,7 @@ int main(void)
         cmocka_unit_test(test_preset_table),
         cmocka_unit_test(test_twilio_sha256_settings),
         cmocka_unit_test(test_hubspot_url_decoding),
+        cmocka_unit_test(test_twilio_port_variants),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
