@@ -410,7 +410,7 @@ static void become_ready(struct redis_conn *rc)
     rc->connect_ticks = 0;
     rc->last_err[0] = '\0';
     if (rc->url.cluster)
-        log_info("redis.up", "conn=%s cluster=1 masters=%d%s", rc->name, rc->nnodes, rc->url.tls ? " tls=1" : "");
+        log_info("redis.up", "conn=%s cluster=1 masters=%d tls=%d", rc->name, rc->nnodes, rc->url.tls ? 1 : 0);
     else
         log_info("redis.up", "conn=%s addr=%s:%d%s", rc->name, rc->host, rc->port, rc->url.tls ? " tls=1" : "");
     for (int i = 0; i < rc->non_ready; i++)

@@ -23,7 +23,8 @@ MAKE_CERTS = REPO / "tests" / "fixtures" / "tls" / "make-certs.sh"
 
 def make_certs(dir: Path) -> Path:
     """tests/fixtures/tls/make-certs.sh's CA and leaves, plus an expired
-    server certificate and a client certificate, both signed by that CA."""
+    server certificate, a client certificate and a cluster node's certificate
+    (server and client), all signed by that CA."""
     subprocess.run(["sh", str(MAKE_CERTS), str(dir)], check=True, capture_output=True)
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -41,7 +42,7 @@ def make_certs(dir: Path) -> Path:
              .issuer_name(ca.subject).public_key(key.public_key()).serial_number(x509.random_serial_number())
              .not_valid_before(start).not_valid_after(end)
              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-             .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
+             .add_extension(x509.ExtendedKeyUsage(usage if isinstance(usage, list) else [usage]), critical=False))
         if san:
             b = b.add_extension(x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
@@ -55,6 +56,9 @@ def make_certs(dir: Path) -> Path:
          ExtendedKeyUsageOID.SERVER_AUTH, True)
     leaf("client", "hookd", now - datetime.timedelta(hours=1), now + datetime.timedelta(days=2),
          ExtendedKeyUsageOID.CLIENT_AUTH, False)
+    # a cluster node is a client of its peers too (the bus always asks for a certificate)
+    leaf("node", "localhost", now - datetime.timedelta(hours=1), now + datetime.timedelta(days=2),
+         [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH], True)
     return dir
 
 
@@ -143,8 +147,11 @@ class RedisGroup:
             args += ["--tls-cluster", "yes", "--tls-replication", "yes"]
         if password:
             args += ["--requirepass", password, "--masterauth", password]
-        nodes = [self.server(f"node{i}", args, tls=tls, password=password, port=cluster_port())
-                 for i in range(masters * (1 + replicas))]
+        nodes = []
+        for i in range(masters * (1 + replicas)):
+            port = cluster_port()  # the bus is port + 10000 (said outright: a TLS-only node has port 0)
+            nodes.append(self.server(f"node{i}", args + ["--cluster-port", str(port + 10000)], tls=tls,
+                                     password=password, port=port))
         cmd = ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes], "--cluster-replicas",
                str(replicas), "--cluster-yes"] + cli_tls_args(tls)
         env = dict(os.environ, REDISCLI_AUTH=password) if password else None

@@ -9,6 +9,7 @@ error; `hookd status` reading the cluster."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ def group(tmp_path):
 
 
 def config(env, url: str, hookd_extra: str = "") -> Path:
-    path = write_config(env.tmp, env.db_url, url, env.prefix)
+    path = write_config(env.tmp, env.db_url, url, env.prefix, log_level=os.environ.get("HOOKD_TEST_LOG_LEVEL", "info"))
     path.write_text(path.read_text().replace("[hookd]\n", "[hookd]\n" + hookd_extra, 1))
     return path
 
@@ -120,7 +121,7 @@ def test_cluster_end_to_end_and_slot_migration(env, group):
     cl = group.cluster()
     cfg = config(env, cl.url())
     w = env.worker(config=cfg)
-    assert "cluster=1 masters=3" in w.output(), w.output()[-2000:]
+    assert "cluster=1 masters=3 tls=0" in w.output(), w.output()[-2000:]
     inbox_slot = cl.keyslot(f"{env.prefix}:{{inbox}}:due")
     delivery_slot = cl.keyslot(f"{env.prefix}:{{delivery}}:due")
     assert cl.owner(inbox_slot).port != cl.owner(delivery_slot).port  # the two queues on two masters
@@ -130,6 +131,15 @@ def test_cluster_end_to_end_and_slot_migration(env, group):
     pre.check(env)
     st = status_json(cfg)
     assert len(st["workers"]) >= 1, st
+
+    # every master forgets the scripts: NOSCRIPT answered by SCRIPT LOAD on
+    # the node that said it, and the call sent again
+    for m in cl.masters():
+        m.client().script_flush()
+    with Load(w, "flush") as flushed:
+        wait_for(lambda: len(flushed.accepted) >= 10, timeout=30, what="events accepted after SCRIPT FLUSH")
+    flushed.check(env)
+    assert "redis.script_reload" in w.output()
 
     # the inbox queue's slot moves to another master while events flow
     with Load(w, "mig") as load:
@@ -144,5 +154,89 @@ def test_cluster_end_to_end_and_slot_migration(env, group):
     assert to.client().zcard(f"{env.prefix}:{{inbox}}:due") >= 0
     assert src.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", inbox_slot) == 0
     assert "redis.down" not in w.output(), "a slot migration is no reconnect"
+    assert f"event=redis.moved" in w.output() and f"slot={inbox_slot}" in w.output()
     st = status_json(cfg)
     assert st is not None
+
+
+# ---- failover: a coordinated one, then a killed master ----------------------
+
+
+@pytest.mark.slow
+def test_cluster_failover_and_killed_master(env, group):
+    cl = group.cluster()
+    cfg = config(env, cl.url())
+    w = env.worker(config=cfg)
+    inbox_slot = cl.keyslot(f"{env.prefix}:{{inbox}}:due")
+
+    with Load(w, "fo") as load:
+        wait_for(lambda: len(load.accepted) >= 10, timeout=30, what="events flowing")
+        old = cl.owner(inbox_slot)
+        new = cl.failover(old)  # CLUSTER FAILOVER on its replica
+        assert cl.owner(inbox_slot).port == new.port
+        n = len(load.accepted)
+        wait_for(lambda: len(load.accepted) >= n + 20, timeout=30, what="events accepted after the failover")
+    load.check(env)
+    assert "redis.moved" in w.output(), "the old master's MOVED was followed"
+
+    with Load(w, "kill") as load:
+        wait_for(lambda: len(load.accepted) >= 10, timeout=30, what="events flowing")
+        victim = cl.owner(inbox_slot)
+        heir = cl.replica_of(victim)
+        victim.kill9()
+        wait_for(lambda: cl.role(heir) == "master", timeout=30, what="the replica promoted")
+        wait_for(lambda: w.ready(), timeout=30, what="hookd ready again")
+        n = len(load.accepted)
+        wait_for(lambda: len(load.accepted) >= n + 20, timeout=30, what="events accepted after the kill")
+    load.check(env)
+    assert "redis.down" in w.output()
+    st = status_json(cfg)  # the CLI routes around the dead node
+    assert any(x.get("state") == "live" for x in st["workers"]), st
+
+
+# ---- TLS, passwords, scripts -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+def test_rediss_cluster(env, group, certs):
+    tls = dict(cert=str(certs / "node.pem"), key=str(certs / "node.key"), ca=str(certs / "ca.pem"))
+    cl = group.cluster(replicas=0, tls=tls, password="cl-pw-1")
+    cfg = config(env, cl.url("rediss+cluster", user="default"), f"redis_ca_file = {certs / 'ca.pem'}\n")
+    w = env.worker(config=cfg)
+    assert "cluster=1 masters=3 tls=1" in w.output(), w.output()[-2000:]
+    with Load(w, "tls") as load:
+        wait_for(lambda: len(load.accepted) >= 20, timeout=30, what="events accepted")
+    load.check(env)
+    st = status_json(cfg)
+    assert st["workers"], st
+    # a CA that did not sign the nodes' certificates: refused with the check
+    # named, and the worker lives on, not ready
+    bad = config(env, cl.url("rediss+cluster", user="default"), f"redis_ca_file = {certs / 'untrusted.pem'}\n")
+    w2 = env.worker(config=bad, wait_ready=False)
+    wait_for(lambda: "redis.tls_failed" in w2.output(), what="the TLS failure logged")
+    line = next(l for l in w2.output().splitlines() if "redis.tls_failed" in l)
+    assert "level=error" in line and "check=unknown_ca" in line, line
+    assert w2.alive() and w2.get("/readyz")[0] == 503
+
+
+def test_cluster_wrong_password(env, group):
+    cl = group.cluster(replicas=0, password="right-pw")
+    cfg = config(env, cl.url(user="default", password="wrong-pw"))
+    w = env.worker(config=cfg, wait_ready=False)
+    wait_for(lambda: "redis.auth_failed" in w.output(), what="the AUTH failure logged")
+    line = next(l for l in w.output().splitlines() if "redis.auth_failed" in l)
+    assert "level=error" in line and "WRONGPASS" in line and "wrong-pw" not in w.output(), line
+    assert w.alive() and w.get("/readyz")[0] == 503
+    st = run_hookd(["-c", str(cfg), "status"])
+    assert st.returncode != 0 and "WRONGPASS" in st.stderr and "wrong-pw" not in st.stderr, st.stderr
+    # the right one works
+    good = config(env, cl.url(user="default"))
+    w2 = env.worker(config=good)
+    flowed = Load(w2, "pw")
+    with flowed:
+        wait_for(lambda: len(flowed.accepted) >= 10, timeout=30, what="events accepted")
+    flowed.check(env)
