@@ -976,6 +976,8 @@ static void on_node_state(struct redis_link *l, enum redis_link_state state, con
     drop(rc, why, -1);
 }
 
+static const char *node_tls_name(const struct redis_conn *rc, const char *host);
+
 /* The node at host:port, linked (and set up) when new; NULL when the table
  * is full or the link cannot even start (then the connection is dropped). */
 static struct cnode *node_get(struct redis_conn *rc, const char *host, int port)
@@ -986,7 +988,7 @@ static struct cnode *node_get(struct redis_conn *rc, const char *host, int port)
         if (n->port != port || strcmp(n->host, host) != 0)
             continue;
         if (!n->link.bev && rc->ready) { /* its link could not start last time */
-            if (redis_link_open(&n->link, host, port, rc->tls, err, sizeof err) != 0)
+            if (redis_link_open_as(&n->link, host, port, rc->tls, node_tls_name(rc, host), err, sizeof err) != 0)
                 return NULL;
             node_setup(rc, n);
         }
@@ -1002,7 +1004,7 @@ static struct cnode *node_get(struct redis_conn *rc, const char *host, int port)
     n->port = port;
     n->counted = !rc->ready;
     rc->nodes[rc->nnodes++] = n;
-    if (redis_link_open(&n->link, host, port, rc->tls, err, sizeof err) != 0) {
+    if (redis_link_open_as(&n->link, host, port, rc->tls, node_tls_name(rc, host), err, sizeof err) != 0) {
         log_debug("redis.connect_failed", "conn=%s addr=%s:%d error=\"%s\"", rc->name, host, port, err);
         return NULL;
     }
@@ -1010,6 +1012,15 @@ static struct cnode *node_get(struct redis_conn *rc, const char *host, int port)
         rc->setup_pending++;
     node_setup(rc, n);
     return n;
+}
+
+/* The name a node's certificate must carry: its own host, unless it is an
+ * IP address and the seed that gave the map was a DNS name (services that
+ * announce nodes by address behind one certificate name, as Azure does). */
+static const char *node_tls_name(const struct redis_conn *rc, const char *host)
+{
+    const char *seed = rc->url.hosts[rc->sidx].host;
+    return rc->tls && redis_link_is_ip(host) && !redis_link_is_ip(seed) ? seed : NULL;
 }
 
 static int node_index(const struct redis_conn *rc, const struct cnode *n)

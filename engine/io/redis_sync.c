@@ -34,6 +34,7 @@
 struct sync_cluster {
     struct redis_url url; /* holds the password: wiped on free */
     int timeout_ms;
+    int seed; /* the URL's host that gave the slot map */
     int nnodes;
     struct {
         char host[256];
@@ -129,8 +130,8 @@ static int sock_connect(const char *host, int port, int timeout_ms, char *err, s
     return fd;
 }
 
-static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx, int timeout_ms, char *err,
-                                       size_t errlen)
+static struct redis_sync *node_connect_as(const char *host, int port, SSL_CTX *ctx, const char *tls_name,
+                                          int timeout_ms, char *err, size_t errlen)
 {
     struct redis_sync *s = xcalloc(1, sizeof *s);
     s->fd = sock_connect(host, port, timeout_ms, err, errlen);
@@ -141,7 +142,8 @@ static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx,
         SSL_CTX_up_ref(ctx);
         s->ctx = ctx;
         s->ssl = SSL_new(ctx);
-        if (!s->ssl || redis_link_tls_bind(s->ssl, host) != 0 || SSL_set_fd(s->ssl, s->fd) != 1) {
+        if (!s->ssl || redis_link_tls_bind(s->ssl, tls_name ? tls_name : host) != 0 ||
+            SSL_set_fd(s->ssl, s->fd) != 1) {
             snprintf(err, errlen, "cannot set up TLS for %s", host);
             goto fail;
         }
@@ -158,6 +160,12 @@ static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx,
 fail:
     redis_sync_free(s);
     return NULL;
+}
+
+static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx, int timeout_ms, char *err,
+                                       size_t errlen)
+{
+    return node_connect_as(host, port, ctx, NULL, timeout_ms, err, errlen);
 }
 
 static int sync_write(struct redis_sync *s, const char *buf, size_t len)
@@ -322,8 +330,10 @@ static struct redis_sync *cluster_conn(struct redis_sync *s, int idx)
     if (cl->nodes[idx].conn && !cl->nodes[idx].conn->errstr[0])
         return cl->nodes[idx].conn;
     redis_sync_free(cl->nodes[idx].conn);
-    cl->nodes[idx].conn = node_connect(cl->nodes[idx].host, cl->nodes[idx].port, s->ctx, cl->timeout_ms, err,
-                                       sizeof err);
+    /* an address announced behind a seed's DNS name: the certificate names the seed (see redis_conn.c) */
+    const char *h = cl->nodes[idx].host, *seed = cl->url.hosts[cl->seed].host;
+    const char *name = s->ctx && redis_link_is_ip(h) && !redis_link_is_ip(seed) ? seed : NULL;
+    cl->nodes[idx].conn = node_connect_as(h, cl->nodes[idx].port, s->ctx, name, cl->timeout_ms, err, sizeof err);
     if (cl->nodes[idx].conn && node_setup(cl->nodes[idx].conn, &cl->url, err, sizeof err) != 0) {
         redis_sync_free(cl->nodes[idx].conn);
         cl->nodes[idx].conn = NULL;
@@ -405,6 +415,7 @@ static struct redis_sync *cluster_connect(const struct redis_url *u, SSL_CTX *ct
         s->cl = xcalloc(1, sizeof *s->cl);
         s->cl->url = *u;
         s->cl->timeout_ms = timeout_ms;
+        s->cl->seed = i;
         if (ctx) {
             SSL_CTX_up_ref(ctx);
             s->ctx = ctx;

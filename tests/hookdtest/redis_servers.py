@@ -43,9 +43,11 @@ def make_certs(dir: Path) -> Path:
              .not_valid_before(start).not_valid_after(end)
              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
              .add_extension(x509.ExtendedKeyUsage(usage if isinstance(usage, list) else [usage]), critical=False))
-        if san:
-            b = b.add_extension(x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        if san:  # True: localhost and 127.0.0.1; "dns": the name only
+            names = [x509.DNSName("localhost")]
+            if san is True:
+                names.append(x509.IPAddress(ipaddress.ip_address("127.0.0.1")))
+            b = b.add_extension(x509.SubjectAlternativeName(names), critical=False)
         cert = b.sign(ca_key, hashes.SHA256())
         (dir / f"{name}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         (dir / f"{name}.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
@@ -59,6 +61,9 @@ def make_certs(dir: Path) -> Path:
     # a cluster node is a client of its peers too (the bus always asks for a certificate)
     leaf("node", "localhost", now - datetime.timedelta(hours=1), now + datetime.timedelta(days=2),
          [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH], True)
+    # the same naming localhost only: nodes announced by address behind one name (as Azure's)
+    leaf("node-dns", "localhost", now - datetime.timedelta(hours=1), now + datetime.timedelta(days=2),
+         [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH], "dns")
     return dir
 
 
@@ -129,6 +134,7 @@ class RedisGroup:
     def __init__(self, dir: Path) -> None:
         self.dir = dir
         self.procs: list[RedisProc] = []
+        self.nclusters = 0
 
     def server(self, name: str, args: list[str] | None = None, tls: dict | None = None, conf: str = "",
                password: str | None = None, port: int | None = None) -> RedisProc:
@@ -150,13 +156,14 @@ class RedisGroup:
         nodes = []
         for i in range(masters * (1 + replicas)):
             port = cluster_port()  # the bus is port + 10000 (said outright: a TLS-only node has port 0)
-            nodes.append(self.server(f"node{i}", args + ["--cluster-port", str(port + 10000)], tls=tls,
+            nodes.append(self.server(f"cluster{self.nclusters}-node{i}", args + ["--cluster-port", str(port + 10000)], tls=tls,
                                      password=password, port=port))
         cmd = ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in nodes], "--cluster-replicas",
                str(replicas), "--cluster-yes"] + cli_tls_args(tls)
         env = dict(os.environ, REDISCLI_AUTH=password) if password else None
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        self.nclusters += 1
         c = Cluster(nodes, tls, password)
         wait_for(c.healthy, timeout=60, what="the cluster to agree (cluster_state:ok, replicas synced)")
         return c
@@ -215,10 +222,11 @@ class Cluster:
         self.tls = tls
         self.password = password
 
-    def url(self, scheme: str = "redis+cluster", user: str = "", password: str | None = None, hosts: int = 3) -> str:
+    def url(self, scheme: str = "redis+cluster", user: str = "", password: str | None = None, hosts: int = 3,
+            host: str = "127.0.0.1") -> str:
         pw = self.password if password is None else password
         auth = f"{user}:{pw}@" if pw else ""
-        return f"{scheme}://{auth}" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes[:hosts])
+        return f"{scheme}://{auth}" + ",".join(f"{host}:{n.port}" for n in self.nodes[:hosts])
 
     def alive(self) -> list[RedisProc]:
         return [n for n in self.nodes if n.proc.poll() is None]

@@ -22,6 +22,13 @@ from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd, write_config
 
 
+# The README's ACL line (as test_redis_modes reads it): on a cluster the user
+# needs it on every node, and nothing more than it lists.
+README = Path(__file__).resolve().parents[2] / "README.md"
+ACL_LINE = next(l.strip() for l in README.read_text().splitlines() if l.strip().startswith("ACL SETUSER hookd ")) \
+    .removeprefix("ACL SETUSER ").replace(">PASSWORD", ">{password}").replace("hookd:*", "{prefix}:*")
+
+
 @pytest.fixture
 def group(tmp_path):
     g = RedisGroup(tmp_path / "redis")
@@ -203,9 +210,11 @@ def certs(tmp_path_factory):
 
 
 def test_rediss_cluster(env, group, certs):
-    tls = dict(cert=str(certs / "node.pem"), key=str(certs / "node.key"), ca=str(certs / "ca.pem"))
+    # The nodes' certificates name "localhost" only, and CLUSTER SLOTS
+    # announces them as 127.0.0.1: hookd checks each against the seed's name.
+    tls = dict(cert=str(certs / "node-dns.pem"), key=str(certs / "node-dns.key"), ca=str(certs / "ca.pem"))
     cl = group.cluster(replicas=0, tls=tls, password="cl-pw-1")
-    cfg = config(env, cl.url("rediss+cluster", user="default"), f"redis_ca_file = {certs / 'ca.pem'}\n")
+    cfg = config(env, cl.url("rediss+cluster", user="default", host="localhost"), f"redis_ca_file = {certs / 'ca.pem'}\n")
     w = env.worker(config=cfg)
     assert "cluster=1 masters=3 tls=1" in w.output(), w.output()[-2000:]
     with Load(w, "tls") as load:
@@ -223,7 +232,7 @@ def test_rediss_cluster(env, group, certs):
     assert w2.alive() and w2.get("/readyz")[0] == 503
 
 
-def test_cluster_wrong_password(env, group):
+def test_cluster_wrong_password_and_acl_user(env, group):
     cl = group.cluster(replicas=0, password="right-pw")
     cfg = config(env, cl.url(user="default", password="wrong-pw"))
     w = env.worker(config=cfg, wait_ready=False)
@@ -233,10 +242,17 @@ def test_cluster_wrong_password(env, group):
     assert w.alive() and w.get("/readyz")[0] == 503
     st = run_hookd(["-c", str(cfg), "status"])
     assert st.returncode != 0 and "WRONGPASS" in st.stderr and "wrong-pw" not in st.stderr, st.stderr
-    # the right one works
-    good = config(env, cl.url(user="default"))
+    # an ACL user with exactly the README's commands, made on every node
+    for n in cl.nodes:
+        n.client().execute_command("ACL", "SETUSER", *ACL_LINE.format(password="acl-pw-2", prefix=env.prefix).split())
+    good = config(env, cl.url(user="hookd", password="acl-pw-2"))
     w2 = env.worker(config=good)
     flowed = Load(w2, "pw")
     with flowed:
         wait_for(lambda: len(flowed.accepted) >= 10, timeout=30, what="events accepted")
     flowed.check(env)
+    # the counters' MULTI/HINCRBY/EXEC went to the master of <prefix>:stats
+    wait_for(lambda: status_json(good)["counters"].get("applied", 0) >= len(flowed.accepted), timeout=20,
+             what="the applied counter flushed to the cluster")
+    time.sleep(1)  # more heartbeats and a reconcile pass
+    assert "redis.noperm" not in w2.output() and "level=error" not in w2.output(), w2.output()[-3000:]
