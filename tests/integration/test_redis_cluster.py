@@ -197,6 +197,23 @@ def test_cluster_failover_and_killed_master(env, group):
         wait_for(lambda: len(load.accepted) >= n + 20, timeout=30, what="events accepted after the kill")
     load.check(env)
     assert "redis.down" in w.output()
+
+    # A promoted replica may lack the last writes: here it loses the whole
+    # inbox schedule while five events wait deferred (paid before started);
+    # Postgres is the truth, and the reconciler re-seeds them.
+    late = [f"late-{i}" for i in range(5)]
+    for i, mid in enumerate(late):
+        assert post_standard(w, "shop", f"{mid}-p", order_event("order.paid", f"late-o{i}"))[0] == 200
+    wait_for(lambda: env.db.value("SELECT count(*) FROM webhook_inbox WHERE status = 'DEFERRED' "
+                                  "AND partner_event_id LIKE 'late-%%'") == 5, what="the paid events deferred")
+    due = f"{env.prefix}:{{inbox}}:due"
+    wait_for(lambda: cl.owner(inbox_slot).client().zcard(due) >= 5, what="the deferred events scheduled")
+    assert cl.owner(inbox_slot).client().delete(due) == 1
+    for i, mid in enumerate(late):
+        assert post_standard(w, "shop", f"{mid}-s", order_event("order.started", f"late-o{i}"))[0] == 200
+    wait_for(lambda: all_processed(env, [f"{m}-{k}" for m in late for k in "ps"]), timeout=30,
+             what="the events whose schedule was lost processed")
+    assert set(versions(env, [f"late-o{i}" for i in range(5)]).values()) == {("paid", 2)}
     st = status_json(cfg)  # the CLI routes around the dead node
     assert any(x.get("state") == "live" for x in st["workers"]), st
 
