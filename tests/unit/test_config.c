@@ -542,8 +542,8 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
            "database = postgresql://h/db\n"
            "redis = http://r:6379\n", /* 3 */
            3,
-           "redis: redis URL must start with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// "
-           "(scheme 'http' is unknown)");
+           "redis: redis URL must start with redis://, rediss://, redis+sentinel://, redis+cluster:// or their "
+           "rediss+ forms (scheme 'http' is unknown)");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis+sentinel://a:26379,/mymaster\n", /* 3 */
@@ -562,8 +562,8 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
            3, "[hookd] redis: redis URL: ");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
-           "redis = redis+cluster://a:1,b:2\n", /* 3 */
-           3, "Redis Cluster (redis+cluster://) is not supported yet");
+           "redis = redis+cluster://a:1,b:2/5\n", /* 3 */
+           3, "redis: redis cluster URL: Redis Cluster has database 0 only");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis://r\n"
