@@ -9,7 +9,8 @@
  * lost connection, the PING watchdog, +switch-master, a READONLY reply —
  * closes the connection (pending callbacks get NULL) and arms a reconnect
  * with exponential backoff up to 2 s; with Sentinel every reconnect asks
- * the sentinels again. */
+ * the sentinels again. Cluster mode (its section below) replaces the one
+ * data link with one per master and the sentinel step with CLUSTER SLOTS. */
 #include "redis_conn.h"
 
 #include <ctype.h>

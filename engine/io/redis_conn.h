@@ -1,6 +1,8 @@
 /* One Redis connection used from the libevent loop (over redis_link: a
  * bufferevent, plain or TLS, with hiredis's reply reader): finds the master
- * through Sentinel when asked to, connects, authenticates, selects the db,
+ * through Sentinel when asked to, or — for Redis Cluster — reads the slot
+ * map and keeps one link per master, sending each command to the master of
+ * its key's slot and following MOVED and ASK; connects, authenticates, selects the db,
  * reconnects with backoff after any failure, watches liveness with PINGs, and
  * runs Lua scripts with EVALSHA, transparently re-loading a script that a
  * restarted or flushed Redis has forgotten (NOSCRIPT). A subscriber
