@@ -12,6 +12,8 @@ import json
 import os
 import threading
 import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -115,6 +117,39 @@ class Load:
         assert all(out == "applied" for _, out in outcomes(env, self.accepted).values())
 
 
+class FlakySink:
+    """An HTTP receiver that answers 503 to the first attempt of each
+    webhook-id and 200 to the next: every delivery goes through the delivery
+    queue's retry schedule once."""
+
+    def __init__(self) -> None:
+        self.attempts: Counter = Counter()
+        self.ok: Counter = Counter()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                wid = self.headers.get("webhook-id", "")
+                outer.attempts[wid] += 1
+                good = outer.attempts[wid] > 1
+                if good:
+                    outer.ok[wid] += 1
+                self.send_response(200 if good else 503)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 def status_json(cfg: Path) -> dict:
     st = run_hookd(["-c", str(cfg), "status", "--json"])
     assert st.returncode == 0, st.stderr
@@ -126,7 +161,7 @@ def status_json(cfg: Path) -> dict:
 
 def test_cluster_end_to_end_and_slot_migration(env, group):
     cl = group.cluster()
-    cfg = config(env, cl.url())
+    cfg = config(env, cl.url(), "allow_private_networks = true\n")
     w = env.worker(config=cfg)
     assert "cluster=1 masters=3 tls=0" in w.output(), w.output()[-2000:]
     inbox_slot = cl.keyslot(f"{env.prefix}:{{inbox}}:due")
@@ -138,6 +173,22 @@ def test_cluster_end_to_end_and_slot_migration(env, group):
     pre.check(env)
     st = status_json(cfg)
     assert len(st["workers"]) >= 1, st
+
+    # outbound: each delivery fails once and is retried through the delivery
+    # queue, whose slot is on another master than the inbox queue's
+    sink = FlakySink()
+    try:
+        r = run_hookd(["-c", str(cfg), "endpoint", "add", "--name", "sink", "--events", "order.*", "--url",
+                       f"http://127.0.0.1:{sink.port}/hook"])
+        assert r.returncode == 0, r.stderr
+        for i in range(10):
+            env.db.all("SELECT hookd_emit('order', %s, 'order.shipped', '{}'::jsonb)", f"out-{i}")
+        wait_for(lambda: len(sink.ok) == 10, timeout=30, what="every delivery retried and delivered")
+        assert set(sink.attempts.values()) == {2} and set(sink.ok.values()) == {1}, sink.attempts
+        wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 10,
+                 what="the deliveries recorded")
+    finally:
+        sink.stop()
 
     # every master forgets the scripts: NOSCRIPT answered by SCRIPT LOAD on
     # the node that said it, and the call sent again
