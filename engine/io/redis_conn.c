@@ -1282,6 +1282,8 @@ static bool cluster_redirected(struct redis_conn *rc, struct redis_link *l, stru
         return false;
     if (!host[0] || again)
         snprintf(host, sizeof host, "%s", ((struct cnode *)l)->host);
+    if (again)
+        port = ((struct cnode *)l)->port;
     if (!rc->ready || rc->freeing)
         return false;
     struct cnode *n = again ? NULL : node_get(rc, host, port);
@@ -1297,8 +1299,10 @@ static bool cluster_redirected(struct redis_conn *rc, struct redis_link *l, stru
     if (c->in_tx || c->redirects >= MAX_REDIRECTS)
         return false;
     c->redirects++;
-    log_debug("redis.redirect", "conn=%s command=%s slot=%d to=%s:%d kind=%.8s", rc->name, c->name, slot, host, port,
-              err);
+    log_debug("redis.redirect", "conn=%s command=%s slot=%d to=%s:%d kind=%s", rc->name, c->name, slot, host, port,
+              again ? "TRYAGAIN"
+              : ask ? "ASK"
+                    : "MOVED");
     if (again) {
         c->next = rc->delayed;
         rc->delayed = c;
