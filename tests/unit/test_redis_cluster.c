@@ -97,6 +97,45 @@ static void test_redirect(void **state)
     assert_int_equal(redis_cluster_redirect("ERR wrong", &ask, &s, host, sizeof host, &port), -1);
 }
 
+static redisReply *parse_resp(const char *resp)
+{
+    redisReader *r = redisReaderCreate();
+    void *reply = NULL;
+    assert_int_equal(redisReaderFeed(r, resp, strlen(resp)), REDIS_OK);
+    assert_int_equal(redisReaderGetReply(r, &reply), REDIS_OK);
+    redisReaderFree(r);
+    assert_non_null(reply);
+    return reply;
+}
+
+static void test_parse_slots(void **state)
+{
+    (void)state;
+    struct redis_cluster_range out[4];
+    /* two masters (one with a replica), the second announcing no address */
+    redisReply *r = parse_resp("*2\r\n"
+                               "*4\r\n:0\r\n:8191\r\n*3\r\n$8\r\n10.0.0.1\r\n:7000\r\n$2\r\nid\r\n"
+                               "*3\r\n$8\r\n10.0.0.4\r\n:7003\r\n$2\r\nix\r\n"
+                               "*3\r\n:8192\r\n:16383\r\n*3\r\n$0\r\n\r\n:7001\r\n$2\r\niy\r\n");
+    assert_int_equal(redis_cluster_parse_slots(r, "seed.example", out, 4), 2);
+    assert_int_equal(out[0].from, 0);
+    assert_int_equal(out[0].to, 8191);
+    assert_string_equal(out[0].host, "10.0.0.1");
+    assert_int_equal(out[0].port, 7000);
+    assert_string_equal(out[1].host, "seed.example");
+    assert_int_equal(out[1].port, 7001);
+    freeReplyObject(r);
+    r = parse_resp("*0\r\n");
+    assert_int_equal(redis_cluster_parse_slots(r, "s", out, 4), 0);
+    freeReplyObject(r);
+    r = parse_resp("*1\r\n*3\r\n:9\r\n:3\r\n*2\r\n$1\r\nh\r\n:1\r\n"); /* from > to */
+    assert_int_equal(redis_cluster_parse_slots(r, "s", out, 4), -1);
+    freeReplyObject(r);
+    r = parse_resp("-ERR This instance has cluster support disabled\r\n");
+    assert_int_equal(redis_cluster_parse_slots(r, "s", out, 4), -1);
+    freeReplyObject(r);
+}
+
 static void test_cluster_urls(void **state)
 {
     (void)state;
@@ -139,10 +178,8 @@ static void test_cluster_urls(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slots),
-        cmocka_unit_test(test_cmd_key),
-        cmocka_unit_test(test_redirect),
-        cmocka_unit_test(test_cluster_urls),
+        cmocka_unit_test(test_slots),       cmocka_unit_test(test_cmd_key),      cmocka_unit_test(test_redirect),
+        cmocka_unit_test(test_parse_slots), cmocka_unit_test(test_cluster_urls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
