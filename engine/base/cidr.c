@@ -49,6 +49,28 @@ int cidr_addr_parse(const char *text, size_t len, struct cidr_addr *out)
     return -1;
 }
 
+int cidr_addr_from_sockaddr(const struct sockaddr *sa, struct cidr_addr *out)
+{
+    memset(out, 0, sizeof *out);
+    if (sa && sa->sa_family == AF_INET) {
+        out->family = AF_INET;
+        memcpy(out->b, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+        return 0;
+    }
+    if (sa && sa->sa_family == AF_INET6) {
+        const unsigned char *b = ((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr.s6_addr;
+        if (memcmp(b, v4_mapped, sizeof v4_mapped) == 0) {
+            out->family = AF_INET;
+            memcpy(out->b, b + 12, 4);
+        } else {
+            out->family = AF_INET6;
+            memcpy(out->b, b, 16);
+        }
+        return 0;
+    }
+    return -1;
+}
+
 static void mask_host_bits(struct cidr_addr *a, int prefix, int *had_host_bits)
 {
     int bits = addr_bits(a);

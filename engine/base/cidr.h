@@ -34,6 +34,11 @@ struct cidr_list {
  * "::ffff:10.0.0.1" → IPv4). -1 for anything else. */
 __attribute__((warn_unused_result)) int cidr_addr_parse(const char *text, size_t len, struct cidr_addr *out);
 
+struct sockaddr;
+/* The address of an AF_INET or AF_INET6 socket address (mapped IPv4 as
+ * IPv4); -1 for other families or NULL. */
+__attribute__((warn_unused_result)) int cidr_addr_from_sockaddr(const struct sockaddr *sa, struct cidr_addr *out);
+
 /* Parses "10.0.0.0/8, 192.0.2.1, 2001:db8::/32" (commas or blanks between
  * entries) into *out, replacing nothing: *out must be empty. Host bits set
  * below the prefix ("10.0.0.1/8") are refused as a likely typo. An empty

@@ -62,7 +62,8 @@ static const struct key_def hookd_keys[] = {
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
     HK(redact_headers, KT_STRING, CONFIG_REDACT_HEADERS_DEFAULT, true),
-    HK(redis_ca_file, KT_STRING, NULL, false), /* rediss: the CA (default: the system store) */
+    HK(trusted_proxies, KT_STRING, NULL, true), /* CIDR list; X-Forwarded-For is believed only from these */
+    HK(redis_ca_file, KT_STRING, NULL, false),  /* rediss: the CA (default: the system store) */
     HK(redis_cert_file, KT_STRING, NULL, false),
     HK(redis_key_file, KT_STRING, NULL, false),
     HK(redis_sentinel_password, KT_SECRET, NULL, false),
@@ -481,6 +482,67 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
     return -1;
 }
 
+/* The partner keys of the inbound policy and the public-key and handshake
+ * presets: public_key (repeatable), verify_token, allow_ips, event_types.
+ * Returns 1 when name is none of them; else 0, or -1 with err set. */
+static int partner_policy_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    if (strcmp(name, "public_key") == 0) {
+        if (p->npublic_keys == sizeof p->public_keys / sizeof p->public_keys[0]) {
+            snprintf(err, errlen, "too many public keys (at most 8)");
+            return -1;
+        }
+        if (resolve_secret(v, &p->public_keys[p->npublic_keys], err, errlen) != 0)
+            return -1;
+        p->npublic_keys++;
+        return 0;
+    }
+    if (strcmp(name, "verify_token") == 0) {
+        secret_free(&p->verify_token);
+        return resolve_secret(v, &p->verify_token, err, errlen);
+    }
+    if (strcmp(name, "allow_ips") == 0) {
+        struct cidr_list l = {NULL, 0};
+        if (cidr_list_parse(v, &l, err, errlen) != 0)
+            return -1;
+        cidr_list_free(&p->allow_ips);
+        p->allow_ips = l;
+        free(p->allow_ips_text);
+        p->allow_ips_text = xstrdup(v);
+        return 0;
+    }
+    if (strcmp(name, "event_types") == 0) {
+        char *copy = xstrdup(v), *save = NULL;
+        for (size_t i = 0; i < p->nevent_types; i++)
+            free(p->event_types[i]);
+        p->nevent_types = 0;
+        for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+            p->event_types = xrealloc(p->event_types, (p->nevent_types + 1) * sizeof *p->event_types);
+            p->event_types[p->nevent_types++] = xstrdup(tok);
+        }
+        free(copy);
+        if (p->nevent_types == 0) {
+            snprintf(err, errlen, "event_types is empty (give globs such as order.*, or leave the key out)");
+            return -1;
+        }
+        free(p->event_types_text);
+        p->event_types_text = xstrdup(v);
+        return 0;
+    }
+    return 1;
+}
+
+bool config_partner_takes_event(const struct partner_config *p, const char *event_type)
+{
+    if (p->nevent_types == 0)
+        return true;
+    for (size_t i = 0; i < p->nevent_types; i++)
+        if (config_glob_match(p->event_types[i], event_type))
+            return true;
+    return false;
+}
+
 static int partner_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
 {
     if (strcmp(name, "scheme") == 0) {
@@ -509,6 +571,8 @@ static int partner_key(struct partner_config *p, const char *name, const char *v
         return parse_field_source(v, &p->event_type, err, errlen);
     if (strcmp(name, "entity_id") == 0)
         return parse_field_source(v, &p->entity_id, err, errlen);
+    if (partner_policy_key(p, name, v, err, errlen) != 1)
+        return err[0] ? -1 : 0;
     if (strcmp(name, "entity_type") == 0 || strcmp(name, "header") == 0) {
         char **dst = name[0] == 'e' ? &p->entity_type : &p->header;
         free(*dst);
@@ -517,7 +581,7 @@ static int partner_key(struct partner_config *p, const char *name, const char *v
     }
     snprintf(err, errlen,
              "unknown key '%s' in [partner %s] (expected scheme, secret, tolerance, header, event_id, event_type, "
-             "entity_id, entity_type, max_body)",
+             "entity_id, entity_type, max_body, public_key, verify_token, allow_ips, event_types)",
              name, p->name);
     return -1;
 }
@@ -983,6 +1047,8 @@ static int validate(struct parse_state *st)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
     if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
         return -1;
+    if (c->trusted_proxies && cidr_list_parse(c->trusted_proxies, &c->trusted, err, sizeof err) != 0)
+        return fail(st, hookd_line(st, "trusted_proxies"), "[hookd] trusted_proxies: %s", err), -1;
     if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
     if (defer_policy_validate(&c->defer, err, sizeof err) != 0)
@@ -1073,6 +1139,7 @@ void config_unref(struct hookd_config *c)
         else if (hookd_keys[i].type == KT_SECRET)
             secret_free(field);
     }
+    cidr_list_free(&c->trusted);
     for (size_t i = 0; i < c->nredact; i++)
         free(c->redact_patterns[i]);
     free(c->redact_patterns);
@@ -1085,6 +1152,17 @@ void config_unref(struct hookd_config *c)
             secret_free(&p->secrets[k]);
             sig_key_clear(&p->keys[k]);
         }
+        for (size_t k = 0; k < p->npublic_keys; k++) {
+            secret_free(&p->public_keys[k]);
+            sig_key_clear(&p->public_key_bytes[k]);
+        }
+        secret_free(&p->verify_token);
+        cidr_list_free(&p->allow_ips);
+        free(p->allow_ips_text);
+        for (size_t k = 0; k < p->nevent_types; k++)
+            free(p->event_types[k]);
+        free(p->event_types);
+        free(p->event_types_text);
         free(p->name);
         free(p->header);
         free(p->entity_type);
@@ -1428,6 +1506,13 @@ void config_print(const struct hookd_config *c, FILE *out)
             fprintf(out, "entity_type = %s\n", p->entity_type);
         if (p->max_body)
             fprintf(out, "max_body = %lld\n", (long long)p->max_body);
+        for (size_t k = 0; k < p->npublic_keys; k++) /* public: printed as given */
+            fprintf(out, "public_key = %s\n", p->public_keys[k].text);
+        print_secret(out, "verify_token", &p->verify_token);
+        if (p->allow_ips_text)
+            fprintf(out, "allow_ips = %s\n", p->allow_ips_text);
+        if (p->event_types_text)
+            fprintf(out, "event_types = %s\n", p->event_types_text);
     }
     for (size_t i = 0; i < c->nmachines; i++)
         print_machine(out, &c->machines[i]);

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "encoding.h"
 #include "db.h"
+#include "handshake.h"
 #include "http_server.h"
 #include "jsonpath.h"
 #include "log.h"
@@ -458,8 +459,15 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     struct pending *pend = NULL;
     bool enqueued = false;
 
+    struct partner_refusal refusal;
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
+        /* Meta's and X's subscription checks are GETs (handshake.c). */
+        p = config_partner(cfg, name);
+        enum handshake_verdict hv = p ? handshake_get(req, cfg, p, &refusal) : HANDSHAKE_NONE;
+        if (hv == HANDSHAKE_REFUSED)
+            reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        else if (hv == HANDSHAKE_NONE)
+            reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
         goto done;
     }
     if (in->ctx->draining) {
@@ -471,6 +479,10 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         reject(in, req, NULL, 404, REJECT_UNKNOWN_PARTNER, "unknown partner '%.50s'", name);
         goto done;
     }
+    if (partner_policy_address(req, cfg, p, &refusal) != 0) {
+        reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        goto done;
+    }
     struct evbuffer *buf = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(buf);
     int64_t max = p->max_body ? p->max_body : cfg->max_body;
@@ -479,6 +491,9 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     struct evkeyvalq *headers = evhttp_request_get_input_headers(req);
+    if (handshake_unsigned(req, p, len ? evbuffer_pullup(buf, -1) : (const unsigned char *)"", len) ==
+        HANDSHAKE_ANSWERED)
+        goto done;
     if (!json_content_type(evhttp_find_header(headers, "Content-Type"))) {
         reject(in, req, p->name, 415, REJECT_CONTENT_TYPE, "Content-Type must be application/json");
         goto done;
@@ -510,6 +525,13 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
                jerr.column);
         goto done;
     }
+    /* Slack, Zoom, Twitch, Discord, GitHub pings: answered, never stored. */
+    enum handshake_verdict hv = handshake_post(req, p, body, &refusal);
+    if (hv != HANDSHAKE_NONE) {
+        if (hv == HANDSHAKE_REFUSED)
+            reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        goto done;
+    }
     pend = xcalloc(1, sizeof *pend);
     pend->event_id = extract(&p->event_id, body, headers, 100);
     pend->event_type = extract(&p->event_type, body, headers, 100);
@@ -518,6 +540,11 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         const struct field_source *f = !pend->event_id ? &p->event_id : &p->event_type;
         reject(in, req, p->name, 400, REJECT_BAD_BODY, "%s not found at %s:%s (or empty, or over 100 characters)",
                !pend->event_id ? "event id" : "event type", f->kind == FIELD_JSON ? "json" : "header", f->path);
+        pending_free(pend);
+        goto done;
+    }
+    if (partner_policy_event_type(p, pend->event_type, &refusal) != 0) {
+        reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
         pending_free(pend);
         goto done;
     }
