@@ -15,8 +15,6 @@
 #include <sys/queue.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "encoding.h"
 #include "http_server.h"
@@ -65,16 +63,13 @@ static void reply_text(struct evhttp_request *req, int code, const char *text)
 
 /* HMAC-SHA256 of msg with the partner's first secret (the current one,
  * when several are configured for rotation), into mac. */
-static int hmac_first_secret(const struct partner_config *p, const char *msg, unsigned char mac[32])
+static int hmac_first_secret(const struct partner_config *p, const char *msg, unsigned char mac[64])
 {
-    unsigned int len = 0;
-    const char *key = p->nsecrets ? p->secrets[0].text : NULL;
+    size_t len = 0;
 
-    if (!key || !*key)
+    if (p->nkeys == 0 || sig_hmac(SIG_ALG_HMAC_SHA256, &p->keys[0], msg, strlen(msg), mac, &len) != 0)
         return -1;
-    return HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)msg, strlen(msg), mac, &len) && len == 32
-               ? 0
-               : -1;
+    return len == 32 ? 0 : -1;
 }
 
 static const char *json_str(json_t *obj, const char *key)
@@ -105,7 +100,7 @@ static enum handshake_verdict post_zoom(struct evhttp_request *req, const struct
 {
     const char *event = json_str(body, "event");
     const char *plain = json_str(json_object_get(body, "payload"), "plainToken");
-    unsigned char mac[32];
+    unsigned char mac[64];
     char hex[ENC_HEX_LEN(32) + 1];
 
     if (!event || strcmp(event, "endpoint.url_validation") != 0)
@@ -114,7 +109,7 @@ static enum handshake_verdict post_zoom(struct evhttp_request *req, const struct
         refuse(r, 400, REJECT_BAD_BODY, "endpoint.url_validation without a usable payload.plainToken");
         return HANDSHAKE_REFUSED;
     }
-    if (hmac_first_secret(p, plain, mac) != 0 || enc_hex_encode(mac, sizeof mac, hex, sizeof hex) != 0) {
+    if (hmac_first_secret(p, plain, mac) != 0 || enc_hex_encode(mac, 32, hex, sizeof hex) != 0) {
         refuse(r, 503, REJECT_UNAVAILABLE, "the validation token could not be computed");
         return HANDSHAKE_REFUSED;
     }
@@ -210,7 +205,7 @@ static enum handshake_verdict get_x(struct evhttp_request *req, const struct par
                                     struct partner_refusal *r)
 {
     const char *token = evhttp_find_header(q, "crc_token");
-    unsigned char mac[32];
+    unsigned char mac[64];
     char b64[ENC_BASE64_LEN(32) + 1], answer[8 + sizeof b64];
 
     if (!token)
@@ -219,7 +214,7 @@ static enum handshake_verdict get_x(struct evhttp_request *req, const struct par
         refuse(r, 400, REJECT_BAD_BODY, "crc_token is empty, too long or not printable");
         return HANDSHAKE_REFUSED;
     }
-    if (hmac_first_secret(p, token, mac) != 0 || enc_base64_encode(mac, sizeof mac, b64, sizeof b64) != 0) {
+    if (hmac_first_secret(p, token, mac) != 0 || enc_base64_encode(mac, 32, b64, sizeof b64) != 0) {
         refuse(r, 503, REJECT_UNAVAILABLE, "the CRC response could not be computed");
         return HANDSHAKE_REFUSED;
     }

@@ -497,9 +497,10 @@ static void test_refuse_bad_values(void **state)
     refuse(HOOKD_MIN "[retry]\nschedule = 1m, 5x\n", 5, "schedule step 2: bad duration '5x'");
     refuse(HOOKD_MIN "[defer]\nmax_age = forever\n", 5, "bad duration 'forever'");
     refuse(HOOKD_MIN "[partner a]\nscheme = sha1\n", 5,
-           "unknown scheme 'sha1' (use standard-webhooks, stripe, github, hmac-sha256)");
+           "unknown scheme 'sha1' (use a preset: standard-webhooks, stripe, github, hmac-sha256, shopify");
     refuse(HOOKD_MIN "[partner a]\ntolerance = 5\n", 5, "bad duration '5': missing unit");
-    refuse(HOOKD_MIN "[partner a]\nevent_id = xpath:/id\n", 5, "bad source 'xpath:/id': use json:PATH or header:NAME");
+    refuse(HOOKD_MIN "[partner a]\nevent_id = xpath:/id\n", 5,
+           "bad source 'xpath:/id': use json:PATH, header:NAME or digest");
     refuse(HOOKD_MIN "[partner a]\nevent_id = header:\n", 5, "bad source 'header:'");
     refuse(HOOKD_MIN "[partner a]\nentity_id = json:data..id\n", 5, "bad JSON path 'data..id'");
     refuse(HOOKD_MIN "[partner a]\nmax_body = big\n", 5, "bad size 'big'");
@@ -790,7 +791,7 @@ static void test_refuse_partners(void **state)
                      "scheme = hmac-sha256\n"        /* 5 */
                      "secret = s-0123456789abcdef\n" /* 6 */
                      "header = X-Signature\n",       /* 7 */
-           4, "[partner a] needs 'event_id' (json:PATH or header:NAME)");
+           4, "[partner a] needs 'event_id' (json:PATH, header:NAME or digest)");
     refuse(HOOKD_MIN "[machine order]\n"              /* 4 */
                      "initial = a\n"                  /* 5 */
                      "transition order.go = a -> b\n" /* 6 */

@@ -387,7 +387,10 @@ static void test_sw_malformed_headers(void **state)
     }
     set_header(&f.hdr, "webhook-signature", "v1a,abc");
     expect_result(&f, SIG_MALFORMED_HEADER);
-    expect_err(&f, "webhook-signature has no v1,<base64 of 32 bytes> entry");
+    expect_err(&f, "webhook-signature has no v1, element");
+    set_header(&f.hdr, "webhook-signature", "v1,Zm9vYmFy");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    expect_err(&f, "webhook-signature has 1 v1, element but none is base64 of 32 bytes");
 
     /* A malformed entry next to the valid one does not spoil it. */
     set_header(&f.hdr, "webhook-signature", "v1,@@@ garbage " SW_SIG);
@@ -528,12 +531,12 @@ static void test_stripe_malformed_headers(void **state)
         {"v1=" STRIPE_HEX, "Stripe-Signature has no t= element"},
         {"t=1614265330", "Stripe-Signature has no v1= element"},
         {"t=1614265330,v0=" STRIPE_HEX, "Stripe-Signature has no v1= element"},
-        {"t=abc,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
-        {"t=,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
+        {"t=abc,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time (3 characters)"},
+        {"t=,v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time (0 characters)"},
         {"t=1614265330,t=1614265330,v1=" STRIPE_HEX, "Stripe-Signature has 2 t= elements, expected one"},
         {"t=1614265330,v1=zz", "Stripe-Signature has 1 v1= element but none is 64 hex digits"},
         {"t=1614265330,v1=" STRIPE_HEX "00,v1=", "Stripe-Signature has 2 v1= elements but none is 64 hex digits"},
-        {"t=1614265330 v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time"},
+        {"t=1614265330 v1=" STRIPE_HEX, "Stripe-Signature t= is not a decimal unix time (78 characters)"},
         {"garbage", "Stripe-Signature has no t= element"},
         {"", "Stripe-Signature header is empty"},
     };
@@ -677,8 +680,7 @@ static void test_generic_tampering_and_errors(void **state)
 
     set_header(&f.hdr, "X-Signature", "sha256=nope");
     expect_result(&f, SIG_MALFORMED_HEADER);
-    expect_err(&f, "X-Signature is neither 64 hex digits nor base64 of 32 bytes, with optional "
-                   "sha256= (11 characters)");
+    expect_err(&f, "X-Signature is not optional sha256=<64 hex digits or base64 of 32 bytes> (11 characters)");
     set_header(&f.hdr, "X-Signature", "dXEH6g6yUJ_CESIczphLijdXC211hsIsRvQ3nIsEPhc=");
     expect_result(&f, SIG_MALFORMED_HEADER);
 

@@ -1,6 +1,9 @@
 /*
  * test_signature_pk.c — unit tests for engine/core/signature_pk.c (the
- * sendgrid and discord presets). Vectors:
+ * sendgrid and discord presets), through the public path: keys decoded by
+ * sig_public_key_decode(), requests checked by sig_verify() with the
+ * presets' specs (signature.c), which call signature_pk.c's operations.
+ * Vectors:
  *   - SendGrid: the vector every official SendGrid SDK tests its
  *     EventWebhook verifier with (sendgrid-nodejs packages/eventwebhook,
  *     sendgrid-python test/unit/test_eventwebhook.py, sendgrid-java, …): key,
@@ -27,6 +30,29 @@
 #include <cmocka.h>
 
 #include "signature_pk.h"
+
+/* The two presets, as the unit under test sees them. */
+enum sigpk_kind { SIGPK_SENDGRID, SIGPK_DISCORD };
+
+static enum sig_scheme scheme_of(enum sigpk_kind kind)
+{
+    return kind == SIGPK_SENDGRID ? SIG_SENDGRID : SIG_DISCORD;
+}
+
+static const char *sigpk_signature_header(enum sigpk_kind kind)
+{
+    return kind == SIGPK_SENDGRID ? "X-Twilio-Email-Event-Webhook-Signature" : "X-Signature-Ed25519";
+}
+
+static const char *sigpk_timestamp_header(enum sigpk_kind kind)
+{
+    return kind == SIGPK_SENDGRID ? "X-Twilio-Email-Event-Webhook-Timestamp" : "X-Signature-Timestamp";
+}
+
+static int sigpk_key_decode(enum sigpk_kind kind, const char *text, struct sig_key *out, char *err, size_t errlen)
+{
+    return sig_public_key_decode(scheme_of(kind), text, out, err, errlen);
+}
 
 #define SG_KEY                                                                                                        \
     "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEDr2LjtURuePQzplybdC+u4CwrqDqBaWjcMMsTbhdbcwHBcepxo7yAQGhHPTnlvFYPAZFceEu/"  \
@@ -102,8 +128,10 @@ static enum sig_result check(enum sigpk_kind kind, struct keys *ks, const char *
         h.name[h.n] = sigpk_timestamp_header(kind);
         h.value[h.n++] = ts;
     }
-    struct sig_request req = {(const unsigned char *)body, strlen(body), lookup, &h, now};
-    return sigpk_verify(kind, ks->k, ks->n, TOLERANCE, &req, err, errlen);
+    struct sig_request req = {(const unsigned char *)body, strlen(body), lookup, &h, now, "POST", "",
+                              "application/json"};
+    struct sig_params params = {scheme_of(kind), ks->k, ks->n, TOLERANCE, NULL, NULL};
+    return sig_verify(&params, &req, err, errlen);
 }
 
 static void test_sendgrid_sdk_vector(void **state)
@@ -209,7 +237,9 @@ static void test_discord_vector_and_tampering(void **state)
                      SIG_TIMESTAMP_OUT_OF_TOLERANCE);
     assert_int_equal(check(SIGPK_DISCORD, &ks, DC_SIG, NULL, DC_BODY, DC_TS_NUM, err, sizeof err), SIG_MISSING_HEADER);
     assert_int_equal(check(SIGPK_DISCORD, &ks, NULL, DC_TS, DC_BODY, DC_TS_NUM, err, sizeof err), SIG_MISSING_HEADER);
-    assert_int_equal(check(SIGPK_DISCORD, &ks, "abcd", DC_TS, DC_BODY, DC_TS_NUM, err, sizeof err),
+    /* hex of the wrong length is no Ed25519 signature; text that is not hex is malformed */
+    assert_int_equal(check(SIGPK_DISCORD, &ks, "abcd", DC_TS, DC_BODY, DC_TS_NUM, err, sizeof err), SIG_MISMATCH);
+    assert_int_equal(check(SIGPK_DISCORD, &ks, "not hex", DC_TS, DC_BODY, DC_TS_NUM, err, sizeof err),
                      SIG_MALFORMED_HEADER);
     free_keys(&ks);
     /* no key at all fails closed */
