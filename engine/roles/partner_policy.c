@@ -70,11 +70,20 @@ int partner_policy_address(struct evhttp_request *req, const struct hookd_config
 
 int partner_policy_event_type(const struct partner_config *p, const char *event_type, struct partner_refusal *r)
 {
+    char shown[101];
+    size_t i = 0;
+
     if (config_partner_takes_event(p, event_type))
         return 0;
+    /* The type is the sender's text: quotes and control bytes would break
+     * the key=value log line the refusal is written to. */
+    for (; event_type[i] && i < sizeof shown - 1; i++) {
+        unsigned char c = (unsigned char)event_type[i];
+        shown[i] = c < 0x20 || c > 0x7e || c == '"' || c == '\\' ? '?' : (char)c;
+    }
+    shown[i] = '\0';
     r->code = 422;
     r->reason = REJECT_EVENT_TYPE;
-    snprintf(r->msg, sizeof r->msg, "event type '%.100s' is not in the event_types of [partner %.50s]", event_type,
-             p->name);
+    snprintf(r->msg, sizeof r->msg, "event type '%s' is not in the event_types of [partner %.50s]", shown, p->name);
     return -1;
 }
