@@ -11,6 +11,7 @@ import time
 
 from hookdtest.client import http
 from hookdtest.signing import SW_SECRET, sign_standard
+from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 
 PARTNERS = f"""
@@ -41,14 +42,15 @@ def worker(env, **hookd_keys):
     return env.worker(config=cfg)
 
 
-def post(w, partner: str, msg_id: str, event_type: str = "order.started", xff: str | None = None):
+def post(w, partner: str, msg_id: str, event_type: str = "order.started", xff: str | None = None,
+         base: str | None = None):
     body = json.dumps({"type": event_type, "data": {"order_id": "o-" + msg_id}}).encode()
     ts = int(time.time())
     h = {"Content-Type": "application/json", "webhook-id": msg_id, "webhook-timestamp": str(ts),
          "webhook-signature": sign_standard(SW_SECRET, msg_id, ts, body)}
     if xff is not None:
         h["X-Forwarded-For"] = xff
-    status, _, raw = http("POST", f"{w.url}/v1/inbox/{partner}", body, h)
+    status, _, raw = http("POST", f"{base or w.url}/v1/inbox/{partner}", body, h)
     return status, json.loads(raw) if raw else None
 
 
@@ -95,6 +97,29 @@ def test_allow_ips_behind_a_trusted_proxy(env):
     # a partner whose ranges hold only the proxy refuses the client behind it
     refused(post(w, "local", "r5", xff="192.0.2.7"), 403, "address_not_allowed", "192.0.2.7")
     assert stored(env, "fenced") == ["a1", "a2", "a3", "a4"] and stored(env, "local") == []
+
+
+def test_allow_ips_with_an_ipv6_peer(env):
+    """The peer itself on IPv6 (listen on ::1): its address, not a mapped
+    IPv4 one, is what allow_ips sees."""
+    extra = PARTNERS + f"""
+[partner v6]
+scheme = standard-webhooks
+secret = {SW_SECRET}
+entity_id = json:data.order_id
+allow_ips = ::1
+"""
+    cfg = env.config(extra=extra)
+    text = cfg.read_text().replace("[hookd]\n", "[hookd]\nroles = ingest\n", 1)
+    port = next(l for l in text.splitlines() if l.startswith("listen")).rsplit(":", 1)[1]
+    cfg.write_text(text.replace(f"listen = 127.0.0.1:{port}", f"listen = ::1:{port}"))
+    w = env.worker(config=cfg, wait_ready=False)
+    base = f"http://[::1]:{port}"
+    wait_for(lambda: w.alive() and http("GET", base + "/readyz")[0] == 200, 30, what="worker on ::1")
+    assert post(w, "v6", "v1", base=base)[0] == 200
+    refused(post(w, "fenced", "v2", base=base), 403, "address_not_allowed", "::1")
+    refused(post(w, "local", "v3", base=base), 403, "address_not_allowed", "::1")  # 127/8 is not ::1
+    assert stored(env, "v6") == ["v1"] and stored(env, "fenced") == [] and stored(env, "local") == []
 
 
 def test_event_types_globs(env):
