@@ -382,7 +382,6 @@ static int open_section(struct parse_state *st, const char *name)
         p->tolerance = 5 * 60 * 1000;
         p->scheme = (enum sig_scheme) - 1;
         p->spec.alg = SIG_ALG_HMAC_SHA256; /* scheme = hmac's default algorithm */
-        p->spec.multiple = true;
         st->kind = SEC_PARTNER;
         st->section = p;
         return 0;
@@ -500,12 +499,43 @@ enum {
     HK_TIMESTAMP_PREFIX = 64,
     HK_TIMESTAMP_FORMAT = 128,
     HK_SEVERAL = 256,
+    HK_SEPARATORS = 512,
 };
 
 static void set_string(char **dst, const char *v)
 {
     free(*dst);
     *dst = xstrdup(v);
+}
+
+/* `separators = comma, semicolon, space` (any of the three): what splits
+ * the elements of the signature header, as the characters. */
+static int parse_separators(struct partner_config *p, const char *v, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        char c;
+    } names[] = {{"comma", ','}, {"semicolon", ';'}, {"space", ' '}};
+    char chars[4] = "", *text = xstrdup(v), *save = NULL;
+    size_t n = 0;
+    int rc = 0;
+
+    for (char *tok = strtok_r(text, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char *name = trim(tok);
+        size_t i = 0;
+        while (i < 3 && strcmp(name, names[i].name) != 0)
+            i++;
+        if (i == 3 || n == 3 || strchr(chars, names[i].c))
+            rc = -1;
+        else
+            chars[n++] = names[i].c;
+    }
+    free(text);
+    if (rc != 0 || n == 0)
+        return snprintf(err, errlen, "bad separators '%s' (a list of comma, semicolon, space)", v), -1;
+    set_string(&p->hmac_separators, chars);
+    p->hmac_keys |= HK_SEPARATORS;
+    return 0;
 }
 
 /* The keys of `scheme = hmac` (a scheme written in the config). Returns 1
@@ -566,6 +596,8 @@ static int partner_hmac_key(struct partner_config *p, const char *name, const ch
         p->hmac_keys |= HK_TIMESTAMP_FORMAT;
         return 0;
     }
+    if (strcmp(name, "separators") == 0)
+        return parse_separators(p, v, err, errlen);
     if (strcmp(name, "several_signatures") == 0) {
         if (strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0 || strcmp(v, "1") == 0)
             p->spec.multiple = true;
@@ -692,7 +724,7 @@ static int partner_key(struct partner_config *p, const char *name, const char *v
              "tolerance, header, event_id, event_type, entity_id, entity_type, max_body, allow_ips, event_types; with "
              "scheme = hmac also "
              "algorithm, signed, signature_header, signature_prefix, encoding, timestamp_header, timestamp_prefix, "
-             "timestamp_format, several_signatures)",
+             "timestamp_format, several_signatures, separators)",
              name, p->name);
     return -1;
 }
@@ -910,6 +942,7 @@ static int build_hmac_spec(struct parse_state *st, struct partner_config *p)
     s->signature_prefix = p->hmac_signature_prefix;
     s->timestamp_header = p->hmac_timestamp_header;
     s->timestamp_prefix = p->hmac_timestamp_prefix;
+    s->separators = p->hmac_separators;
     if (!(p->hmac_keys & HK_ENCODING))
         s->encoding = SIG_ENC_HEX;
     if (p->hmac_timestamp_prefix && !p->hmac_timestamp_header)
@@ -1356,6 +1389,7 @@ void config_unref(struct hookd_config *c)
         free(p->hmac_signature_prefix);
         free(p->hmac_timestamp_header);
         free(p->hmac_timestamp_prefix);
+        free(p->hmac_separators);
         free(p->entity_type);
         field_free(&p->event_id);
         field_free(&p->event_type);
@@ -1627,6 +1661,15 @@ static void print_hmac(FILE *out, const struct partner_config *p)
         fprintf(out, "timestamp_header = %s\n", p->hmac_timestamp_header);
     if (s->timestamp_prefix)
         fprintf(out, "timestamp_prefix = %s\n", s->timestamp_prefix);
+    if (s->separators) {
+        fprintf(out, "separators = ");
+        for (const char *c = s->separators; *c; c++)
+            fprintf(out, "%s%s", c == s->separators ? "" : ", ",
+                    *c == ','   ? "comma"
+                    : *c == ';' ? "semicolon"
+                                : "space");
+        fprintf(out, "\n");
+    }
     if (s->timestamp_header)
         fprintf(out, "timestamp_format = %s\n", formats[s->timestamp_format]);
 }

@@ -65,7 +65,8 @@ struct partner_config {
     bool tolerance_set;
     char *header; /* hmac-sha256: the header holding the MAC */
     /* scheme = hmac: the spec's strings (owned) */
-    char *hmac_signed, *hmac_signature_header, *hmac_signature_prefix, *hmac_timestamp_header, *hmac_timestamp_prefix;
+    char *hmac_signed, *hmac_signature_header, *hmac_signature_prefix, *hmac_timestamp_header, *hmac_timestamp_prefix,
+        *hmac_separators;
     unsigned hmac_keys; /* which scheme = hmac keys were given (bits, config.c) */
     struct field_source event_id, event_type, entity_id;
     char *entity_type; /* machine name; NULL = the machine naming the event type */

@@ -328,7 +328,8 @@ const char *sig_result_name(enum sig_result result);
 __attribute__((warn_unused_result)) int sig_template_check(const char *tpl, char *err, size_t errlen);
 
 /* What a spec's signature covers, so that a caller can tell whether a value
- * it reads from a request is authenticated: the body (every JSON field), a
+ * it reads from a request is authenticated: the body (every JSON field; a
+ * {json:…} placeholder signs that field only, not the body), a
  * header (named by {header:…} in the template, or the timestamp header when
  * {timestamp} is signed), and a timestamp held against the tolerance (only
  * those refuse a captured request replayed later). Names compare

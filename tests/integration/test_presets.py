@@ -432,6 +432,8 @@ signature_header = Stripe-Signature
 signature_prefix = v1=
 timestamp_header = Stripe-Signature
 timestamp_prefix = t=
+several_signatures = true
+separators = comma
 encoding = hex
 event_id = json:id
 

@@ -1575,6 +1575,93 @@ static void test_listener_limits_refused(void **state)
     config_unref(c);
 }
 
+/* Presets: their defaults, the public-key and token keys, and `scheme =
+ * hmac` built from keys, printed and loaded again unchanged. */
+static void test_partner_presets(void **state)
+{
+    (void)state;
+    setenv("HOOKD_UT_HMAC", "an-hmac-secret-0123456789", 1);
+    setenv("HOOKD_UT_VT", "a-verify-token", 1);
+    struct hookd_config *c = load_ok(HOOKD_MIN
+                                     "[partner sl]\nscheme = slack\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "[partner pd]\nscheme = paddle\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "[partner zm]\nscheme = zoom\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "[partner tw]\nscheme = twilio\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "event_type = json:SmsStatus\npublic_url = https://h.example/v1/inbox/tw\n"
+                                     "[partner mt]\nscheme = meta\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "verify_token = env:HOOKD_UT_VT\n"
+                                     "[partner st]\nscheme = hmac\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "signed = {timestamp}.{body}\nsignature_header = Stripe-Signature\n"
+                                     "signature_prefix = v1=\nseveral_signatures = true\n"
+                                     "separators = comma\ntimestamp_header = Stripe-Signature\n"
+                                     "timestamp_prefix = t=\nevent_id = json:id\n");
+    const struct partner_config *sl = config_partner(c, "sl"), *pd = config_partner(c, "pd"),
+                                *zm = config_partner(c, "zm"), *tw = config_partner(c, "tw"),
+                                *mt = config_partner(c, "mt"), *st = config_partner(c, "st");
+    assert_int_equal(sl->event_id.kind, FIELD_JSON);
+    assert_string_equal(sl->event_id.path, "event_id");
+    assert_string_equal(sl->event_type.path, "event.type");
+    assert_int_equal(sl->tolerance, 5 * M);
+    assert_false(sl->content_dedup); /* timestamp, id and type all signed */
+    assert_int_equal(pd->tolerance, 5 * S);
+    assert_int_equal(zm->event_id.kind, FIELD_DIGEST);
+    assert_null(zm->event_id.path);
+    assert_true(tw->content_dedup); /* no timestamp */
+    assert_string_equal(tw->public_url, "https://h.example/v1/inbox/tw");
+    assert_string_equal(mt->verify_token.text, "a-verify-token");
+    assert_int_equal(mt->nkeys, 1);
+    assert_int_equal(st->scheme, SIG_HMAC);
+    assert_int_equal(st->spec.alg, SIG_ALG_HMAC_SHA256);
+    assert_string_equal(st->spec.signed_template, "{timestamp}.{body}");
+    assert_string_equal(st->spec.signature_header, "Stripe-Signature");
+    assert_string_equal(st->spec.separators, ",");
+    assert_true(st->spec.multiple);
+    assert_int_equal(st->spec.encoding, SIG_ENC_HEX);
+
+    char *first = print_config(c);
+    config_unref(c);
+    assert_contains(first, "event_id = digest\n");
+    assert_contains(first, "signed = {timestamp}.{body}\n");
+    assert_contains(first, "separators = comma\n");
+    assert_lacks(first, "a-verify-token");
+    c = load_ok(first);
+    char *second = print_config(c);
+    assert_string_equal(second, first);
+    config_unref(c);
+    free(first);
+    free(second);
+    unsetenv("HOOKD_UT_HMAC");
+    unsetenv("HOOKD_UT_VT");
+}
+
+static void test_refuse_preset_keys(void **state)
+{
+    (void)state;
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsecret = s-0123456789abcdef\n", 4,
+           "[partner a] uses scheme hmac and needs 'signature_header'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsecret = s-0123456789abcdef\nsignature_header = X-S\n"
+                     "timestamp_header = X-T\nevent_id = json:id\n",
+           4, "an unsigned timestamp proves nothing");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsecret = s-0123456789abcdef\nsignature_header = X-S\n"
+                     "signed = {timestamp}{body}\nevent_id = json:id\n",
+           4, "signs {timestamp} but has no timestamp_header");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsigned = {bodi}\n", 6, "unknown placeholder '{bodi}'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nalgorithm = md5\n", 6, "bad algorithm 'md5'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nencoding = base32\n", 6, "bad encoding 'base32'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nseparators = tab\n", 6, "bad separators 'tab'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = stripe\nsecret = s-0123456789abcdef\nsigned = {body}\n", 4,
+           "sets keys of scheme = hmac");
+    refuse(HOOKD_MIN "[partner a]\nscheme = stripe\npublic_key = 0011\n", 4,
+           "verifies with a shared secret: use secret, not public_key");
+    refuse(HOOKD_MIN "[partner a]\nscheme = discord\nsecret = s-0123456789abcdef\n", 4,
+           "verifies with a public key: use public_key, not secret");
+    refuse(HOOKD_MIN "[partner a]\nscheme = twilio\nsecret = s-0123456789abcdef\n", 4,
+           "needs 'event_type' (json:PATH or header:NAME): scheme twilio has no event type");
+    refuse(HOOKD_MIN "[partner a]\nscheme = stripe\nsecret = s-0123456789abcdef\nevent_type = digest\n", 4,
+           "'digest' is a source for event_id only");
+    refuse(HOOKD_MIN "[partner a]\nscheme = square\npublic_url = square.example/hook\n", 6, "bad public_url");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1614,6 +1701,8 @@ int main(void)
         cmocka_unit_test(test_machine_routing_and_defaults),
         cmocka_unit_test(test_partner_lookup_and_defaults),
         cmocka_unit_test(test_print_load_round_trip),
+        cmocka_unit_test(test_partner_presets),
+        cmocka_unit_test(test_refuse_preset_keys),
         cmocka_unit_test(test_ref_unref),
         cmocka_unit_test(test_listener_limits_defaults_and_units),
         cmocka_unit_test(test_listener_limits_refused),
