@@ -151,7 +151,9 @@ static enum handshake_verdict post_discord(struct evhttp_request *req, const str
         return HANDSHAKE_ANSWERED;
     }
     if (json_integer_value(type) == 0) {
-        /* A webhook-event PING: 204, as discord-interactions answers it. */
+        /* A webhook-event PING: 204 with an empty body, and a Content-Type
+         * (Discord's docs ask for one even here). */
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
         evhttp_send_reply(req, 204, http_reason(204), NULL);
         answered(p, "webhook_event_ping", 204);
         return HANDSHAKE_ANSWERED;
@@ -297,6 +299,11 @@ enum handshake_verdict handshake_unsigned(struct evhttp_request *req, const stru
     reply_text(req, 200, "");
     answered(p, "ping", 200);
     return HANDSHAKE_ANSWERED;
+}
+
+int handshake_ack_status(const struct partner_config *p)
+{
+    return strcmp(sig_scheme_name(p->scheme), "discord") == 0 ? 204 : 200;
 }
 
 enum handshake_verdict handshake_post(struct evhttp_request *req, const struct partner_config *p, json_t *body,

@@ -56,4 +56,9 @@ __attribute__((warn_unused_result)) enum handshake_verdict handshake_post(struct
                                                                           const struct partner_config *p, json_t *body,
                                                                           struct partner_refusal *r);
 
+/* The status a stored event is acknowledged with: 204 for discord (its
+ * Webhook Events must be answered 204 No Content; http_reply_json() sends
+ * no body with it), 200 for every other scheme. */
+int handshake_ack_status(const struct partner_config *p);
+
 #endif

@@ -44,7 +44,8 @@ struct pending {
     int64_t arrived_us;
     struct evhttp_request *req; /* NULL once the client went away */
     char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
-    char *digest; /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
+    char *digest;   /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
+    int ack_status; /* 200, or what the provider insists on (handshake_ack_status) */
     /* filled by the batch job */
     enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
     char id[40];
@@ -128,13 +129,13 @@ static void answer(struct pending *p)
         stats_add(&ctx->stats, STAT_INGESTED, 1);
         log_debug("ingest.accepted", "partner=%s event_id=%s id=%s", p->partner, p->event_id, p->id);
         if (p->req)
-            http_reply_json(p->req, 200, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
+            http_reply_json(p->req, p->ack_status, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
         break;
     case RES_DUPLICATE:
         stats_add(&ctx->stats, STAT_DUPLICATE, 1);
         log_debug("ingest.duplicate", "partner=%s event_id=%s", p->partner, p->event_id);
         if (p->req)
-            http_reply_json(p->req, 200, json_pack("{s:s}", "status", "duplicate"));
+            http_reply_json(p->req, p->ack_status, json_pack("{s:s}", "status", "duplicate"));
         break;
     case RES_INVALID:
         if (p->req)
@@ -638,6 +639,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     const struct machine_config *m = config_machine_for(cfg, p->entity_type, pend->event_type);
     pend->in = in;
     pend->req = req;
+    pend->ack_status = handshake_ack_status(p);
     pend->arrived_us = arrived;
     pend->partner = xstrdup(p->name);
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
