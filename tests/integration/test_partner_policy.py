@@ -7,6 +7,7 @@ listen on 127.0.0.1, so the direct peer is always 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import signal
 import time
 
 from hookdtest.client import http
@@ -120,6 +121,19 @@ allow_ips = ::1
     refused(post(w, "fenced", "v2", base=base), 403, "address_not_allowed", "::1")
     refused(post(w, "local", "v3", base=base), 403, "address_not_allowed", "::1")  # 127/8 is not ::1
     assert stored(env, "v6") == ["v1"] and stored(env, "fenced") == [] and stored(env, "local") == []
+
+
+def test_policy_changes_apply_on_reload(env):
+    """allow_ips and trusted_proxies are read per request from the config
+    snapshot: a SIGHUP that widens them applies to the next request."""
+    w = worker(env)
+    refused(post(w, "fenced", "h1", xff="192.0.2.7"), 403, "address_not_allowed")
+    text = w.config.read_text()
+    w.config.write_text(text.replace("[hookd]\n", "[hookd]\ntrusted_proxies = 127.0.0.1\n", 1))
+    w.signal(signal.SIGHUP)
+    wait_for(lambda: "config.reloaded" in w.output(), what="config.reloaded")
+    assert post(w, "fenced", "h2", xff="192.0.2.7")[0] == 200
+    assert stored(env, "fenced") == ["h2"]
 
 
 def test_event_types_globs(env):
