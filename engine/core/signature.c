@@ -48,6 +48,8 @@
 #define JSON_FIELD_MAX 1024
 /* Candidates looked at per request; more is an attack, not key rotation. */
 #define MAX_CANDIDATES 16
+/* Segments of rendered signed content kept apart (a template has a few). */
+#define MAX_SEGS 24
 
 /* ---- the preset table ---------------------------------------------------- */
 
@@ -145,7 +147,8 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                              .signed_template = "{url}{form}",
                              .signature_header = "X-Twilio-Signature",
                              .encoding = B64,
-                             .body_sha256_query = true},
+                             .body_sha256_query = true,
+                             .algorithm_header = "X-Twilio-Webhooks-Signature-Settings"},
                     .event_id = "header:I-Twilio-Idempotency-Token",
                     .event_type = NULL,
                     .bodies = SIG_BODY_JSON | SIG_BODY_FORM,
@@ -316,7 +319,8 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                               .signature_header = "X-HubSpot-Signature-v3",
                               .encoding = B64,
                               .timestamp_header = "X-HubSpot-Request-Timestamp",
-                              .timestamp_format = SIG_TS_UNIX_MS},
+                              .timestamp_format = SIG_TS_UNIX_MS,
+                              .url_decode_reserved = true},
                      .tolerance_s = 300,
                      .event_id = "digest",
                      .event_type = "json:0.subscriptionType",
@@ -489,6 +493,14 @@ static int span_strip_prefix(struct span *s, const char *prefix)
     return 1;
 }
 
+static int is_sep(const char *seps, char c)
+{
+    for (; *seps; seps++)
+        if (*seps == c)
+            return 1;
+    return 0;
+}
+
 /* Splits the next token off *rest at any character of seps (trimmed);
  * empty tokens are skipped. Returns 0 when *rest holds no further token. */
 static int span_next_token(struct span *rest, const char *seps, struct span *tok)
@@ -496,8 +508,14 @@ static int span_next_token(struct span *rest, const char *seps, struct span *tok
     while (rest->n > 0) {
         size_t len = 0;
 
-        while (len < rest->n && strchr(seps, rest->p[len]) == NULL)
-            len++;
+        if (seps[0] != '\0' && seps[1] == '\0') {
+            const char *end = memchr(rest->p, seps[0], rest->n);
+
+            len = end != NULL ? (size_t)(end - rest->p) : rest->n;
+        } else {
+            while (len < rest->n && !is_sep(seps, rest->p[len]))
+                len++;
+        }
         tok->p = rest->p;
         tok->n = len;
         rest->p += len;
@@ -537,7 +555,7 @@ static void buf_add(struct buf *b, const void *data, size_t n)
 static void buf_free(struct buf *b)
 {
     if (b->p != NULL)
-        OPENSSL_cleanse(b->p, b->cap);
+        OPENSSL_cleanse(b->p, b->n);
     free(b->p);
     b->p = NULL;
     b->n = b->cap = 0;
@@ -651,7 +669,9 @@ static void candidate_separators(const struct sig_spec *spec, char seps[4])
     size_t n = 0;
 
     if (spec->separators != NULL) {
-        snprintf(seps, 4, "%s", spec->separators);
+        for (; n < 3 && spec->separators[n]; n++)
+            seps[n] = spec->separators[n];
+        seps[n] = '\0';
         return;
     }
     for (const char *c = ",; "; *c; c++)
@@ -724,6 +744,16 @@ static size_t count_candidates(const struct sig_spec *spec, struct span sigs)
         n++;
     OPENSSL_cleanse(scratch, sizeof scratch);
     return n;
+}
+
+static int has_candidate(const struct sig_spec *spec, struct span sigs)
+{
+    unsigned char scratch[SIG_MAX_SIG_LEN];
+    size_t len;
+    int found = next_candidate(spec, &sigs, scratch, &len);
+
+    OPENSSL_cleanse(scratch, sizeof scratch);
+    return found;
 }
 
 /* "sha256=<64 hex digits>", "<base64 of 32 bytes>", for messages. */
@@ -844,11 +874,107 @@ struct verify_state {
     int doc_loaded;
     char json_sig[JSON_FIELD_MAX + 1]; /* a signature read from the body */
     int has_ts;
-    int64_t ts;         /* unix seconds */
-    char ts_text[64];   /* {timestamp} */
-    char ts_label[128]; /* e.g. "Stripe-Signature t=", for messages */
-    struct buf content; /* the rendered signed bytes */
+    int64_t ts;       /* unix seconds */
+    char ts_text[64]; /* {timestamp} */
+    /* the timestamp's name in messages, in three pieces so that it is
+     * only formatted on an error: "Stripe-Signature" " " "t=" */
+    const char *tl[3];
+    /* The rendered signed bytes, as segments: the body (and any other
+     * borrowed bytes) by reference, rendered text in `content`, so that
+     * the body is never copied for an HMAC. */
+    struct buf content;
+    struct seg {
+        const unsigned char *ext; /* borrowed bytes, or NULL: content.p + off */
+        size_t off, n;
+    } segs[MAX_SEGS];
+    size_t nsegs;
 };
+
+/* Appends rendered text to the signed content. */
+static void content_add(struct verify_state *st, const void *data, size_t n)
+{
+    struct seg *last = st->nsegs > 0 ? &st->segs[st->nsegs - 1] : NULL;
+
+    if (n == 0)
+        return;
+    if (last != NULL && last->ext == NULL && last->off + last->n == st->content.n) {
+        last->n += n;
+    } else if (st->nsegs < MAX_SEGS) {
+        st->segs[st->nsegs++] = (struct seg){NULL, st->content.n, n};
+    } else { /* out of segments: extend the last one, copying */
+        HOOKD_ASSERT(last != NULL);
+        if (last->ext != NULL) {
+            size_t off = st->content.n;
+
+            buf_add(&st->content, last->ext, last->n);
+            *last = (struct seg){NULL, off, last->n};
+        }
+        last->n += n;
+    }
+    buf_add(&st->content, data, n);
+}
+
+/* Appends borrowed bytes (valid for the whole verification) by reference. */
+static void content_add_ref(struct verify_state *st, const void *data, size_t n)
+{
+    if (n == 0)
+        return;
+    if (st->nsegs + 1 >= MAX_SEGS) {
+        content_add(st, data, n);
+        return;
+    }
+    st->segs[st->nsegs++] = (struct seg){data, 0, n};
+}
+
+static struct span seg_span(const struct verify_state *st, size_t i)
+{
+    const struct seg *g = &st->segs[i];
+    return (struct span){(const char *)(g->ext != NULL ? g->ext : st->content.p + g->off), g->n};
+}
+
+/* The signed content in one piece (public-key verifiers take it whole):
+ * borrowed when it is one segment, else a copy the caller frees (*owned). */
+static const unsigned char *content_whole(const struct verify_state *st, size_t *len, unsigned char **owned)
+{
+    size_t n = 0;
+
+    *owned = NULL;
+    if (st->nsegs == 1) {
+        *len = st->segs[0].n;
+        return (const unsigned char *)seg_span(st, 0).p;
+    }
+    for (size_t i = 0; i < st->nsegs; i++)
+        n += st->segs[i].n;
+    *owned = xmalloc(n + 1);
+    n = 0;
+    for (size_t i = 0; i < st->nsegs; i++) {
+        struct span sp = seg_span(st, i);
+
+        memcpy(*owned + n, sp.p, sp.n);
+        n += sp.n;
+    }
+    *len = n;
+    return *owned;
+}
+
+/* SHA-256 of the signed content, streamed over its segments. */
+static void content_digest(const struct verify_state *st, unsigned char out[SIG_DIGEST_LEN])
+{
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    unsigned int n = 0;
+    int ok = ctx != NULL && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+
+    for (size_t i = 0; ok && i < st->nsegs; i++) {
+        struct span sp = seg_span(st, i);
+
+        ok = EVP_DigestUpdate(ctx, sp.p, sp.n);
+    }
+    ok = ok && EVP_DigestFinal_ex(ctx, out, &n) && n == SIG_DIGEST_LEN;
+    EVP_MD_CTX_free(ctx);
+    HOOKD_ASSERT(ok); /* fails only when OpenSSL cannot allocate */
+}
+
+#define TS_LABEL(st) (st)->tl[0], (st)->tl[1], (st)->tl[2]
 
 /* Fetches a required header, trimmed. Absent -> SIG_MISSING_HEADER; present
  * but blank -> SIG_MALFORMED_HEADER. */
@@ -948,7 +1074,7 @@ static enum sig_result find_signatures(struct verify_state *st, char *err, size_
         if ((r = get_header(st->req, header, &st->sigs, err, errlen)) != SIG_OK)
             return r;
     }
-    if (count_candidates(spec, st->sigs) == 0) {
+    if (!has_candidate(spec, st->sigs)) {
         malformed_message(st, err, errlen);
         return SIG_MALFORMED_HEADER;
     }
@@ -964,7 +1090,7 @@ static enum sig_result find_timestamp_text(struct verify_state *st, struct span 
     const char *th = spec->timestamp_header;
 
     if (spec->timestamp_json != NULL) {
-        snprintf(st->ts_label, sizeof st->ts_label, "json:%s", spec->timestamp_json);
+        st->tl[0] = "json:", st->tl[1] = spec->timestamp_json, st->tl[2] = "";
         enum sig_result r = get_json(st, spec->timestamp_json, json_buf, json_len, err, errlen);
         *text = span_of(json_buf);
         return r;
@@ -974,7 +1100,7 @@ static enum sig_result find_timestamp_text(struct verify_state *st, struct span 
         size_t count = 0;
         enum sig_result r = get_header(st->req, th, &rest, err, errlen);
 
-        snprintf(st->ts_label, sizeof st->ts_label, "%s %s", th, spec->timestamp_prefix);
+        st->tl[0] = th, st->tl[1] = " ", st->tl[2] = spec->timestamp_prefix;
         if (r != SIG_OK)
             return r;
         char seps[4];
@@ -995,7 +1121,7 @@ static enum sig_result find_timestamp_text(struct verify_state *st, struct span 
         *text = value;
         return SIG_OK;
     }
-    snprintf(st->ts_label, sizeof st->ts_label, "%s", th);
+    st->tl[0] = th, st->tl[1] = st->tl[2] = "";
     return get_header(st->req, th, text, err, errlen);
 }
 
@@ -1015,7 +1141,7 @@ static enum sig_result find_timestamp(struct verify_state *st, char *err, size_t
     case SIG_TS_UNIX:
     case SIG_TS_UNIX_MS:
         if (parse_decimal(text, &v) < 0) {
-            err_set(err, errlen, "%s is not a decimal unix time%s (%zu characters)", st->ts_label,
+            err_set(err, errlen, "%s%s%s is not a decimal unix time%s (%zu characters)", TS_LABEL(st),
                     spec->timestamp_format == SIG_TS_UNIX_MS ? " in milliseconds" : "", text.n);
             return SIG_MALFORMED_HEADER;
         }
@@ -1025,7 +1151,7 @@ static enum sig_result find_timestamp(struct verify_state *st, char *err, size_t
         break;
     case SIG_TS_RFC3339:
         if (text.n >= sizeof st->ts_text || parse_rfc3339(text, &st->ts) < 0) {
-            err_set(err, errlen, "%s is not an RFC 3339 time (%zu characters)", st->ts_label, text.n);
+            err_set(err, errlen, "%s%s%s is not an RFC 3339 time (%zu characters)", TS_LABEL(st), text.n);
             return SIG_MALFORMED_HEADER;
         }
         memcpy(st->ts_text, text.p, text.n);
@@ -1100,7 +1226,7 @@ static bool is_form(const char *content_type)
 /* Twilio's {form}: every field of a form body, sorted by name (then
  * value), an exact repeat of a name=value pair once, each as name then
  * value. Nothing for a body that is not a form. */
-static void render_form(struct buf *out, const struct sig_request *req)
+static void render_form(struct verify_state *st, const struct sig_request *req)
 {
     struct span rest = {(const char *)req->body, req->body_len}, tok;
     struct form_field *fields = NULL;
@@ -1125,8 +1251,8 @@ static void render_form(struct buf *out, const struct sig_request *req)
         qsort(fields, n, sizeof *fields, cmp_field);
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || cmp_field(&fields[i - 1], &fields[i]) != 0) {
-            buf_add(out, fields[i].name, fields[i].name_len);
-            buf_add(out, fields[i].value, fields[i].value_len);
+            content_add(st, fields[i].name, fields[i].name_len);
+            content_add(st, fields[i].value, fields[i].value_len);
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -1134,6 +1260,33 @@ static void render_form(struct buf *out, const struct sig_request *req)
         free(fields[i].value);
     }
     free(fields);
+}
+
+/* {url}: as received, or with HubSpot's reserved characters decoded. */
+static void render_url(struct verify_state *st, const char *url)
+{
+    static const char reserved[] = ":/?@!$'()*,;";
+    const char *run = url, *p;
+
+    if (!st->spec->url_decode_reserved) {
+        content_add_ref(st, url, strlen(url));
+        return;
+    }
+    for (p = url; *p; p++) {
+        int hi, lo;
+        char c;
+
+        if (p[0] != '%' || (hi = hexval(p[1])) < 0 || (lo = hexval(p[2])) < 0)
+            continue;
+        c = (char)(hi * 16 + lo);
+        if (c == '\0' || strchr(reserved, c) == NULL)
+            continue;
+        content_add(st, run, (size_t)(p - run));
+        content_add(st, &c, 1);
+        p += 2;
+        run = p + 1;
+    }
+    content_add(st, run, (size_t)(p - run));
 }
 
 /* The placeholder starting at tpl ("{...}"): its length including braces,
@@ -1153,22 +1306,22 @@ static enum sig_result render_one(struct verify_state *st, const char *ph, size_
 
 #define IS(lit) (n == sizeof(lit) - 1 && memcmp(ph, lit, n) == 0)
     if (IS("{body}")) {
-        buf_add(&st->content, req->body, req->body_len);
+        content_add_ref(st, req->body, req->body_len);
     } else if (IS("{timestamp}")) {
-        buf_add(&st->content, st->ts_text, strlen(st->ts_text));
+        content_add(st, st->ts_text, strlen(st->ts_text));
     } else if (IS("{url}")) {
-        buf_add(&st->content, req->url != NULL ? req->url : "", req->url != NULL ? strlen(req->url) : 0);
+        render_url(st, req->url != NULL ? req->url : "");
     } else if (IS("{method}")) {
         const char *m = req->method != NULL ? req->method : "POST";
-        buf_add(&st->content, m, strlen(m));
+        content_add_ref(st, m, strlen(m));
     } else if (IS("{form}")) {
-        render_form(&st->content, req);
+        render_form(st, req);
     } else if (n > 9 && n - 9 <= JSONPATH_MAX_LEN && memcmp(ph, "{header:", 8) == 0) {
         memcpy(name, ph + 8, n - 9);
         name[n - 9] = '\0';
         if ((r = get_header(req, name, &v, err, errlen)) != SIG_OK)
             return r;
-        buf_add(&st->content, v.p, v.n);
+        content_add_ref(st, v.p, v.n);
     } else if (n > 7 && n - 7 <= JSONPATH_MAX_LEN && memcmp(ph, "{json:", 6) == 0) {
         char value[JSON_FIELD_MAX + 1];
 
@@ -1176,7 +1329,7 @@ static enum sig_result render_one(struct verify_state *st, const char *ph, size_
         name[n - 7] = '\0';
         if ((r = get_json(st, name, value, sizeof value, err, errlen)) != SIG_OK)
             return r;
-        buf_add(&st->content, value, strlen(value));
+        content_add(st, value, strlen(value));
     } else {
         err_set(err, errlen, "the signed template has an unknown placeholder");
         return SIG_MISMATCH;
@@ -1194,12 +1347,12 @@ static enum sig_result render_content(struct verify_state *st, char *err, size_t
         const char *brace = strchr(tpl, '{');
         size_t lit = brace != NULL ? (size_t)(brace - tpl) : strlen(tpl), n;
 
-        buf_add(&st->content, tpl, lit);
+        content_add_ref(st, tpl, lit);
         tpl += lit;
         if (*tpl == '\0')
             break;
         if ((n = placeholder_len(tpl)) == 0) {
-            buf_add(&st->content, tpl, strlen(tpl));
+            content_add_ref(st, tpl, strlen(tpl));
             break;
         }
         if ((r = render_one(st, tpl, n, err, errlen)) != SIG_OK)
@@ -1254,11 +1407,18 @@ static int match_any_key(struct verify_state *st)
     const struct sig_pk_ops *pk = spec->alg == SIG_ALG_PUBLIC_KEY ? sig_pk_ops_for(spec->pk) : NULL;
     unsigned char expected[SIG_MAX_SIG_LEN], got[SIG_MAX_SIG_LEN];
     size_t elen = 0, glen = 0;
-    struct span whole = {(const char *)st->content.p, st->content.n};
+    struct span parts[MAX_SEGS];
+    unsigned char *owned = NULL;
+    const unsigned char *whole = NULL;
+    size_t whole_len = 0;
     int found = 0;
 
     if (spec->alg == SIG_ALG_PUBLIC_KEY && (pk == NULL || pk->verify == NULL))
         return -1;
+    for (size_t i = 0; i < st->nsegs; i++)
+        parts[i] = seg_span(st, i);
+    if (pk != NULL)
+        whole = content_whole(st, &whole_len, &owned);
     for (size_t k = 0; k < params->nkeys && found == 0; k++) {
         struct span rest = st->sigs;
         size_t seen = 0;
@@ -1267,7 +1427,7 @@ static int match_any_key(struct verify_state *st)
             sig_content_digest(params->keys[k].bytes, params->keys[k].len, expected);
             elen = SIG_DIGEST_LEN;
         } else if (spec->alg != SIG_ALG_PUBLIC_KEY &&
-                   hmac_parts(spec->alg, &params->keys[k], &whole, 1, expected, &elen) < 0) {
+                   hmac_parts(spec->alg, &params->keys[k], parts, st->nsegs, expected, &elen) < 0) {
             found = -1;
             break;
         }
@@ -1275,7 +1435,7 @@ static int match_any_key(struct verify_state *st)
          * reveals only that the request is authentic. */
         while (found == 0 && seen++ < MAX_CANDIDATES && next_candidate(spec, &rest, got, &glen)) {
             if (pk != NULL) {
-                int v = pk->verify(&params->keys[k], st->content.p, st->content.n, got, glen);
+                int v = pk->verify(&params->keys[k], whole, whole_len, got, glen);
                 found = v < 0 ? -1 : v;
             } else if (glen == elen && CRYPTO_memcmp(expected, got, elen) == 0) {
                 found = 1;
@@ -1284,6 +1444,7 @@ static int match_any_key(struct verify_state *st)
     }
     OPENSSL_cleanse(expected, sizeof expected);
     OPENSSL_cleanse(got, sizeof got);
+    free(owned);
     return found;
 }
 
@@ -1293,21 +1454,23 @@ static enum sig_result check_timestamp(const struct verify_state *st, int64_t no
     int64_t age;
 
     if (tolerance < 0) {
-        err_set(err, errlen, "%s cannot be checked: tolerance is negative (%" PRId64 "s)", st->ts_label, tolerance);
+        err_set(err, errlen, "%s%s%s cannot be checked: tolerance is negative (%" PRId64 "s)", TS_LABEL(st),
+                tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     /* st->ts is below 10^18, so only an absurd `now` can overflow; the
      * INT64_MIN case is excluded so that -age below is defined. */
     if (__builtin_sub_overflow(now, st->ts, &age) || age == INT64_MIN) {
-        err_set(err, errlen, "%s is out of range of the current time", st->ts_label);
+        err_set(err, errlen, "%s%s%s is out of range of the current time", TS_LABEL(st));
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     if (age > tolerance) {
-        err_set(err, errlen, "%s is %" PRId64 "s in the past (tolerance %" PRId64 "s)", st->ts_label, age, tolerance);
+        err_set(err, errlen, "%s%s%s is %" PRId64 "s in the past (tolerance %" PRId64 "s)", TS_LABEL(st), age,
+                tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
     if (age < -tolerance) {
-        err_set(err, errlen, "%s is %" PRId64 "s in the future (tolerance %" PRId64 "s)", st->ts_label, -age,
+        err_set(err, errlen, "%s%s%s is %" PRId64 "s in the future (tolerance %" PRId64 "s)", TS_LABEL(st), -age,
                 tolerance);
         return SIG_TIMESTAMP_OUT_OF_TOLERANCE;
     }
@@ -1368,10 +1531,37 @@ static enum sig_result verify_state_run(struct verify_state *st, char *err, size
     return SIG_OK;
 }
 
+/* Twilio's X-Twilio-Webhooks-Signature-Settings: `algorithm=HMAC_SHA256`
+ * selects SHA-256 (into *eff, which st->spec then points to). */
+static enum sig_result apply_algorithm_header(struct verify_state *st, struct sig_spec *eff, char *err, size_t errlen)
+{
+    const char *v = st->req->header != NULL ? st->req->header(st->req->header_arg, st->spec->algorithm_header) : NULL;
+    struct span rest = span_of(v), tok;
+
+    while (v != NULL && span_next_token(&rest, ",", &tok)) {
+        if (!span_strip_prefix(&tok, "algorithm="))
+            continue;
+        tok = span_trim(tok);
+        *eff = *st->spec;
+        if (tok.n == 11 && strncasecmp(tok.p, "HMAC_SHA256", 11) == 0)
+            eff->alg = SIG_ALG_HMAC_SHA256;
+        else if (tok.n == 9 && strncasecmp(tok.p, "HMAC_SHA1", 9) == 0)
+            eff->alg = SIG_ALG_HMAC_SHA1;
+        else if (tok.n > 0) {
+            err_set(err, errlen, "%s names an algorithm hookd does not know", st->spec->algorithm_header);
+            return SIG_MALFORMED_HEADER;
+        }
+        st->spec = eff;
+        return SIG_OK;
+    }
+    return SIG_OK;
+}
+
 enum sig_result sig_verify_digest(const struct sig_params *params, const struct sig_request *req,
                                   unsigned char digest[SIG_DIGEST_LEN], char *err, size_t errlen)
 {
     struct verify_state st;
+    struct sig_spec eff;
     enum sig_result r;
 
     err_set(err, errlen, "%s", "");
@@ -1396,12 +1586,15 @@ enum sig_result sig_verify_digest(const struct sig_params *params, const struct 
         }
         st.spec = &p->spec;
     }
+    if (st.spec->algorithm_header != NULL && (r = apply_algorithm_header(&st, &eff, err, errlen)) != SIG_OK)
+        return r;
     r = verify_state_run(&st, err, errlen);
     if (r == SIG_OK && digest != NULL)
-        sig_content_digest(st.content.p != NULL ? st.content.p : (const unsigned char *)"", st.content.n, digest);
+        content_digest(&st, digest);
     json_decref(st.doc);
     buf_free(&st.content);
-    OPENSSL_cleanse(st.json_sig, sizeof st.json_sig);
+    if (st.json_sig[0] != '\0')
+        OPENSSL_cleanse(st.json_sig, sizeof st.json_sig);
     return r;
 }
 

@@ -170,6 +170,12 @@ struct sig_spec {
     /* Twilio's JSON variant: when {url} has a bodySHA256 query parameter,
      * it must equal the hex SHA-256 of the body (the URL is what is signed). */
     bool body_sha256_query;
+    /* HubSpot v3: {url} with %3A %2F %3F %40 %21 %24 %27 %28 %29 %2A %2C
+     * %3B decoded, as HubSpot signs it. */
+    bool url_decode_reserved;
+    /* Twilio: a header whose `algorithm=HMAC_SHA256` element switches the
+     * HMAC to SHA-256 (`HMAC_SHA1` or none: the spec's algorithm). */
+    const char *algorithm_header;
 };
 
 /* One provider preset: the value of `[partner NAME] scheme =`. */

@@ -272,6 +272,8 @@ def sdk():
         {"op": "octokit_sign", "secret": SECRETS["github"], "payload": b_gh.decode()},
         {"op": "twilio_sign", "token": SECRETS["twilio"], "url": PUBLIC + "twilio", "params": TWILIO_FORM},
         {"op": "twilio_sign", "token": SECRETS["twilio"], "url": tw_url, "params": {}},
+        {"op": "twilio_sign", "token": SECRETS["twilio"], "url": PUBLIC + "twilio", "params": TWILIO_FORM,
+         "algorithm": "HMAC_SHA256"},
         {"op": "twilio_verify", "token": SECRETS["twilio"], "url": tw_url, "body": tw_body.decode(),
          "signature": twilio_sign(SECRETS["twilio"], tw_url, {})},
         {"op": "square_verify", "body": b_sq.decode(), "signature": h_sq["X-Square-Hmacsha256-Signature"],
@@ -286,7 +288,8 @@ def sdk():
          "timestamp": ts},
         {"op": "shopify_verify", "secret": WRONG, "body": b_sh.decode(), "headers": h_sh},
     ]
-    (pd_ok, pd_bad, sw, st, gh, tw, tw_json, tw_json_ok, sq_ok, sl_ok, sh_ok, sq_bad, sl_bad, sh_bad) = node(jobs)
+    (pd_ok, pd_bad, sw, st, gh, tw, tw_json, tw_sha256, tw_json_ok, sq_ok, sl_ok, sh_ok, sq_bad, sl_bad,
+     sh_bad) = node(jobs)
     # The test's signers are the providers' algorithms:
     assert sw == h_sw["webhook-signature"]
     assert st == h_st["Stripe-Signature"]
@@ -301,7 +304,7 @@ def sdk():
                    "twilio": dict(h_tw, **{"X-Twilio-Signature": tw}),
                    "square": h_sq, "slack": h_sl, "paddle": h_pd, "shopify": h_sh}
     return {"ts": ts, "headers": sdk_headers,
-            "twilio_json": (tw_url.split("?", 1)[1], tw_json, tw_body)}
+            "twilio_json": (tw_url.split("?", 1)[1], tw_json, tw_body), "twilio_sha256": tw_sha256}
 
 
 # ---- helpers -------------------------------------------------------------------
@@ -418,6 +421,17 @@ def test_twilio_json_body_signs_the_url_with_the_body_hash(env, sdk):
     status, _, doc = post(w, "twilio", query, headers, body)
     assert status == 200 and doc["status"] == "accepted", doc
     assert env.db.value("SELECT event_type FROM webhook_inbox") == "delivered"
+
+
+def test_twilio_sha256_signature_named_by_its_settings_header(env, sdk):
+    w = ingest_only(env, CONFIG)
+    _, headers, body = build("twilio", SECRETS["twilio"], 0)
+    headers = dict(headers, **{"X-Twilio-Signature": sdk["twilio_sha256"]})
+    # without the settings header it is read as HMAC-SHA1, which it is not
+    refused(env, post(w, "twilio", "", headers, body), 400, "malformed_signature", "sha256 read as sha1")
+    headers["X-Twilio-Webhooks-Signature-Settings"] = "key=webhooks_sharedkey_1,algorithm=HMAC_SHA256"
+    status, _, doc = post(w, "twilio", "", headers, body)
+    assert status == 200 and doc["status"] == "accepted", doc
 
 
 # Three presets written as `scheme = hmac` in the config: each must accept the

@@ -15,7 +15,7 @@ const jobs = {
   // Twilio: the X-Twilio-Signature the SDK expects for (url, params).
   async twilio_sign(j) {
     const twilio = require('twilio');
-    return twilio.getExpectedTwilioSignature(j.token, j.url, j.params);
+    return twilio.getExpectedTwilioSignature(j.token, j.url, j.params, j.algorithm);
   },
   // Twilio's own verifiers, to prove that what the test sends is valid.
   async twilio_verify(j) {

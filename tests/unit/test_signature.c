@@ -1205,6 +1205,52 @@ static void test_preset_table(void **state)
     assert_int_equal(sig_template_check("", err, sizeof err), -1);
 }
 
+/* Twilio's X-Twilio-Webhooks-Signature-Settings: algorithm=HMAC_SHA256. */
+static void test_twilio_sha256_settings(void **state)
+{
+    static const char body[] = "Body=hi&From=%2B15551234567";
+    static const char signed_text[] = "https://h.example/p"
+                                      "Bodyhi"
+                                      "From+15551234567";
+    char sig[64];
+    struct fixture f;
+
+    (void)state;
+    ref_mac("SHA256", "twilio-shared-key-0123456789", signed_text, strlen(signed_text), 1, "", sig, sizeof sig);
+    fixture_init(&f, SIG_TWILIO, body, 1700000000);
+    fixture_add_key(&f, "twilio-shared-key-0123456789");
+    f.req.url = "https://h.example/p";
+    f.req.content_type = "application/x-www-form-urlencoded";
+    set_header(&f.hdr, "X-Twilio-Signature", sig);
+    expect_result(&f, SIG_MALFORMED_HEADER); /* a SHA-256 MAC is no SHA-1 MAC */
+    set_header(&f.hdr, "X-Twilio-Webhooks-Signature-Settings", "key=webhooks_sharedkey_1, algorithm=HMAC_SHA256");
+    expect_result(&f, SIG_OK);
+    set_header(&f.hdr, "X-Twilio-Webhooks-Signature-Settings", "algorithm=HMAC_MD5");
+    expect_result(&f, SIG_MALFORMED_HEADER);
+    fixture_free(&f);
+}
+
+/* HubSpot v3 signs its URI with some reserved characters decoded. */
+static void test_hubspot_url_decoding(void **state)
+{
+    static const char key[] = "hubspot-client-secret-0001";
+    static const char signed_text[] = "POSThttps://h.example/p?a=:/x%20y&b=@!{}1700000000123";
+    char sig[64];
+    struct fixture f;
+
+    (void)state;
+    ref_mac("SHA256", key, signed_text, strlen(signed_text), 1, "", sig, sizeof sig);
+    fixture_init(&f, SIG_HUBSPOT, "{}", 1700000000);
+    fixture_add_key(&f, key);
+    f.req.url = "https://h.example/p?a=%3A%2fx%20y&b=%40%21";
+    set_header(&f.hdr, "X-HubSpot-Request-Timestamp", "1700000000123");
+    set_header(&f.hdr, "X-HubSpot-Signature-v3", sig);
+    expect_result(&f, SIG_OK);
+    f.req.url = "https://h.example/p?a=%3A%2fx%20y&b=%40%22";
+    expect_result(&f, SIG_MISMATCH);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1242,6 +1288,8 @@ int main(void)
         cmocka_unit_test(test_digest_of_the_signed_content),
         cmocka_unit_test(test_config_spec_reproduces_presets),
         cmocka_unit_test(test_preset_table),
+        cmocka_unit_test(test_twilio_sha256_settings),
+        cmocka_unit_test(test_hubspot_url_decoding),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
