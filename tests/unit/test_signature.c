@@ -8,6 +8,8 @@
  *     the reference Python SDK (standard-webhooks/standard-webhooks,
  *     libraries/python/tests/test_webhooks.py).
  *   - GitHub: the example in GitHub's "Validating webhook deliveries" docs.
+ *   - Slack: the example of "Verifying requests from Slack" (a slash command).
+ *   - Twilio: the example of Twilio's webhook-security docs (auth token 12345).
  *   - Stripe publishes no fixed vector; this one uses the secret and payload
  *     of stripe-python's tests/test_webhook.py at a fixed timestamp, with the
  *     MAC computed independently (openssl dgst -hmac and Python's hmac).
@@ -866,8 +868,8 @@ static void test_slack_published_vector(void **state)
     fixture_free(&f);
 }
 
-/* twilio-node's own test vector (spec/unit/webhooks/webhooks.spec.js): auth
- * token 12345, a URL with a query, and five form parameters; the SDK's
+/* The example of Twilio's "Webhooks security" documentation: auth token
+ * 12345, a URL with a query, and five form parameters; twilio-node 6.3.1's
  * getExpectedTwilioSignature() gives the same value. */
 #define TWILIO_URL "https://mycompany.com/myapp.php?foo=1&bar=2"
 #define TWILIO_SIG "0/KCTR6DLpKmkAf8muzZqo1nDgQ="
