@@ -62,7 +62,8 @@ static const struct key_def hookd_keys[] = {
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
     HK(redact_headers, KT_STRING, CONFIG_REDACT_HEADERS_DEFAULT, true),
-    HK(redis_ca_file, KT_STRING, NULL, false), /* rediss: the CA (default: the system store) */
+    HK(trusted_proxies, KT_STRING, NULL, true), /* CIDR list; X-Forwarded-For is believed only from these */
+    HK(redis_ca_file, KT_STRING, NULL, false),  /* rediss: the CA (default: the system store) */
     HK(redis_cert_file, KT_STRING, NULL, false),
     HK(redis_key_file, KT_STRING, NULL, false),
     HK(redis_sentinel_password, KT_SECRET, NULL, false),
@@ -610,6 +611,50 @@ static int partner_hmac_key(struct partner_config *p, const char *name, const ch
     return 1;
 }
 
+/* The inbound policy's partner keys: allow_ips (a CIDR list) and
+ * event_types (globs). Returns 1 when name is neither; else 0, or -1 with
+ * err set. */
+static int partner_policy_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(name, "allow_ips") == 0) {
+        struct cidr_list l = {NULL, 0};
+        if (cidr_list_parse(v, &l, err, errlen) != 0)
+            return -1;
+        cidr_list_free(&p->allow_ips);
+        p->allow_ips = l;
+        set_string(&p->allow_ips_text, v);
+        return 0;
+    }
+    if (strcmp(name, "event_types") == 0) {
+        char *copy = xstrdup(v), *save = NULL;
+        for (size_t i = 0; i < p->nevent_types; i++)
+            free(p->event_types[i]);
+        p->nevent_types = 0;
+        for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+            p->event_types = xrealloc(p->event_types, (p->nevent_types + 1) * sizeof *p->event_types);
+            p->event_types[p->nevent_types++] = xstrdup(tok);
+        }
+        free(copy);
+        if (p->nevent_types == 0) {
+            snprintf(err, errlen, "event_types is empty (give globs such as order.*, or leave the key out)");
+            return -1;
+        }
+        set_string(&p->event_types_text, v);
+        return 0;
+    }
+    return 1;
+}
+
+bool config_partner_takes_event(const struct partner_config *p, const char *event_type)
+{
+    if (p->nevent_types == 0)
+        return true;
+    for (size_t i = 0; i < p->nevent_types; i++)
+        if (config_glob_match(p->event_types[i], event_type))
+            return true;
+    return false;
+}
+
 /* `secret =` / `public_key =`: appended, for rotation. */
 static int add_key_text(struct config_secret *arr, size_t *n, const char *what, const char *v, char *err,
                         size_t errlen)
@@ -670,11 +715,14 @@ static int partner_key(struct partner_config *p, const char *name, const char *v
         set_string(name[0] == 'e' ? &p->entity_type : &p->header, v);
         return 0;
     }
+    if ((rc = partner_policy_key(p, name, v, err, errlen)) <= 0)
+        return rc;
     if ((rc = partner_hmac_key(p, name, v, err, errlen)) <= 0)
         return rc;
     snprintf(err, errlen,
              "unknown key '%s' in [partner %s] (expected scheme, secret, public_key, verify_token, public_url, "
-             "tolerance, header, event_id, event_type, entity_id, entity_type, max_body; with scheme = hmac also "
+             "tolerance, header, event_id, event_type, entity_id, entity_type, max_body, allow_ips, event_types; with "
+             "scheme = hmac also "
              "algorithm, signed, signature_header, signature_prefix, encoding, timestamp_header, timestamp_prefix, "
              "timestamp_format, several_signatures, separators)",
              name, p->name);
@@ -1219,6 +1267,8 @@ static int validate(struct parse_state *st)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
     if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
         return -1;
+    if (c->trusted_proxies && cidr_list_parse(c->trusted_proxies, &c->trusted, err, sizeof err) != 0)
+        return fail(st, hookd_line(st, "trusted_proxies"), "[hookd] trusted_proxies: %s", err), -1;
     if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
     if (defer_policy_validate(&c->defer, err, sizeof err) != 0)
@@ -1309,6 +1359,7 @@ void config_unref(struct hookd_config *c)
         else if (hookd_keys[i].type == KT_SECRET)
             secret_free(field);
     }
+    cidr_list_free(&c->trusted);
     for (size_t i = 0; i < c->nredact; i++)
         free(c->redact_patterns[i]);
     free(c->redact_patterns);
@@ -1324,6 +1375,12 @@ void config_unref(struct hookd_config *c)
         for (size_t k = 0; k < CONFIG_PARTNER_KEYS_MAX; k++)
             sig_key_clear(&p->keys[k]);
         secret_free(&p->verify_token);
+        cidr_list_free(&p->allow_ips);
+        free(p->allow_ips_text);
+        for (size_t k = 0; k < p->nevent_types; k++)
+            free(p->event_types[k]);
+        free(p->event_types);
+        free(p->event_types_text);
         free(p->name);
         free(p->header);
         free(p->public_url);
@@ -1705,6 +1762,10 @@ void config_print(const struct hookd_config *c, FILE *out)
             print_secret(out, "verify_token", &p->verify_token);
         if (p->public_url)
             fprintf(out, "public_url = %s\n", p->public_url);
+        if (p->allow_ips_text)
+            fprintf(out, "allow_ips = %s\n", p->allow_ips_text);
+        if (p->event_types_text)
+            fprintf(out, "event_types = %s\n", p->event_types_text);
         backoff_format_duration(p->tolerance, buf, sizeof buf);
         fprintf(out, "tolerance = %s\n", buf);
         if (p->header)

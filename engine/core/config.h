@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "backoff.h"
+#include "cidr.h"
 #include "machine.h"
 #include "signature.h"
 
@@ -70,6 +71,16 @@ struct partner_config {
     struct field_source event_id, event_type, entity_id;
     char *entity_type; /* machine name; NULL = the machine naming the event type */
     int64_t max_body;  /* bytes; 0 = [hookd] max_body */
+    /* allow_ips: the CIDR ranges a request may come from (NULL text = any);
+     * the client address is the peer, or behind [hookd] trusted_proxies the
+     * right-most untrusted X-Forwarded-For entry (cidr.h). */
+    char *allow_ips_text;
+    struct cidr_list allow_ips;
+    /* event_types: globs the event type must match (none = any); other
+     * types are refused (422 event_type_not_allowed) and not stored. */
+    char *event_types_text;
+    char **event_types;
+    size_t nevent_types;
     /* Derived, not a key: the signature covers neither a timestamp nor every
      * field the event is read from (id, type, entity id), so a captured body
      * could be sent again under a new id or type. Ingest then also
@@ -147,6 +158,10 @@ struct hookd_config {
     char *redact_headers;
     char **redact_patterns;
     size_t nredact;
+    /* Proxies whose X-Forwarded-For is believed for partners' allow_ips:
+     * the key's text and its ranges (empty: X-Forwarded-For is ignored). */
+    char *trusted_proxies;
+    struct cidr_list trusted;
     char *redis_ca_file;   /* rediss: the server's CA; NULL = the system store */
     char *redis_cert_file; /* rediss: a client certificate (with redis_key_file) */
     char *redis_key_file;
@@ -209,6 +224,10 @@ const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config
 /* True if an inbound header of this name (any case) is stored as
  * "<redacted>": it matches a glob of [hookd] redact_headers. */
 bool config_header_redacted(const struct hookd_config *, const char *name);
+
+/* True if the partner takes this event type: it has no event_types, or
+ * the type matches one of its globs. */
+bool config_partner_takes_event(const struct partner_config *p, const char *event_type);
 
 /* Glob with `*` (any run of characters) — event-type filters and overrides. */
 bool config_glob_match(const char *pattern, const char *text);

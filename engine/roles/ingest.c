@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "encoding.h"
 #include "db.h"
+#include "handshake.h"
 #include "http_server.h"
 #include "jsonpath.h"
 #include "log.h"
@@ -43,7 +44,8 @@ struct pending {
     int64_t arrived_us;
     struct evhttp_request *req; /* NULL once the client went away */
     char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
-    char *digest; /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
+    char *digest;   /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
+    int ack_status; /* 200, or what the provider insists on (handshake_ack_status) */
     /* filled by the batch job */
     enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
     char id[40];
@@ -127,13 +129,13 @@ static void answer(struct pending *p)
         stats_add(&ctx->stats, STAT_INGESTED, 1);
         log_debug("ingest.accepted", "partner=%s event_id=%s id=%s", p->partner, p->event_id, p->id);
         if (p->req)
-            http_reply_json(p->req, 200, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
+            http_reply_json(p->req, p->ack_status, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
         break;
     case RES_DUPLICATE:
         stats_add(&ctx->stats, STAT_DUPLICATE, 1);
         log_debug("ingest.duplicate", "partner=%s event_id=%s", p->partner, p->event_id);
         if (p->req)
-            http_reply_json(p->req, 200, json_pack("{s:s}", "status", "duplicate"));
+            http_reply_json(p->req, p->ack_status, json_pack("{s:s}", "status", "duplicate"));
         break;
     case RES_INVALID:
         if (p->req)
@@ -529,8 +531,15 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     bool enqueued = false;
     char *url = NULL, *form_payload = NULL;
 
+    struct partner_refusal refusal;
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
+        /* Meta's and X's subscription checks are GETs (handshake.c). */
+        p = config_partner(cfg, name);
+        enum handshake_verdict hv = p ? handshake_get(req, cfg, p, &refusal) : HANDSHAKE_NONE;
+        if (hv == HANDSHAKE_REFUSED)
+            reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        else if (hv == HANDSHAKE_NONE)
+            reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
         goto done;
     }
     if (in->ctx->draining) {
@@ -542,6 +551,10 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         reject(in, req, NULL, 404, REJECT_UNKNOWN_PARTNER, "unknown partner '%.50s'", name);
         goto done;
     }
+    if (partner_policy_address(req, cfg, p, &refusal) != 0) {
+        reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        goto done;
+    }
     struct evbuffer *buf = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(buf);
     int64_t max = p->max_body ? p->max_body : cfg->max_body;
@@ -550,6 +563,9 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     struct evkeyvalq *headers = evhttp_request_get_input_headers(req);
+    if (handshake_unsigned(req, p, len ? evbuffer_pullup(buf, -1) : (const unsigned char *)"", len) ==
+        HANDSHAKE_ANSWERED)
+        goto done;
     const char *ctype = evhttp_find_header(headers, "Content-Type");
     bool form = (p->preset->bodies & SIG_BODY_FORM) && form_content_type(ctype);
     if (!form && !json_content_type(ctype)) {
@@ -597,6 +613,13 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
                jerr.column);
         goto done;
     }
+    /* Slack, Zoom, Twitch, Discord, GitHub pings: answered, never stored. */
+    enum handshake_verdict hv = handshake_post(req, p, body, &refusal);
+    if (hv != HANDSHAKE_NONE) {
+        if (hv == HANDSHAKE_REFUSED)
+            reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        goto done;
+    }
     pend = xcalloc(1, sizeof *pend);
     pend->event_id = p->event_id.kind == FIELD_DIGEST ? hex_digest(digest) : extract(&p->event_id, body, headers, 100);
     pend->event_type = extract(&p->event_type, body, headers, 100);
@@ -608,9 +631,15 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         pending_free(pend);
         goto done;
     }
+    if (partner_policy_event_type(p, pend->event_type, &refusal) != 0) {
+        reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        pending_free(pend);
+        goto done;
+    }
     const struct machine_config *m = config_machine_for(cfg, p->entity_type, pend->event_type);
     pend->in = in;
     pend->req = req;
+    pend->ack_status = handshake_ack_status(p);
     pend->arrived_us = arrived;
     pend->partner = xstrdup(p->name);
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);

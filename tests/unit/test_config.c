@@ -543,8 +543,8 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
            "database = postgresql://h/db\n"
            "redis = http://r:6379\n", /* 3 */
            3,
-           "redis: redis URL must start with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// "
-           "(scheme 'http' is unknown)");
+           "redis: redis URL must start with redis://, rediss://, redis+sentinel://, redis+cluster:// or their "
+           "rediss+ forms (scheme 'http' is unknown)");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis+sentinel://a:26379,/mymaster\n", /* 3 */
@@ -563,8 +563,8 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
            3, "[hookd] redis: redis URL: ");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
-           "redis = redis+cluster://a:1,b:2\n", /* 3 */
-           3, "Redis Cluster (redis+cluster://) is not supported yet");
+           "redis = redis+cluster://a:1,b:2/5\n", /* 3 */
+           3, "redis: redis cluster URL: Redis Cluster has database 0 only");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis://r\n"
@@ -1464,6 +1464,54 @@ static void test_print_load_round_trip(void **state)
     unsetenv("HOOKD_UT_SW");
 }
 
+/* allow_ips, event_types and [hookd] trusted_proxies: parsed, printed so
+ * that the print loads again, and refused with file:line when wrong. */
+static void test_inbound_policy_keys(void **state)
+{
+    (void)state;
+    setenv("HOOKD_UT_GH", "a-secret-of-20-bytes", 1); /* printed by name, so the print loads again */
+    struct hookd_config *c = load_ok("[hookd]\n"
+                                     "database = postgresql://hookd@127.0.0.1/hookd\n"
+                                     "redis = redis://127.0.0.1:6379/0\n"
+                                     "trusted_proxies = 10.0.0.0/8 fd00::/8\n"
+                                     "[partner p]\nscheme = github\nsecret = env:HOOKD_UT_GH\n"
+                                     "allow_ips = 192.0.2.0/24, 2001:db8::1\n"
+                                     "event_types = order.*, refund.created\n");
+    const struct partner_config *p = config_partner(c, "p");
+    assert_int_equal(c->trusted.n, 2);
+    assert_int_equal(p->allow_ips.n, 2);
+    assert_int_equal(p->allow_ips.v[1].prefix, 128);
+    assert_true(config_partner_takes_event(p, "order.paid"));
+    assert_true(config_partner_takes_event(p, "refund.created"));
+    assert_false(config_partner_takes_event(p, "refund.created.x"));
+    assert_false(config_partner_takes_event(p, "customer.created"));
+    char *first = print_config(c);
+    config_unref(c);
+    assert_contains(first, "trusted_proxies = 10.0.0.0/8 fd00::/8\n");
+    assert_contains(first, "allow_ips = 192.0.2.0/24, 2001:db8::1\n");
+    assert_contains(first, "event_types = order.*, refund.created\n");
+    c = load_ok(first);
+    char *second = print_config(c);
+    assert_string_equal(second, first);
+    assert_true(config_partner_takes_event(config_partner(c, "p"), "order.x"));
+    config_unref(c);
+    free(first);
+    free(second);
+    unsetenv("HOOKD_UT_GH");
+
+    c = load_ok(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\n");
+    assert_int_equal(c->trusted.n, 0);
+    assert_true(config_partner_takes_event(config_partner(c, "p"), "anything"));
+    config_unref(c);
+
+    refuse(HOOKD_MIN "trusted_proxies = 10.0.0.0/33\n", 4, "trusted_proxies");
+    refuse(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\nallow_ips = 10.1.0.0/8\n", 7,
+           "prefix");
+    refuse(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\nallow_ips = localhost\n", 7,
+           "not an IPv4 or IPv6 address");
+    refuse(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\nevent_types = ,\n", 7, "empty");
+}
+
 static void test_ref_unref(void **state)
 {
     (void)state;
@@ -1618,6 +1666,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimal_config_gets_defaults),
+        cmocka_unit_test(test_inbound_policy_keys),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_percent_roles_bools_ints),
