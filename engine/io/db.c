@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -180,17 +181,43 @@ static void mark_up(struct db_thread *t)
     atomic_store(&t->pool->came_up, true);
 }
 
+/* Whether a connection that sat idle is still there. A server that closed it
+ * meanwhile (a restart, a failover, pg_terminate_backend) has left its FATAL
+ * message and the end of the stream on the socket: read them now, so the job
+ * runs on a fresh connection instead of failing on this one "mid-statement".
+ * That matters beyond one wasted round trip: a statement lost mid-way has an
+ * unknown outcome, and ingest's insert retried after one cannot tell its own
+ * row from one a partner's earlier request stored. A peer that vanished
+ * without a word is left to the TCP keepalives (db_connect). */
+static bool idle_conn_alive(PGconn *conn)
+{
+    for (int i = 0; i < 2; i++) { /* the message, then possibly the EOF */
+        struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
+        if (pfd.fd < 0)
+            return false;
+        if (poll(&pfd, 1, 0) <= 0)
+            return true; /* nothing arrived while idle (EINTR: look next time) */
+        if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
+            return false;
+    }
+    return true;
+}
+
 /* Connects (or reconnects) the thread's connection when its backoff allows.
  * With a multi-host conninfo libpq picks the host (target_session_attrs);
  * a read-only server is refused here whatever the conninfo says, so no
  * thread ever works on a standby. */
 static PGconn *thread_conn(struct db_thread *t)
 {
-    if (t->conn && PQstatus(t->conn) == CONNECTION_OK)
+    if (t->conn && PQstatus(t->conn) == CONNECTION_OK && idle_conn_alive(t->conn))
         return t->conn;
-    if (t->conn) {
+    if (t->conn) { /* lost like a job's (thread_check): the pool comes up again, and says so */
+        atomic_store(&t->pool->healthy, false);
+        log_warn("db.connection_lost", "reason=closed_while_idle");
         PQfinish(t->conn);
         t->conn = NULL;
+        t->dropped = true;
+        doomed.conn = NULL;
     }
     int64_t now = clock_mono_ms();
     if (now < t->next_connect_ms)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
@@ -52,7 +53,7 @@ import psycopg2
 import psycopg2.extras
 
 from hookdtest.client import order_event, post_standard
-from hookdtest.services import Services
+from hookdtest.services import PgPair, PgServer, Services
 from hookdtest.signing import sign_standard
 from hookdtest.util import free_port
 from hookdtest.worker import Worker, run_hookd, write_config
@@ -64,7 +65,8 @@ CHAIN = [("order.started", "draft", "started"), ("order.paid", "started", "paid"
 CHAIN_TYPES = [t for t, _, _ in CHAIN]
 TERMINAL = ("PROCESSED", "QUARANTINED")
 FAULT_KINDS = ["kill9", "sigterm", "redis_flushall", "redis_restart", "redis_down", "pg_restart",
-               "pg_kill_conns", "receiver_down", "sighup_bad_config"]
+               "pg_kill_conns", "pg_failover", "receiver_down", "sighup_bad_config"]
+APP = "hookd-chaos-w"  # + the worker's index: application_name of a worker's sessions
 # Redis counters and the Postgres facts they count (see pg_counts()).
 RELOADED = re.compile(r"event=config\.reloaded .*?generation=(\d+)")
 COUNTERS = ["ingested", "applied", "noop", "deferred", "retried", "dead", "delivered", "delivery_failed"]
@@ -145,6 +147,81 @@ class Pg:
         self.conn = None
 
 
+# ---- hookd's database: a primary and a synchronous standby ------------------------
+
+class PgHA:
+    """hookd's Postgres in the chaos run: a primary and a streaming standby made
+    with pg_basebackup -R (hookdtest.services.PgPair), replication synchronous
+    (a commit returns once the standby flushed it), and hookd on the two-host
+    URL with target_session_attrs=read-write. The roles move: failover() stops
+    the primary with -m immediate and promotes the standby; rebuild() then
+    makes the dead one a synchronous standby of the new primary again, in the
+    same directory and on the same port, so the URL never changes."""
+
+    def __init__(self) -> None:
+        self.pair = PgPair(sync=True, database="hookd")
+        self.primary: PgServer = self.pair.primary
+        self.standby: PgServer = self.pair.standby
+        self.needs_rebuild = False
+        # A standby whose primary restarted retries every 5 s by default, and
+        # a synchronous commit waits for it meanwhile: retry sooner (the
+        # setting travels to rebuilt standbys with the base backup).
+        for server in (self.primary, self.standby):
+            server.sql("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")
+            server.sql("SELECT pg_reload_conf()")
+
+    def url(self, app: str) -> str:
+        return self.pair.hosts_url() + f"&application_name={app}"
+
+    def restart_primary(self) -> None:
+        self.primary.stop("immediate")
+        self.primary.start()
+
+    def failover(self) -> None:
+        old = self.primary
+        old.stop("immediate")
+        self.standby.promote()
+        self.primary, self.standby = self.standby, old
+        # alone now: a commit must not wait for a synchronous standby that
+        # does not exist yet (the promoted one never had the setting, but a
+        # later cycle must not depend on that)
+        self.primary.sql("ALTER SYSTEM RESET synchronous_standby_names")
+        self.primary.sql("SELECT pg_reload_conf()")
+        self.needs_rebuild = True
+
+    def rebuild(self, timeout: float = 60) -> None:
+        """The dead primary becomes the new primary's synchronous standby."""
+        shutil.rmtree(self.standby.data)
+        # a standby's max_wal_senders etc. must not be below its primary's
+        self.standby.options = list(self.primary.options)
+        self.standby.basebackup_from(self.primary).start()
+        self.primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        self.primary.sql("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + timeout
+        while self.primary.sql("SELECT string_agg(sync_state, ',') FROM pg_stat_replication") != "sync":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the rebuilt standby did not become synchronous")
+            time.sleep(0.1)
+        self.needs_rebuild = False
+
+    def sessions(self, server: PgServer, sql: str = "true") -> list[dict]:
+        """hookd workers' sessions on server (application_name, query)."""
+        conn = psycopg2.connect(server.url("postgres"), connect_timeout=3)
+        try:
+            with conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
+                cur.execute("SELECT application_name, query, pid FROM pg_stat_activity"
+                            f" WHERE application_name LIKE '{APP}%%' AND ({sql})")
+                return cur.fetchall()
+        finally:
+            conn.close()
+
+    def logs(self) -> list[Path]:
+        return [self.pair.primary.log, self.pair.standby.log]
+
+    def stop(self) -> None:
+        self.pair.stop()
+
+
 # ---- the flaky receiver -----------------------------------------------------------
 
 class Receiver:
@@ -221,14 +298,16 @@ class Partner:
         self.accepted: dict[str, dict] = {}   # msg id -> {id, type, order, at}
         self.planned: dict[str, list[str]] = {}  # order -> event types it will get
         self.answers: Counter = Counter()
+        self.accepted_twice: dict[str, list] = {}  # msg id -> the ids of its "accepted" answers, when > 1
         self.anomalies: list[str] = []       # answers that should never happen (4xx)
         self.unaccepted: list[str] = []      # gave up after the deadline
 
-    def send(self, msg_id: str, typ: str, order: str, deadline: float) -> str | None:
-        """Posts until accepted; returns "accepted" / "duplicate", or None."""
+    def send(self, msg_id: str, typ: str, order: str, deadline: float, worker: Worker | None = None) -> str | None:
+        """Posts until accepted (to `worker`, or to random live workers);
+        returns "accepted" / "duplicate", or None."""
         body = order_event(typ, order)
         while time.monotonic() < deadline:
-            w = self.chaos.pick_worker(self.rng)
+            w = worker or self.chaos.pick_worker(self.rng)
             if w is None:
                 time.sleep(0.05)
                 continue
@@ -243,8 +322,12 @@ class Partner:
                 ans = json.loads(raw)
                 with self.lock:
                     self.answers[ans["status"]] += 1
+                    if ans["status"] == "accepted" and msg_id in self.accepted and (
+                            msg_id in self.accepted_twice or self.accepted[msg_id].get("answered") == "accepted"):
+                        self.accepted_twice.setdefault(msg_id, [self.accepted[msg_id]["id"]]).append(ans.get("id"))
                     if msg_id not in self.accepted:
-                        self.accepted[msg_id] = dict(id=ans.get("id"), type=typ, order=order, at=time.time())
+                        self.accepted[msg_id] = dict(id=ans.get("id"), type=typ, order=order, at=time.time(),
+                                                     answered=ans["status"])
                     elif ans.get("id") and not self.accepted[msg_id]["id"]:
                         self.accepted[msg_id]["id"] = ans["id"]
                 return ans["status"]
@@ -388,8 +471,10 @@ class Result:
 # ---- the driver -------------------------------------------------------------------
 
 class Chaos:
-    def __init__(self, faults: int = 24, seed: int = 1, short: bool = False, keep_logs: str | None = None) -> None:
+    def __init__(self, faults: int = 24, seed: int = 1, short: bool = False, keep_logs: str | None = None,
+                 kinds: list[str] | None = None) -> None:
         self.keep_logs = keep_logs
+        self.kinds = list(kinds or FAULT_KINDS)  # the fault kinds to draw from
         self.nfaults = faults
         self.seed = seed
         self.short = short
@@ -404,6 +489,8 @@ class Chaos:
         self.load: Load | None = None
         self.emitter: Emitter | None = None
         self.pg: Pg | None = None
+        self.ha: PgHA | None = None
+        self.fo_marks: list[int] = []
         self.t0 = time.monotonic()
         self.probes = 0
         self.unexpected_exits: list[str] = []
@@ -430,8 +517,8 @@ class Chaos:
                 log(f"worker {i} exited unexpectedly ({w.proc.returncode}); restarting it")
                 self.start_worker(w)
 
-    def write_config(self, port: int) -> Path:
-        cfg = write_config(self.services.dir, self.db_url, self.services.redis_url, self.prefix, port=port,
+    def write_config(self, i: int, port: int) -> Path:
+        cfg = write_config(self.services.dir, self.ha.url(f"{APP}{i}"), self.services.redis_url, self.prefix, port=port,
                            extra="emit order.shipped = order.shipped\n", lease="2s", reconcile_interval="2s",
                            retry_schedule="200ms, 500ms, 1s", defer_schedule="200ms, 500ms", defer_max_age="1h")
         text = cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1)
@@ -445,11 +532,11 @@ class Chaos:
     # -- faults --
 
     def schedule(self) -> list[str]:
-        first = list(FAULT_KINDS)
+        first = list(self.kinds)
         self.rng.shuffle(first)
         kinds = first[:self.nfaults]
         while len(kinds) < self.nfaults:
-            kinds.append(self.rng.choice(FAULT_KINDS))
+            kinds.append(self.rng.choice(self.kinds))
         return kinds
 
     def inject(self, kind: str) -> str:
@@ -487,9 +574,13 @@ class Chaos:
             s.start_redis()
             return f"redis down for {self.t.redis_down:g}s"
         if kind == "pg_restart":
-            s.stop_pg()
-            s.start_pg()
-            return "postgres stopped (immediate) and started"
+            self.ha.restart_primary()
+            return f"primary :{self.ha.primary.port} stopped (immediate) and started"
+        if kind == "pg_failover":
+            self.fo_marks = [len(w.output()) for w in self.workers]
+            old, new = self.ha.primary.port, self.ha.standby.port
+            self.ha.failover()
+            return f"primary :{old} stopped (immediate), standby :{new} promoted"
         if kind == "pg_kill_conns":
             conn = psycopg2.connect(self.db_url, connect_timeout=5)
             conn.autocommit = True
@@ -532,6 +623,47 @@ class Chaos:
                           f"refused={refused} alive={alive} ready={ready} good reload={reloaded} "
                           f"generation {gen0} -> {gen1}")
         return f"worker {i}: bad file refused={refused}, still ready={ready}, restored gen {gen0}->{gen1}"
+
+    def after_failover(self, f: Fault) -> None:
+        """After a failover's probes: every worker came back on the new
+        primary - its main pool (reconcile.db_up: the pool is up again and the
+        reconciler ran), its ingest pool (an event posted to it answered 200),
+        its LISTEN (renewed: relay.listening, and a LISTEN session on the new
+        primary) - and none is on the standby. Then the dead primary is
+        rebuilt as the new synchronous standby, ready for the next failover."""
+        problems = []
+        for i, w in enumerate(self.workers):
+            mark = self.fo_marks[i] if i < len(self.fo_marks) else 0
+            for needle, what in (("reconcile.db_up", "main pool up again, reconciler ran"),
+                                 ("relay.listening", "LISTEN renewed")):
+                if not self.wait(lambda: needle in w.output()[mark:], 30):
+                    problems.append(f"worker {i}: no {needle} after the failover ({what})")
+            order = f"fo{f.n}w{i}"
+            with self.partner.lock:
+                self.partner.planned[order] = ["order.started"]
+            if not self.partner.send(f"{order}:order.started", "order.started", order, time.monotonic() + 30,
+                                     worker=w):
+                problems.append(f"worker {i}: no 200 for an event posted to it (ingest pool)")
+        want = {f"{APP}{i}" for i in range(len(self.workers))}
+        listening: set = set()
+
+        def all_listening() -> bool:
+            listening.clear()
+            listening.update(r["application_name"] for r in self.ha.sessions(
+                self.ha.primary, "query = 'LISTEN hookd_outbox'"))
+            return want <= listening
+
+        if not self.wait(all_listening, 30, 0.2):
+            problems.append(f"LISTEN sessions on the new primary: {sorted(listening)} (want {sorted(want)})")
+        started = time.monotonic()
+        self.ha.rebuild()
+        f.note += f"; old primary rebuilt as sync standby in {time.monotonic() - started:.1f}s"
+        on_standby = self.ha.sessions(self.ha.standby)
+        if on_standby:
+            problems.append(f"sessions on the standby: {[r['application_name'] for r in on_standby]}")
+        self.result.check(f"fault #{f.n} pg_failover: every worker back on the new primary (reconcile.db_up,"
+                          " ingest answers 200, LISTEN renewed), none on the standby", not problems,
+                          "\n".join(problems))
 
     @staticmethod
     def wait(cond, timeout: float, interval: float = 0.05) -> bool:
@@ -651,26 +783,29 @@ class Chaos:
         return res
 
     def setup(self) -> None:
-        self.services = Services()
-        dbname = self.services.new_database()
-        self.db_url = self.services.db_url(dbname)
-        self.prefix = f"chaos{dbname}"
+        self.services = Services()  # Redis; hookd's Postgres is the pair below
+        self.services.stop_pg()
+        self.ha = PgHA()
+        self.db_url = self.ha.url("hookd-chaos-check")
+        self.prefix = f"chaos{os.getpid()}"
         self.pg = Pg(self.db_url)
         self.receiver = Receiver(fail_rate=0.2, seed=self.seed * 31 + 7)
         ports = [free_port() for _ in range(3)]
         for i, port in enumerate(ports):
-            cfg = self.write_config(port)
+            cfg = self.write_config(i, port)
             self.workers.append(Worker(config=cfg, port=port, log_path=self.services.dir / f"worker-{i}.log"))
+        run_hookd(["-c", str(self.workers[0].config), "migrate"], check=True)
         out = run_hookd(["-c", str(self.workers[0].config), "endpoint", "add", "--name", "chaos-receiver",
                          "--events", "order.*", "--url", f"http://127.0.0.1:{self.receiver.port}/hook"], check=True)
         self.receiver.secret = next(line.split(": ", 1)[1] for line in out.stdout.splitlines()
                                     if line.startswith("secret:"))
         for w in self.workers:
             self.start_worker(w)
-        log(f"services up (db {dbname}, redis prefix {self.prefix}); 3 workers on ports {ports}; "
+        log(f"services up (primary :{self.ha.primary.port}, sync standby :{self.ha.standby.port}, redis prefix"
+            f" {self.prefix}); 3 workers on ports {ports}; "
             f"receiver on {self.receiver.port} (20% answered 500)")
         self.load = Load(self)
-        self.emitter = Emitter(self, self.db_url)
+        self.emitter = Emitter(self, self.ha.url("hookd-chaos-app"))
         self.load.start()
         self.emitter.start()
 
@@ -686,6 +821,8 @@ class Chaos:
             f.took = time.monotonic() - started
             f.wall_end = time.time()
             f.recovery, f.recovery_out = self.probe()
+            if kind == "pg_failover":
+                self.after_failover(f)
             res.faults.append(f)
             log(f"fault {n:2}/{len(kinds)} {kind:<18} took {f.took:5.2f}s  recovery in {secs(f.recovery)}"
                 f" out {secs(f.recovery_out)}  ({f.note})")
@@ -744,6 +881,10 @@ class Chaos:
         strays = [m for m, r in rows.items() if m not in p.accepted and r["status"] not in TERMINAL]
         res.check("rows never acknowledged to the partner are terminal too", not strays, ", ".join(strays[:10]))
         res.check("no anomalous ingress answers (4xx)", not p.anomalies, "\n".join(p.anomalies[:10]))
+        twice = sorted(p.accepted_twice)
+        res.check("no event answered 'accepted' twice (a later request for a stored event is a 'duplicate')",
+                  not twice, "\n".join(f"{m}: accepted with ids {p.accepted_twice[m]}" for m in twice[:10])
+                  + ("\n" + self.explain(twice, rows) if twice else ""))
 
         # 2. every entity is a serial replay of its accepted events
         dup_effects, entity_problems = self.check_entities(rows)
@@ -966,12 +1107,15 @@ class Chaos:
             if self.keep_logs or not self.result.passed:  # keep the evidence
                 keep = Path(self.keep_logs) if self.keep_logs else Path(tempfile.mkdtemp(prefix="hookd-chaos-logs-"))
                 keep.mkdir(parents=True, exist_ok=True)
-                for f in list(self.services.dir.glob("worker-*.log")) + [self.services.dir / "pg" / "server.log",
-                                                                          self.services.dir / "redis.log"]:
+                logs = list(self.services.dir.glob("worker-*.log")) + [self.services.dir / "redis.log"]
+                logs += self.ha.logs() if self.ha else []
+                for f in logs:
                     if f.exists():
-                        shutil.copy(f, keep / (f.name if f.name != "server.log" else "postgres.log"))
+                        shutil.copy(f, keep / (f.name if f.name != "server.log" else f"pg-{f.parent.name}.log"))
                 log(f"worker logs kept in {keep}")
             self.services.stop()
+        if self.ha:
+            self.ha.stop()
 
     def report(self) -> None:
         res = self.result
@@ -1017,8 +1161,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="seed of the fault schedule")
     ap.add_argument("--short", action="store_true", help="short outages (Redis 4 s, receiver 5 s)")
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the worker logs here (always kept on failure)")
+    ap.add_argument("--kinds", metavar="K,K", help="only these fault kinds (default: all: " + ",".join(FAULT_KINDS) + ")")
     args = ap.parse_args(argv)
-    return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs).run().passed else 1
+    kinds = args.kinds.split(",") if args.kinds else None
+    unknown = sorted(set(kinds or []) - set(FAULT_KINDS))
+    if unknown:
+        ap.error(f"unknown fault kind(s): {', '.join(unknown)}")
+    return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs, kinds).run().passed else 1
 
 
 if __name__ == "__main__":
