@@ -40,6 +40,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -51,8 +52,11 @@ from pathlib import Path
 
 import psycopg2
 import psycopg2.extras
+import redis
 
 from hookdtest.client import order_event, post_standard
+from hookdtest.paths import SERVICES
+from hookdtest.redis_servers import RedisProc, make_certs
 from hookdtest.services import PgPair, PgServer, Services
 from hookdtest.signing import sign_standard
 from hookdtest.util import free_port
@@ -66,6 +70,10 @@ CHAIN_TYPES = [t for t, _, _ in CHAIN]
 TERMINAL = ("PROCESSED", "QUARANTINED")
 FAULT_KINDS = ["kill9", "sigterm", "redis_flushall", "redis_restart", "redis_down", "pg_restart",
                "pg_kill_conns", "pg_failover", "receiver_down", "sighup_bad_config"]
+# --redis sentinel-tls: hookd on rediss+sentinel:// (a TLS master, a TLS
+# replica, three TLS sentinels); the plain Redis faults become these.
+SENTINEL_TLS_KINDS = ["sentinel_failover", "redis_tls_restart", "redis_flushall", "kill9"]
+REDIS_MODES = {"plain": FAULT_KINDS, "sentinel-tls": SENTINEL_TLS_KINDS}
 APP = "hookd-chaos-w"  # + the worker's index: application_name of a worker's sessions
 # Redis counters and the Postgres facts they count (see pg_counts()).
 RELOADED = re.compile(r"event=config\.reloaded .*?generation=(\d+)")
@@ -147,6 +155,19 @@ class Pg:
         self.conn = None
 
 
+# ---- the plain Redis (hookd's Postgres is PgHA below) -----------------------------
+
+class RedisOnly(Services):
+    """Services without its Postgres (no initdb, no server): the throw-away
+    Redis of scripts/services.sh, and the directory the logs go to."""
+
+    def __init__(self) -> None:  # not the parent's: it would start Postgres too
+        self.dir = Path(tempfile.mkdtemp(prefix="hookd-chaos-"))
+        subprocess.run([str(SERVICES), "start-redis", str(self.dir)], check=True, capture_output=True)
+        self.redis_port = int((self.dir / "redis.port").read_text())
+        self.redis_url = f"redis://127.0.0.1:{self.redis_port}/0"
+
+
 # ---- hookd's database: a primary and a synchronous standby ------------------------
 
 class PgHA:
@@ -220,6 +241,141 @@ class PgHA:
 
     def stop(self) -> None:
         self.pair.stop()
+
+
+# ---- Redis behind Sentinel, all on TLS (--redis sentinel-tls) ----------------------
+
+class RedisHA:
+    """A TLS master and replica watched by three TLS sentinels (service
+    `chaos`), certificates from a throw-away CA; hookd on
+    rediss+sentinel://. Faults: failover() (the master killed, or a
+    SENTINEL FAILOVER; then the old node comes back as a replica of the new
+    master) and restart_master() (the TLS master restarted on its port, empty
+    as it has no persistence; quicker than the sentinels' down-after, so no
+    failover)."""
+
+    SERVICE = "chaos"
+    DOWN_AFTER_MS = 2000
+
+    def __init__(self, dir: Path) -> None:
+        self.dir = dir / "redis-ha"
+        self.certs = make_certs(self.dir / "certs")
+        self.tls = dict(cert=str(self.certs / "server.pem"), key=str(self.certs / "server.key"),
+                        ca=str(self.certs / "ca.pem"))
+        self.nodes: dict[str, RedisProc] = {}
+        self.sentinels: list[RedisProc] = []
+        self.ports = {"a": free_port(), "b": free_port()}
+        self.master = "a"
+        try:
+            self.start_node("a", None)
+            self.start_node("b", "a")
+            self.wait_synced("b")
+            for i in range(3):
+                conf = (f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.ports['a']} 2\n"
+                        f"sentinel down-after-milliseconds {self.SERVICE} {self.DOWN_AFTER_MS}\n"
+                        f"sentinel failover-timeout {self.SERVICE} 10000\n")
+                self.sentinels.append(RedisProc(self.dir, f"sentinel{i}", ["--tls-replication", "yes"], free_port(),
+                                                tls=self.tls, sentinel=True, conf=conf))
+            self.wait(self.agree, 30, "the sentinels to find each other and the replica")
+        except Exception:
+            self.stop()
+            raise
+
+    def start_node(self, name: str, replica_of: str | None) -> None:
+        args = ["--tls-replication", "yes"]
+        if replica_of:
+            args += ["--replicaof", "127.0.0.1", str(self.ports[replica_of])]
+        self.nodes[name] = RedisProc(self.dir, name, args, self.ports[name], tls=self.tls)
+
+    def client(self, port: int) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=port, ssl=True, ssl_ca_certs=self.tls["ca"], decode_responses=True,
+                           socket_timeout=3)
+
+    def master_client(self) -> redis.Redis:
+        return self.client(self.ports[self.master])
+
+    def other(self) -> str:
+        return "b" if self.master == "a" else "a"
+
+    @staticmethod
+    def wait(cond, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if cond():
+                    return
+            except Exception:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"redis-ha: timed out waiting for {what}")
+
+    def wait_synced(self, name: str) -> None:
+        self.wait(lambda: self.client(self.ports[name]).info("replication").get("master_link_status") == "up", 30,
+                  f"{name} to sync")
+
+    def agree(self) -> bool:
+        for s in self.sentinels:
+            c = self.client(s.port)
+            if (len(c.execute_command("SENTINEL", "REPLICAS", self.SERVICE)) < 1
+                    or len(c.execute_command("SENTINEL", "SENTINELS", self.SERVICE)) < len(self.sentinels) - 1):
+                return False
+        return True
+
+    def sentinel_master(self) -> int | None:
+        for s in self.sentinels:
+            try:
+                return int(self.client(s.port).execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                                               self.SERVICE)[1])
+            except Exception:
+                continue
+        return None
+
+    def url(self) -> str:
+        return "rediss+sentinel://" + ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels) + f"/{self.SERVICE}/0"
+
+    def failover(self, kill: bool) -> str:
+        """Until the sentinels name the new master; repair() then brings the
+        old one back as its replica (after the recovery is measured)."""
+        self.repair()
+        old, new = self.master, self.other()
+        if kill:
+            self.nodes[old].kill9()
+        else:
+            self.client(self.sentinels[0].port).execute_command("SENTINEL", "FAILOVER", self.SERVICE)
+        self.wait(lambda: self.sentinel_master() == self.ports[new], 60, "the sentinels to promote the replica")
+        self.master = new
+        self.revive = old if kill else None
+        self.damaged = True
+        return f"master :{self.ports[old]} {'killed (-9)' if kill else 'SENTINEL FAILOVER'}, :{self.ports[new]} promoted"
+
+    def restart_master(self) -> str:
+        self.repair()
+        name = self.master
+        self.nodes[name].stop()
+        self.start_node(name, None)
+        self.revive = None
+        self.damaged = True
+        return f"TLS master :{self.ports[name]} restarted (empty)"
+
+    def repair(self) -> None:
+        """Before the next Redis fault (not at once: the run goes on
+        meanwhile): the replica back in sync, and seen by every sentinel."""
+        if not getattr(self, "damaged", False):
+            return
+        replica = self.other()
+        if getattr(self, "revive", None) == replica:  # as the new master's replica (the sentinels would make it one)
+            self.start_node(replica, self.master)
+        self.revive = None
+        self.wait_synced(replica)
+        self.wait(self.agree, 60, "the sentinels to see the replica again")
+        self.damaged = False
+
+    def logs(self) -> list[Path]:
+        return [p.dir / "log" for p in list(self.nodes.values()) + self.sentinels]
+
+    def stop(self) -> None:
+        for p in self.sentinels + list(self.nodes.values()):
+            p.stop()
 
 
 # ---- the flaky receiver -----------------------------------------------------------
@@ -472,9 +628,11 @@ class Result:
 
 class Chaos:
     def __init__(self, faults: int = 24, seed: int = 1, short: bool = False, keep_logs: str | None = None,
-                 kinds: list[str] | None = None) -> None:
+                 kinds: list[str] | None = None, redis_mode: str = "plain") -> None:
         self.keep_logs = keep_logs
-        self.kinds = list(kinds or FAULT_KINDS)  # the fault kinds to draw from
+        self.redis_mode = redis_mode
+        self.kinds = list(kinds or REDIS_MODES[redis_mode])  # the fault kinds to draw from
+        self.rha: RedisHA | None = None
         self.nfaults = faults
         self.seed = seed
         self.short = short
@@ -518,10 +676,13 @@ class Chaos:
                 self.start_worker(w)
 
     def write_config(self, i: int, port: int) -> Path:
-        cfg = write_config(self.services.dir, self.ha.url(f"{APP}{i}"), self.services.redis_url, self.prefix, port=port,
+        redis_url = self.rha.url() if self.rha else self.services.redis_url
+        cfg = write_config(self.services.dir, self.ha.url(f"{APP}{i}"), redis_url, self.prefix, port=port,
                            extra="emit order.shipped = order.shipped\n", lease="2s", reconcile_interval="2s",
                            retry_schedule="200ms, 500ms, 1s", defer_schedule="200ms, 500ms", defer_max_age="1h")
         text = cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1)
+        if self.rha:
+            text = text.replace("[hookd]\n", f"[hookd]\nredis_ca_file = {self.rha.tls['ca']}\n", 1)
         assert re.findall(r"^\[[^\]]+\]", text, re.M)[-1] == "[machine order]"  # the emit lands there
         cfg.write_text(text)
         return cfg
@@ -562,8 +723,15 @@ class Chaos:
                 return f"worker {i} (pid {pid}) exited {rc}, restarted"
             return self.bad_config(i, w)
         if kind == "redis_flushall":
-            s.redis_client().flushall()
-            return "FLUSHALL"
+            self.redis_client().flushall()
+            return "FLUSHALL" + (f" on the master :{self.rha.ports[self.rha.master]}" if self.rha else "")
+        if kind in ("sentinel_failover", "redis_tls_restart"):
+            started = time.monotonic()
+            self.rha.repair()  # the last Redis fault's replica back first
+            waited = time.monotonic() - started
+            note = self.rha.failover(kill=self.rng.random() < 0.5) if kind == "sentinel_failover" \
+                else self.rha.restart_master()
+            return note + (f" (after {waited:.1f}s for the replica to be back in sync)" if waited > 0.5 else "")
         if kind == "redis_restart":
             s.stop_redis()
             s.start_redis()
@@ -722,8 +890,11 @@ class Chaos:
             " (SELECT count(*) FROM attempts WHERE source = 'delivery' AND outcome IN ('failed', 'gone'))"
             " AS delivery_failed"))
 
+    def redis_client(self) -> redis.Redis:
+        return self.rha.master_client() if self.rha else self.services.redis_client()
+
     def redis_counts(self) -> dict:
-        h = self.services.redis_client().hgetall(f"{self.prefix}:stats")
+        h = self.redis_client().hgetall(f"{self.prefix}:stats")
         return {k: int(v) for k, v in h.items()}
 
     def stable_counts(self, timeout: float = 30) -> tuple[dict, dict]:
@@ -783,8 +954,9 @@ class Chaos:
         return res
 
     def setup(self) -> None:
-        self.services = Services()  # Redis; hookd's Postgres is the pair below
-        self.services.stop_pg()
+        self.services = RedisOnly()  # hookd's Postgres is the pair below
+        if self.redis_mode == "sentinel-tls":
+            self.rha = RedisHA(self.services.dir)
         self.ha = PgHA()
         self.db_url = self.ha.url("hookd-chaos-check")
         self.prefix = f"chaos{os.getpid()}"
@@ -802,7 +974,7 @@ class Chaos:
         for w in self.workers:
             self.start_worker(w)
         log(f"services up (primary :{self.ha.primary.port}, sync standby :{self.ha.standby.port}, redis prefix"
-            f" {self.prefix}); 3 workers on ports {ports}; "
+            f" {self.prefix}{', redis ' + self.rha.url() if self.rha else ''}); 3 workers on ports {ports}; "
             f"receiver on {self.receiver.port} (20% answered 500)")
         self.load = Load(self)
         self.emitter = Emitter(self, self.ha.url("hookd-chaos-app"))
@@ -1109,13 +1281,17 @@ class Chaos:
                 keep.mkdir(parents=True, exist_ok=True)
                 logs = list(self.services.dir.glob("worker-*.log")) + [self.services.dir / "redis.log"]
                 logs += self.ha.logs() if self.ha else []
+                logs += self.rha.logs() if self.rha else []
                 for f in logs:
                     if f.exists():
-                        shutil.copy(f, keep / (f.name if f.name != "server.log" else f"pg-{f.parent.name}.log"))
+                        name = {"server.log": f"pg-{f.parent.name}.log", "log": f"redis-{f.parent.name}.log"}
+                        shutil.copy(f, keep / name.get(f.name, f.name))
                 log(f"worker logs kept in {keep}")
             self.services.stop()
         if self.ha:
             self.ha.stop()
+        if self.rha:
+            self.rha.stop()
 
     def report(self) -> None:
         res = self.result
@@ -1161,13 +1337,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="seed of the fault schedule")
     ap.add_argument("--short", action="store_true", help="short outages (Redis 4 s, receiver 5 s)")
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the worker logs here (always kept on failure)")
-    ap.add_argument("--kinds", metavar="K,K", help="only these fault kinds (default: all: " + ",".join(FAULT_KINDS) + ")")
+    ap.add_argument("--redis", choices=sorted(REDIS_MODES), default="plain",
+                    help="plain: one Redis (default); sentinel-tls: rediss+sentinel:// to a TLS master, replica and"
+                         " three sentinels, with faults " + ",".join(SENTINEL_TLS_KINDS))
+    ap.add_argument("--kinds", metavar="K,K", help="only these fault kinds (default: all of the Redis mode's; plain: "
+                                                    + ",".join(FAULT_KINDS) + ")")
     args = ap.parse_args(argv)
     kinds = args.kinds.split(",") if args.kinds else None
-    unknown = sorted(set(kinds or []) - set(FAULT_KINDS))
+    unknown = sorted(set(kinds or []) - set(REDIS_MODES[args.redis]))
     if unknown:
-        ap.error(f"unknown fault kind(s): {', '.join(unknown)}")
-    return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs, kinds).run().passed else 1
+        ap.error(f"fault kind(s) not available with --redis {args.redis}: {', '.join(unknown)}")
+    return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs, kinds, args.redis).run().passed else 1
 
 
 if __name__ == "__main__":
