@@ -315,6 +315,92 @@ def test_asynchronous_failover_reports_its_loss_window_and_heals(tmp_path, servi
     assert r["lost_inbox"] <= r["answered"] and r["lost_outbox"] <= r["emitted"]
 
 
+def test_asynchronous_failover_with_a_lagging_standby_loses_the_lag_window_and_heals(tmp_path, services):
+    """The loss asynchronous replication allows, made to happen: the standby
+    stops receiving (its primary_conninfo now names a closed port, as if the
+    link were down) while signed events are answered 200 and outbox
+    events are committed; then the primary dies and the standby is promoted.
+    Exactly what was acknowledged in that window is gone, nothing else; and
+    hookd's own state heals: every row that survived is PROCESSED once,
+    every surviving outbox event is delivered once, the Redis schedule
+    (which still named the lost rows) drains, and no attempt was charged."""
+    pair = PgPair(sync=False)
+    prefix = f"lag{os.getpid()}{int(time.time() * 1000) % 100000}"
+    rcv = Receiver()
+    w = None
+    try:
+        url = pair.hosts_url()
+        cfg = hookd_config(tmp_path, services, hookd_url(url), prefix)
+        migrate(cfg)
+        add_endpoint(cfg, rcv.url(), "lag")
+        w = start_worker(tmp_path, cfg)
+        conns = []
+
+        def app():
+            if not conns or conns[-1].closed:
+                conns.append(psycopg2.connect(url))
+                conns[-1].autocommit = True
+            return conns[-1]
+
+        acked_in: dict[str, str] = {}    # webhook-id -> phase
+        acked_out: dict[str, str] = {}   # outbox event id -> phase
+
+        def traffic(phase: str, n: int) -> None:
+            for k in range(n):
+                msg = f"{prefix}-{phase}-{k}"
+                body = order_event("order.started", msg)
+                deadline = time.monotonic() + 60
+                while True:  # a partner retries a 503 until it is answered 200
+                    ts = int(time.time())
+                    status, _, _ = http("POST", f"{w.url}/v1/inbox/shop", body,
+                                        {"content-type": "application/json", "webhook-id": msg,
+                                         "webhook-timestamp": str(ts),
+                                         "webhook-signature": sign_standard(SW_SECRET, msg, ts, body)})
+                    if status == 200:
+                        acked_in[msg] = phase
+                        break
+                    assert status == 503 and time.monotonic() < deadline, status
+                    time.sleep(0.1)
+                with app().cursor() as cur:
+                    cur.execute("SELECT hookd_emit('Order', %s, 'order.noted', '{}'::jsonb)::text", (msg,))
+                    acked_out[cur.fetchone()[0]] = phase
+
+        traffic("streamed", 15)
+        wait_for(lambda: pair.primary.sql("SELECT count(*) FROM pg_stat_replication WHERE replay_lsn ="
+                                          " pg_current_wal_lsn()") == 1, 20, what="the standby to catch up")
+        pair.standby.sql("ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=1 user=postgres'")
+        pair.standby.sql("SELECT pg_reload_conf()")  # the WAL receiver restarts with it, and fails
+        wait_for(lambda: pair.primary.sql("SELECT count(*) FROM pg_stat_replication") == 0, 10,
+                 what="the standby to stop receiving")
+        traffic("lag", 15)  # acknowledged, never sent to the standby
+        app().close()  # the application fails over too (a new connection)
+        pair.failover()
+        new = pair.standby
+        wait_for(lambda: w.ready(), 30, interval=0.1, what="the worker ready on the new primary")
+        traffic("after", 10)
+        app().close()
+        settle(new)
+        present = {r[0] for r in q(new, "SELECT partner_event_id FROM webhook_inbox")}
+        lost_in = Counter(acked_in[m] for m in acked_in if m not in present)
+        present_out = {r[0] for r in q(new, "SELECT id::text FROM outbox_events")}
+        lost_out = Counter(acked_out[e] for e in acked_out if e not in present_out)
+        # exactly the window: what streamed survived, what came after is there
+        assert lost_in == Counter({"lag": 15}) and lost_out == Counter({"lag": 15}), (lost_in, lost_out)
+        state = check_hookd_state(new, services.redis_client(), prefix)
+        wanted = set(acked_out) - {e for e in acked_out if acked_out[e] == "lag"}
+        wait_for(lambda: wanted <= {r.event_id for r in rcv.got()}, 30, what="every surviving outbox event delivered")
+        got = Counter(r.event_id for r in rcv.got())
+        delivered_then_lost = sum(1 for e in got if e in acked_out and acked_out[e] == "lag")
+        report(tmp_path, dict(case="async-lagging", answered=len(acked_in), emitted=len(acked_out),
+                              lost_inbox=sum(lost_in.values()), lost_outbox=sum(lost_out.values()),
+                              delivered_before_the_loss=delivered_then_lost,
+                              redelivered=sum(n - 1 for n in got.values()), **state))
+    finally:
+        stop_worker(w)
+        rcv.stop()
+        pair.stop()
+
+
 def test_read_only_server_first_in_the_host_list_is_skipped(tmp_path, services):
     pair = PgPair(sync=False)
     w = None
