@@ -1,6 +1,9 @@
 """The chaos suite: hookd under fire, then a ledger check.
 
-Starts its own throw-away PostgreSQL and Redis (hookdtest.services),
+Starts its own throw-away PostgreSQL - a primary and a synchronous
+streaming standby (PgHA), hookd on the two-host URL with
+target_session_attrs=read-write - and Redis (plain, or with --redis
+sentinel-tls a TLS master, replica and three TLS sentinels: RedisHA),
 three hookd workers with every role, a flaky local receiver subscribed to
 `order.*`, and keeps two kinds of load running: signed partner webhooks
 (order lifecycles started/paid/shipped, shuffled, sometimes duplicated, to
@@ -28,7 +31,8 @@ Then it stops the load, waits for quiescence and checks the ledger:
     and equal it exactly in a fault-free window at the end (see README.md for
     why the whole-run totals are informational).
 
-Usage:  HOOKD_BIN=build/hookd PYTHONPATH=tests /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short] [--keep-logs DIR]
+Usage:  HOOKD_BIN=build/hookd PYTHONPATH=tests /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short]
+        [--redis plain|sentinel-tls] [--kinds K,K] [--keep-logs DIR]
 Exit status 0 only if every check passes. Everything it starts is stopped.
 """
 from __future__ import annotations
