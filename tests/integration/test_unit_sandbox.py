@@ -15,14 +15,19 @@ SIGHUP reload (ExecReload), SIGTERM (KillSignal). Then:
 - its sockets are AF_INET, AF_INET6 and AF_UNIX (RestrictAddressFamilies),
   plus AF_NETLINK/NETLINK_ROUTE address dumps that glibc's getaddrinfo
   makes for AI_ADDRCONFIG: under the unit those fail with EAFNOSUPPORT and
-  glibc then assumes both address families (not exercised here)."""
+  glibc then assumes both address families.
+
+Then the same life with those filters enforced (hookdtest/sandbox.py loads
+them with libseccomp the way systemd does, and execs hookd): the worker
+becomes ready, takes and processes webhooks, attempts a delivery (through
+getaddrinfo, whose netlink socket now fails), reloads on SIGHUP and exits 0
+on SIGTERM, with no "Operation not permitted" in its log."""
 from __future__ import annotations
 
 import re
 import shutil
-import signal
 import subprocess
-import time
+import sys
 
 import pytest
 
@@ -111,3 +116,37 @@ def test_a_worker_stays_inside_the_units_sandbox(env, tmp_path):
     assert families <= {"AF_INET", "AF_INET6", "AF_UNIX", "AF_NETLINK"}, families
     netlink = [l for l in lines if "socket(AF_NETLINK" in l]
     assert all("NETLINK_ROUTE" in l for l in netlink), netlink[:3]
+
+
+def test_a_worker_runs_with_the_units_seccomp_filters_enforced(env, tmp_path):
+    from hookdtest import sandbox
+    allow = tmp_path / "allow"
+    allow.write_text("\n".join(sorted(expand("@system-service"))))
+    cfg = env.config()
+    cfg.write_text(cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1))
+    port = int(next(l for l in cfg.read_text().splitlines() if l.startswith("listen")).rsplit(":", 1)[1])
+    w = Worker(config=cfg, port=port, log_path=tmp_path / "worker.log",
+               prefix=[sys.executable, sandbox.__file__, str(allow), "--"])
+    w.start()  # the sandbox execs hookd: w.proc is the worker itself
+    try:
+        assert open(f"/proc/{w.proc.pid}/status").read().count("Seccomp:\t2") == 1  # filter mode
+        for i in range(5):
+            status, _, _ = post_standard(w, "shop", f"sx-{i}", order_event("order.started", f"sx{i}"))
+            assert status == 200
+        r = run_hookd(["-c", str(cfg), "endpoint", "add", "--name", "sx", "--events", "*", "--url",
+                       "http://localhost:1/refused"])
+        assert r.returncode == 0, r.stderr
+        env.db.value("SELECT hookd_emit('Order', 'sx', 'order.noted', '{}'::jsonb)::text")
+        wait_for(lambda: env.db.value("SELECT count(*) FROM attempts WHERE source = 'delivery'") > 0, 20,
+                 what="a delivery attempt (through getaddrinfo)")
+        wait_for(lambda: env.db.value("SELECT count(*) FROM webhook_inbox WHERE status = 'PROCESSED'") == 5, 20,
+                 what="the webhooks processed")
+        error = env.db.value("SELECT error FROM attempts WHERE source = 'delivery' ORDER BY id DESC LIMIT 1")
+        assert "refused" in (error or "").lower() or "connect" in (error or "").lower(), error
+        w.signal(1)  # SIGHUP, as ExecReload sends it
+        wait_for(lambda: "config.reloaded" in w.output(), 10, what="the reload")
+        assert w.stop() == 0
+    finally:
+        if w.proc.poll() is None:
+            w.kill9()
+    assert "Operation not permitted" not in w.output() and "not supported" not in w.output(), w.output()[-2000:]
