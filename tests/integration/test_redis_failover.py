@@ -95,12 +95,13 @@ def test_reconciler_heals_a_promoted_replica_that_lost_recent_zadds(env, group):
 
     # The writes the replica will never see. Freezing it is not enough (the
     # kernel would still take the stream for it), so its link is clogged
-    # first: 32 MB that fill both sockets' buffers, behind which the master
+    # first: 64 MB, more than both sockets' buffers can take (tcp_rmem's
+    # maximum is 32 MB here), behind which the master
     # keeps everything else in its own memory, to die with it. The
     # evaluating worker is frozen too: nothing is claimed meanwhile.
     inbox.signal(signal.SIGSTOP)
     replica.proc.send_signal(signal.SIGSTOP)
-    master.client().set("clog", "x" * (32 << 20))
+    master.client().set("clog", "x" * (64 << 20))
     lost = [f"lost-{i}" for i in range(10)]
     try:
         for i, m in enumerate(lost):
