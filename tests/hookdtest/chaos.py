@@ -76,8 +76,12 @@ FAULT_KINDS = ["kill9", "sigterm", "redis_flushall", "redis_restart", "redis_dow
                "pg_kill_conns", "pg_failover", "receiver_down", "sighup_bad_config"]
 # --redis sentinel-tls: hookd on rediss+sentinel:// (a TLS master, a TLS
 # replica, three TLS sentinels); the plain Redis faults become these.
-SENTINEL_TLS_KINDS = ["sentinel_failover", "redis_tls_restart", "redis_flushall", "kill9"]
-REDIS_MODES = {"plain": FAULT_KINDS, "sentinel-tls": SENTINEL_TLS_KINDS}
+SENTINEL_TLS_KINDS = ["sentinel_failover", "redis_tls_restart", "redis_flushall", "kill9", "pg_failover"]
+REDIS_MODES = {"plain": FAULT_KINDS, "sentinel-tls": SENTINEL_TLS_KINDS}  # the default kinds of each mode
+# what --kinds may name in each mode: the plain Redis faults act on the one plain Redis only
+AVAILABLE = {"plain": FAULT_KINDS,
+             "sentinel-tls": SENTINEL_TLS_KINDS + [k for k in FAULT_KINDS if not k.startswith("redis_")
+                                                   and k not in SENTINEL_TLS_KINDS]}
 APP = "hookd-chaos-w"  # + the worker's index: application_name of a worker's sessions
 # Redis counters and the Postgres facts they count (see pg_counts()).
 RELOADED = re.compile(r"event=config\.reloaded .*?generation=(\d+)")
@@ -1348,7 +1352,7 @@ def main(argv: list[str] | None = None) -> int:
                                                     + ",".join(FAULT_KINDS) + ")")
     args = ap.parse_args(argv)
     kinds = args.kinds.split(",") if args.kinds else None
-    unknown = sorted(set(kinds or []) - set(REDIS_MODES[args.redis]))
+    unknown = sorted(set(kinds or []) - set(AVAILABLE[args.redis]))
     if unknown:
         ap.error(f"fault kind(s) not available with --redis {args.redis}: {', '.join(unknown)}")
     return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs, kinds, args.redis).run().passed else 1
