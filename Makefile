@@ -101,9 +101,11 @@ valgrind: deps $(BUILD)/hookd $(TOOLS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) HOOKD_VALGRIND=1 \
 	  $(PYTEST) -q $(if $(filter tests/%,$(PYTEST_ARGS)),,tests/integration) -m valgrind $(PYTEST_ARGS)
 
+# The benchmarks, then the processing figure with each Redis mode (= make bench-redis).
 bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
 
 # The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
 bench-redis: deps $(BUILD)/hookd $(TOOLS)
@@ -122,16 +124,19 @@ fuzz: deps $(BUILD)/hookd
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The chaos suite: faults injected under load, then the ledger is checked;
-# again with Redis behind Sentinel on TLS (its own faults); then the
-# hostile-client suite in its long form (three times the attackers).
+# again with Redis behind Sentinel on TLS, and on a Redis Cluster (each with
+# its own faults); then the hostile-client suite in its long form (three
+# times the attackers).
 # (`make test` runs its short form.)
 CHAOS_FAULTS ?= 24
 CHAOS_SENTINEL_FAULTS ?= 8
+CHAOS_CLUSTER_FAULTS ?= 8
 CHAOS_SEED ?= 1
 chaos: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis sentinel-tls --faults $(CHAOS_SENTINEL_FAULTS) --seed $(CHAOS_SEED)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis cluster --faults $(CHAOS_CLUSTER_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_HOSTILE_SCALE=3 $(PYTEST) -q tests/integration/test_hostile.py
 
 # Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres

@@ -3,7 +3,8 @@
 Starts its own throw-away PostgreSQL - a primary and a synchronous
 streaming standby (PgHA), hookd on the two-host URL with
 target_session_attrs=read-write - and Redis (plain, or with --redis
-sentinel-tls a TLS master, replica and three TLS sentinels: RedisHA),
+sentinel-tls a TLS master, replica and three TLS sentinels: RedisHA; with
+--redis cluster three masters with a replica each: RedisClusterHA),
 three hookd workers with every role, a flaky local receiver subscribed to
 `order.*`, and keeps two kinds of load running: signed partner webhooks
 (order lifecycles started/paid/shipped, shuffled, sometimes duplicated, to
@@ -32,7 +33,7 @@ Then it stops the load, waits for quiescence and checks the ledger:
     why the whole-run totals are informational).
 
 Usage:  HOOKD_BIN=build/hookd PYTHONPATH=tests /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short]
-        [--redis plain|sentinel-tls] [--kinds K,K] [--keep-logs DIR]
+        [--redis plain|sentinel-tls|cluster] [--kinds K,K] [--keep-logs DIR]
 Exit status 0 only if every check passes. Everything it starts is stopped.
 """
 from __future__ import annotations
@@ -60,7 +61,7 @@ import redis
 
 from hookdtest.client import order_event, post_standard
 from hookdtest.paths import SERVICES
-from hookdtest.redis_servers import RedisProc, make_certs
+from hookdtest.redis_servers import Cluster, RedisGroup, RedisProc, make_certs
 from hookdtest.services import PgPair, PgServer, Services
 from hookdtest.signing import sign_standard
 from hookdtest.util import free_port
@@ -77,11 +78,17 @@ FAULT_KINDS = ["kill9", "sigterm", "redis_flushall", "redis_restart", "redis_dow
 # --redis sentinel-tls: hookd on rediss+sentinel:// (a TLS master, a TLS
 # replica, three TLS sentinels); the plain Redis faults become these.
 SENTINEL_TLS_KINDS = ["sentinel_failover", "redis_tls_restart", "redis_flushall", "kill9", "pg_failover"]
-REDIS_MODES = {"plain": FAULT_KINDS, "sentinel-tls": SENTINEL_TLS_KINDS}  # the default kinds of each mode
+# --redis cluster: hookd on redis+cluster:// (three masters, a replica each);
+# the failover and the slot migration act on the inbox or delivery queue's slot.
+CLUSTER_KINDS = ["cluster_failover", "cluster_slot_migration", "redis_flushall", "kill9", "pg_failover"]
+REDIS_MODES = {"plain": FAULT_KINDS, "sentinel-tls": SENTINEL_TLS_KINDS,
+               "cluster": CLUSTER_KINDS}  # the default kinds of each mode
 # what --kinds may name in each mode: the plain Redis faults act on the one plain Redis only
 AVAILABLE = {"plain": FAULT_KINDS,
              "sentinel-tls": SENTINEL_TLS_KINDS + [k for k in FAULT_KINDS if not k.startswith("redis_")
-                                                   and k not in SENTINEL_TLS_KINDS]}
+                                                   and k not in SENTINEL_TLS_KINDS],
+             "cluster": CLUSTER_KINDS + [k for k in FAULT_KINDS if not k.startswith("redis_")
+                                         and k not in CLUSTER_KINDS]}
 APP = "hookd-chaos-w"  # + the worker's index: application_name of a worker's sessions
 # Redis counters and the Postgres facts they count (see pg_counts()).
 RELOADED = re.compile(r"event=config\.reloaded .*?generation=(\d+)")
@@ -386,6 +393,103 @@ class RedisHA:
             p.stop()
 
 
+# ---- Redis Cluster (--redis cluster) -------------------------------------------------
+
+class RedisClusterHA:
+    """Three masters with a replica each (`redis-cli --cluster create`,
+    node timeout 1 s: hookdtest.redis_servers.RedisGroup.cluster); hookd on
+    redis+cluster:// with every node as a seed. Faults on the master that
+    serves the inbox or the delivery queue's slot: failover() (the master
+    killed with SIGKILL until its replica takes over - the dead node comes
+    back later, before the next cluster fault, and rejoins as the new
+    master's replica - or a CLUSTER FAILOVER on its replica, by turns) and
+    migrate() (that queue's slot moved to another master key by key, as
+    `redis-cli --cluster reshard` moves it, while hookd runs)."""
+
+    def __init__(self, dir: Path, prefix: str) -> None:
+        self.group = RedisGroup(dir / "redis-cluster")
+        self.prefix = prefix
+        self.revive: RedisProc | None = None
+        self.failovers = 0
+        try:
+            self.cl: Cluster = self.group.cluster(masters=3, replicas=1)
+            self.slots = {q: self.cl.keyslot(f"{prefix}:{{{q}}}:due") for q in ("inbox", "delivery")}
+        except Exception:
+            self.group.stop()
+            raise
+
+    def url(self) -> str:
+        return self.cl.url(hosts=len(self.cl.nodes))
+
+    def client_for(self, key: str) -> redis.Redis:
+        return self.cl.owner(self.cl.keyslot(key)).client()
+
+    def flushall(self) -> str:
+        ports = []
+        for m in self.cl.masters():
+            m.client().flushall()
+            ports.append(m.port)
+        return "FLUSHALL on every master " + ",".join(f":{p}" for p in ports)
+
+    @staticmethod
+    def wait(cond, timeout: float, what: str) -> None:
+        RedisHA.wait(cond, timeout, what)
+
+    def repair(self) -> None:
+        """The last failover's dead master back (same port and nodes.conf: it
+        rejoins as a replica of the node that took over) and the cluster
+        healthy again: every node cluster_state:ok, every replica linked."""
+        if self.revive is not None:
+            old = self.revive
+            new = old.restart()
+            self.cl.nodes[self.cl.nodes.index(old)] = new
+            self.group.procs[self.group.procs.index(old)] = new
+            self.revive = None
+            self.wait(lambda: self.cl.role(new) == "slave", 60, f"{new.name} to rejoin as a replica")
+        self.wait(self.cl.healthy, 60, "the cluster healthy again")
+
+    def failover(self, queue: str) -> str:
+        self.repair()
+        slot = self.slots[queue]
+        old = self.cl.owner(slot)
+        heir = self.cl.replica_of(old)
+        kill = self.failovers % 2 == 0  # by turns, a kill first
+        self.failovers += 1
+        if kill:
+            old.kill9()
+            self.wait(lambda: self.cl.role(heir) == "master" and self.cl.owner(slot).port == heir.port, 60,
+                      f"{heir.name} to take over slot {slot}")
+            self.revive = old
+            how = "killed (SIGKILL)"
+        else:
+            self.cl.failover(old)  # CLUSTER FAILOVER on the replica; returns once it is master
+            how = "CLUSTER FAILOVER on its replica"
+        return f"{queue} slot {slot}: master :{old.port} {how}, replica :{heir.port} took over"
+
+    def migrate(self, queue: str, rng: random.Random) -> str:
+        self.repair()
+        slot = self.slots[queue]
+        src = self.cl.owner(slot)
+        to = rng.choice([m for m in self.cl.masters() if m.port != src.port])
+
+        def count() -> int:
+            return int(src.client().execute_command("CLUSTER", "COUNTKEYSINSLOT", slot))
+
+        # a queue's keys come and go with its work: move the slot while it
+        # holds some (a schedule, leases), if it does within a few seconds
+        deadline = time.monotonic() + 5
+        while (keys := count()) == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.cl.migrate_slot(slot, to)
+        return f"{queue} slot {slot} ({keys} keys) migrated :{src.port} -> :{to.port}"
+
+    def logs(self) -> list[Path]:
+        return [p.dir / "log" for p in self.group.procs]
+
+    def stop(self) -> None:
+        self.group.stop()
+
+
 # ---- the flaky receiver -----------------------------------------------------------
 
 class Receiver:
@@ -641,6 +745,7 @@ class Chaos:
         self.redis_mode = redis_mode
         self.kinds = list(kinds or REDIS_MODES[redis_mode])  # the fault kinds to draw from
         self.rha: RedisHA | None = None
+        self.rcl: RedisClusterHA | None = None
         self.nfaults = faults
         self.seed = seed
         self.short = short
@@ -684,7 +789,7 @@ class Chaos:
                 self.start_worker(w)
 
     def write_config(self, i: int, port: int) -> Path:
-        redis_url = self.rha.url() if self.rha else self.services.redis_url
+        redis_url = self.rha.url() if self.rha else self.rcl.url() if self.rcl else self.services.redis_url
         cfg = write_config(self.services.dir, self.ha.url(f"{APP}{i}"), redis_url, self.prefix, port=port,
                            extra="emit order.shipped = order.shipped\n", lease="2s", reconcile_interval="2s",
                            retry_schedule="200ms, 500ms, 1s", defer_schedule="200ms, 500ms", defer_max_age="1h")
@@ -730,7 +835,16 @@ class Chaos:
                 self.start_worker(w)
                 return f"worker {i} (pid {pid}) exited {rc}, restarted"
             return self.bad_config(i, w)
+        if kind in ("cluster_failover", "cluster_slot_migration"):
+            queue = self.rng.choice(["inbox", "delivery"])
+            started = time.monotonic()
+            self.rcl.repair()  # the last failover's dead master back as a replica first
+            waited = time.monotonic() - started
+            note = self.rcl.failover(queue) if kind == "cluster_failover" else self.rcl.migrate(queue, self.rng)
+            return note + (f" (after {waited:.1f}s for the last failover's node to rejoin)" if waited > 0.5 else "")
         if kind == "redis_flushall":
+            if self.rcl:
+                return self.rcl.flushall()
             self.redis_client().flushall()
             return "FLUSHALL" + (f" on the master :{self.rha.ports[self.rha.master]}" if self.rha else "")
         if kind in ("sentinel_failover", "redis_tls_restart"):
@@ -902,7 +1016,8 @@ class Chaos:
         return self.rha.master_client() if self.rha else self.services.redis_client()
 
     def redis_counts(self) -> dict:
-        h = self.redis_client().hgetall(f"{self.prefix}:stats")
+        key = f"{self.prefix}:stats"
+        h = self.rcl.client_for(key).hgetall(key) if self.rcl else self.redis_client().hgetall(key)
         return {k: int(v) for k, v in h.items()}
 
     def stable_counts(self, timeout: float = 30) -> tuple[dict, dict]:
@@ -963,11 +1078,13 @@ class Chaos:
 
     def setup(self) -> None:
         self.services = RedisOnly()  # hookd's Postgres is the pair below
+        self.prefix = f"chaos{os.getpid()}"
         if self.redis_mode == "sentinel-tls":
             self.rha = RedisHA(self.services.dir)
+        elif self.redis_mode == "cluster":
+            self.rcl = RedisClusterHA(self.services.dir, self.prefix)
         self.ha = PgHA()
         self.db_url = self.ha.url("hookd-chaos-check")
-        self.prefix = f"chaos{os.getpid()}"
         self.pg = Pg(self.db_url)
         self.receiver = Receiver(fail_rate=0.2, seed=self.seed * 31 + 7)
         ports = [free_port() for _ in range(3)]
@@ -982,7 +1099,8 @@ class Chaos:
         for w in self.workers:
             self.start_worker(w)
         log(f"services up (primary :{self.ha.primary.port}, sync standby :{self.ha.standby.port}, redis prefix"
-            f" {self.prefix}{', redis ' + self.rha.url() if self.rha else ''}); 3 workers on ports {ports}; "
+            f" {self.prefix}{', redis ' + self.rha.url() if self.rha else ''}"
+            f"{', redis ' + self.rcl.url() + ' slots ' + str(self.rcl.slots) if self.rcl else ''}); 3 workers on ports {ports}; "
             f"receiver on {self.receiver.port} (20% answered 500)")
         self.load = Load(self)
         self.emitter = Emitter(self, self.ha.url("hookd-chaos-app"))
@@ -1290,6 +1408,7 @@ class Chaos:
                 logs = list(self.services.dir.glob("worker-*.log")) + [self.services.dir / "redis.log"]
                 logs += self.ha.logs() if self.ha else []
                 logs += self.rha.logs() if self.rha else []
+                logs += self.rcl.logs() if self.rcl else []
                 for f in logs:
                     if f.exists():
                         name = {"server.log": f"pg-{f.parent.name}.log", "log": f"redis-{f.parent.name}.log"}
@@ -1300,6 +1419,8 @@ class Chaos:
             self.ha.stop()
         if self.rha:
             self.rha.stop()
+        if self.rcl:
+            self.rcl.stop()
 
     def report(self) -> None:
         res = self.result
@@ -1347,7 +1468,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the worker logs here (always kept on failure)")
     ap.add_argument("--redis", choices=sorted(REDIS_MODES), default="plain",
                     help="plain: one Redis (default); sentinel-tls: rediss+sentinel:// to a TLS master, replica and"
-                         " three sentinels, with faults " + ",".join(SENTINEL_TLS_KINDS))
+                         " three sentinels, with faults " + ",".join(SENTINEL_TLS_KINDS) + "; cluster: redis+cluster://"
+                         " to three masters with a replica each, with faults " + ",".join(CLUSTER_KINDS))
     ap.add_argument("--kinds", metavar="K,K", help="only these fault kinds (default: all of the Redis mode's; plain: "
                                                     + ",".join(FAULT_KINDS) + ")")
     args = ap.parse_args(argv)

@@ -78,6 +78,9 @@ class RedisProc:
         self.port = port
         self.tls = tls
         self.password = password
+        self.args = list(args)  # what restart() starts it with again
+        self.sentinel = sentinel
+        self.conf = conf
         conf_path = self.dir / "redis.conf"
         conf_path.write_text(conf)
         cmd = ["redis-server", str(conf_path)]
@@ -117,6 +120,13 @@ class RedisProc:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+    def restart(self) -> "RedisProc":
+        """The same server again - port, directory (a cluster node keeps its
+        nodes.conf), arguments - once this one has stopped or been killed."""
+        assert self.proc.poll() is not None, f"{self.name} still runs"
+        return RedisProc(self.dir.parent, self.name, self.args, self.port, tls=self.tls, sentinel=self.sentinel,
+                         conf=self.conf, password=self.password)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

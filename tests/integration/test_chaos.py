@@ -9,7 +9,9 @@ the Redis counters reconcile with Postgres in a fault-free window.
 
 A second run puts Redis behind Sentinel, all on TLS (rediss+sentinel://),
 and injects the faults of that mode: a Sentinel failover and a restart of
-the TLS master.
+the TLS master. A third puts it on a Redis Cluster (redis+cluster://, three
+masters with a replica each) and injects a master killed with SIGKILL (its
+replica takes over) and a queue's slot migrated to another master.
 
 The driver brings its own PostgreSQL, Redis, workers and receiver (it also
 runs standalone: `make chaos`), and stops them all."""
@@ -38,6 +40,24 @@ def test_chaos_short_run_on_redis_sentinel_tls_keeps_the_ledger():
     failed = [f"{name}: {detail}" for name, ok, detail in result.checks if not ok]
     assert result.error is None, result.error
     assert sorted(f.kind for f in result.faults) == sorted(kinds)
+    assert result.lost == 0 and result.duplicated == 0, failed
+    assert not failed, "\n".join(failed)
+    assert result.passed
+
+
+@pytest.mark.slow
+def test_chaos_short_run_on_redis_cluster_keeps_the_ledger():
+    """redis+cluster:// to three masters with a replica each: the master of
+    a queue's slot killed with SIGKILL (its replica takes over), and a
+    queue's slot migrated to another master, both under load."""
+    kinds = ["cluster_failover", "cluster_slot_migration"]
+    result = chaos.Chaos(faults=len(kinds), seed=1, short=True, kinds=kinds, redis_mode="cluster").run()
+    failed = [f"{name}: {detail}" for name, ok, detail in result.checks if not ok]
+    assert result.error is None, result.error
+    assert sorted(f.kind for f in result.faults) == sorted(kinds)
+    assert any("killed (SIGKILL)" in f.note for f in result.faults), [f.note for f in result.faults]
+    assert any("migrated" in f.note for f in result.faults), [f.note for f in result.faults]
+    assert result.totals["events in (accepted)"] > 0 and result.totals["outbox events"] > 0
     assert result.lost == 0 and result.duplicated == 0, failed
     assert not failed, "\n".join(failed)
     assert result.passed
