@@ -1081,9 +1081,24 @@ class Chaos:
         self.prefix = f"chaos{os.getpid()}"
         if self.redis_mode == "sentinel-tls":
             self.rha = RedisHA(self.services.dir)
-        elif self.redis_mode == "cluster":
-            self.rcl = RedisClusterHA(self.services.dir, self.prefix)
-        self.ha = PgHA()
+        made: dict = {}
+        maker = None
+        if self.redis_mode == "cluster":  # made while the Postgres pair starts (both take seconds)
+            def make_cluster() -> None:
+                try:
+                    made["cluster"] = RedisClusterHA(self.services.dir, self.prefix)
+                except Exception as e:
+                    made["error"] = e
+            maker = threading.Thread(target=make_cluster, name="cluster", daemon=True)
+            maker.start()
+        try:
+            self.ha = PgHA()
+        finally:
+            if maker is not None:
+                maker.join(180)
+                self.rcl = made.get("cluster")
+        if maker is not None and self.rcl is None:
+            raise RuntimeError(f"the Redis Cluster did not start: {made.get('error', 'timed out')!r}")
         self.db_url = self.ha.url("hookd-chaos-check")
         self.pg = Pg(self.db_url)
         self.receiver = Receiver(fail_rate=0.2, seed=self.seed * 31 + 7)
