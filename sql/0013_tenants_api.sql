@@ -34,7 +34,8 @@ CREATE UNIQUE INDEX webhook_endpoints_tenant_uid ON webhook_endpoints (tenant_id
 CREATE INDEX webhook_endpoints_tenant ON webhook_endpoints (tenant_id, created_at, id);
 
 -- Events: the tenant they belong to (NULL: the global endpoints).
-ALTER TABLE outbox_events ADD COLUMN tenant_id text;
+ALTER TABLE outbox_events ADD COLUMN tenant_id text,
+                          ADD COLUMN api_event_id text;             -- the message's eventId (API)
 CREATE INDEX outbox_events_tenant ON outbox_events (tenant_id, created_at, id) WHERE tenant_id IS NOT NULL;
 
 -- A message's eventId, unique per tenant (Svix: per application): the
@@ -204,3 +205,30 @@ CREATE FUNCTION hookd_uuid7() RETURNS uuid LANGUAGE sql VOLATILE AS $$
 -- Timestamps as the API writes them (UTC, ISO 8601, microseconds).
 CREATE FUNCTION hookd_api_ts(p timestamptz) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
     SELECT to_char(p AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') $$;
+
+-- The API's objects as JSON, in Svix's shapes (camelCase): one definition
+-- for every statement that answers them (sql/queries/api_*.sql).
+CREATE FUNCTION hookd_api_app(t hookd_tenants) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('id', t.id, 'uid', t.uid, 'name', t.name, 'throttleRate', t.rate_limit,
+        'rateLimit', t.rate_limit, 'metadata', t.metadata, 'createdAt', hookd_api_ts(t.created_at),
+        'updatedAt', hookd_api_ts(t.updated_at)) $$;
+
+CREATE FUNCTION hookd_api_endpoint(e webhook_endpoints) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('id', hookd_api_id('ep', e.id), 'uid', e.uid, 'url', e.url,
+        'description', e.description, 'version', 1, 'disabled', NOT e.enabled,
+        'eventTypes', CASE WHEN e.event_types = ARRAY['*'] THEN NULL ELSE to_jsonb(e.event_types) END,
+        'filterTypes', CASE WHEN e.event_types = ARRAY['*'] THEN NULL ELSE to_jsonb(e.event_types) END,
+        'channels', NULL, 'throttleRate', e.rate_limit, 'rateLimit', e.rate_limit, 'metadata', e.metadata,
+        'payloadFilter', e.payload_filter, 'ordered', e.ordered,
+        'createdAt', hookd_api_ts(e.created_at), 'updatedAt', hookd_api_ts(e.updated_at)) $$;
+
+CREATE FUNCTION hookd_api_message(m outbox_events, with_content boolean) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('id', hookd_api_id('msg', m.id), 'eventId', m.api_event_id,
+        'eventType', m.event_type, 'payload', CASE WHEN with_content THEN m.payload ELSE '{}'::jsonb END,
+        'channels', NULL, 'tags', NULL, 'timestamp', hookd_api_ts(m.created_at)) $$;
+
+CREATE FUNCTION hookd_api_event_type(t hookd_event_types) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_object('name', t.name, 'description', t.description, 'archived', t.archived,
+        'deprecated', t.deprecated, 'schemas', t.schemas, 'groupName', t.group_name,
+        'featureFlags', to_jsonb(t.feature_flags), 'createdAt', hookd_api_ts(t.created_at),
+        'updatedAt', hookd_api_ts(t.updated_at)) $$;
