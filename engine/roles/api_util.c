@@ -64,7 +64,8 @@ void api_db_error(struct api_req *r, PGconn *conn, const PGresult *res, const ch
         api_error(r, 409, "conflict", "%s already exists", what);
         return;
     }
-    if (state && (strcmp(state, "23514") == 0 || strcmp(state, "22P02") == 0 || strcmp(state, "22023") == 0)) {
+    if (state && (strcmp(state, "23514") == 0 || strcmp(state, "22P02") == 0 || strcmp(state, "22023") == 0 ||
+                  strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0 || strcmp(state, "22003") == 0)) {
         api_invalid(r, "body", NULL, "a value is out of range or malformed", "value_error");
         return;
     }

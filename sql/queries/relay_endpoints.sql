@@ -2,11 +2,12 @@
 -- endpoint. KEY SHARE: an endpoint deleted meanwhile waits for the pass to
 -- commit, so that the delete's cascade (sql/0007) also removes the rows the
 -- pass writes. One lock per endpoint and pass, not per delivery as the
--- foreign key took.
+-- foreign key took. Sorted by tenant (byte order, global endpoints first):
+-- engine/core/endpoint_match.c finds a tenant's rows by binary search.
 -- parameters: none
--- columns: id, name, url, secret, previous_secret, timeout_ms, max_inflight, filter
+-- columns: id, name, url, secret, previous_secret, timeout_ms, max_inflight, filter, tenant_id, payload_filter
 SELECT ep.id::text AS id, ep.name, ep.url, ep.secret,
  CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret, ep.timeout_ms,
- ep.max_inflight, f.filter
+ ep.max_inflight, f.filter, ep.tenant_id, ep.payload_filter::text AS payload_filter
  FROM webhook_endpoints ep CROSS JOIN LATERAL unnest(ep.event_types) AS f(filter) WHERE ep.enabled
- ORDER BY ep.id FOR KEY SHARE OF ep
+ ORDER BY ep.tenant_id COLLATE "C" NULLS FIRST, ep.id FOR KEY SHARE OF ep

@@ -160,3 +160,103 @@ def test_failed_auth_is_throttled(env, api):
     assert codes[:5] == [401] * 5 and codes[5] == 429
     # the right token from the blocked address waits too
     assert raw(w, "GET", "/api/v1/app", token=root)[0] == 429
+
+
+def deliveries_settled(env, n: int):
+    """Waits until n deliveries exist and none is open."""
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries") >= n and env.db.value(
+        "SELECT count(*) FROM outbox_deliveries WHERE status IN ('PENDING', 'RETRYING')") == 0, 20,
+        what=f"{n} deliveries settled")
+
+
+def test_tenant_lifecycle_and_isolation(env, api, receivers):
+    cfg, w, root = api
+    acme_rx, globex_rx, global_rx = receivers(), receivers(), receivers()
+    hookd(cfg, "endpoint", "add", "--url", global_rx.url(), "--name", "global", "--events", "*")
+    out = svix(w, root, [
+        {"call": "eventType.create", "args": [{"name": "invoice.paid", "description": "An invoice was paid"}]},
+        {"call": "eventType.create", "args": [{"name": "invoice.voided", "description": "voided"}]},
+        {"call": "eventType.create", "args": [{"name": "invoice.paid", "description": "again"}]},
+        {"call": "application.create", "args": [{"name": "Acme", "uid": "acme"}], "as": "acme"},
+        {"call": "application.create", "args": [{"name": "Globex", "uid": "globex"}]},
+        {"call": "endpoint.create", "args": ["acme", {"url": acme_rx.url(), "uid": "main",
+                                                      "eventTypes": ["invoice.paid"], "description": "d"}],
+         "as": "ep"},
+        {"call": "endpoint.create", "args": ["globex", {"url": globex_rx.url()}], "as": "gep"},
+        {"call": "endpoint.create", "args": ["acme", {"url": acme_rx.url(), "eventTypes": ["no.such"]}]},
+        {"call": "endpoint.create", "args": ["acme", {"url": "ftp://x"}]},
+        {"call": "endpoint.getSecret", "args": ["acme", "$ep.id"], "as": "secret"},
+        {"call": "message.create", "args": ["acme", {"eventType": "invoice.paid", "eventId": "evt-1",
+                                                     "payload": {"invoice": 1, "customer": "acme"}}], "as": "m1"},
+        {"call": "message.create", "args": ["acme", {"eventType": "invoice.paid", "eventId": "evt-1",
+                                                     "payload": {"invoice": 1}}]},
+        {"call": "message.create", "args": ["acme", {"eventType": "invoice.voided", "payload": {"invoice": 2}}]},
+        {"call": "message.create", "args": ["globex", {"eventType": "invoice.paid", "payload": {"invoice": 3}},
+                                            {"idempotencyKey": "k-1"}], "as": "g1"},
+        {"call": "message.create", "args": ["globex", {"eventType": "invoice.paid", "payload": {"invoice": 3}},
+                                            {"idempotencyKey": "k-1"}]},
+        {"call": "message.get", "args": ["acme", "evt-1", {"withContent": True}]},
+        {"call": "message.get", "args": ["globex", "$m1.id"]},
+        {"call": "endpoint.list", "args": ["acme"]},
+        {"call": "endpoint.get", "args": ["acme", "main"]},
+        {"call": "endpoint.get", "args": ["globex", "$ep.id"]},
+    ])
+    assert out[0]["ok"]["name"] == "invoice.paid" and out[2]["status"] == 409
+    ep, gep = out[5]["ok"], out[6]["ok"]
+    assert ep["id"].startswith("ep_") and ep["uid"] == "main" and ep["eventTypes"] == ["invoice.paid"]
+    assert ep["description"] == "d" and ep["disabled"] is False
+    assert out[7]["status"] == 422 and out[7]["body"]["detail"][0]["loc"] == ["body", "eventTypes"]
+    assert out[8]["status"] == 422 and out[8]["body"]["detail"][0]["loc"] == ["body", "url"]
+    secret = out[9]["ok"]["key"]
+    assert secret.startswith("whsec_")
+    m1 = out[10]["ok"]
+    assert m1["id"].startswith("msg_") and m1["eventId"] == "evt-1"
+    assert out[11]["status"] == 409  # the same eventId: one message
+    assert out[14]["ok"]["id"] == out[13]["ok"]["id"]  # the same idempotency key: the same answer
+    assert out[15]["ok"]["id"] == m1["id"] and out[15]["ok"]["payload"] == {"invoice": 1, "customer": "acme"}
+    assert out[16]["status"] == 404  # acme's message is not globex's
+    assert [e["id"] for e in out[17]["ok"]["data"]] == [ep["id"]]
+    assert out[18]["ok"]["id"] == ep["id"]
+    assert out[19]["status"] == 404
+    # the application writes an event for acme in its own transaction, and one for nobody in particular
+    env.db.value("SELECT hookd_emit('invoice', '9', 'invoice.paid', '{\"invoice\": 9}'::jsonb, p_tenant => 'acme')")
+    env.db.value("SELECT hookd_emit('invoice', '10', 'invoice.paid', '{\"invoice\": 10}'::jsonb)")
+    acme_got = acme_rx.wait(2)
+    globex_rx.wait(1)
+    global_rx.wait(1)
+    deliveries_settled(env, 4)
+    assert sorted(json.loads(r.body)["invoice"] for r in acme_got) == [1, 9]   # not 2 (filtered), not 3 (globex)
+    assert [json.loads(r.body)["invoice"] for r in globex_rx.got()] == [3]      # one delivery despite the replay
+    assert [json.loads(r.body)["invoice"] for r in global_rx.got()] == [10]     # tenants' events stay theirs
+    # what acme's endpoint got verifies with the SDK's Webhook class and the secret the API gave
+    checks = svix(w, root, [{"verify": {"secret": secret, "payload": r.body.decode(), "headers": {
+        k: r.headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}}} for r in acme_got] + [
+        {"verify": {"secret": secret, "payload": acme_got[0].body.decode() + " ", "headers": {
+            k: acme_got[0].headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}}}])
+    assert all("ok" in c for c in checks[:-1]), checks
+    assert "error" in checks[-1]
+    # attempts, resend
+    out = svix(w, root, [
+        {"call": "messageAttempt.listByMsg", "args": ["acme", m1["id"]]},
+        {"call": "messageAttempt.listByEndpoint", "args": ["acme", ep["id"]]},
+        {"call": "messageAttempt.resend", "args": ["acme", m1["id"], ep["id"]]},
+        {"call": "messageAttempt.listByMsg", "args": ["globex", m1["id"]]},
+    ])
+    a = out[0]["ok"]["data"]
+    assert len(a) == 1 and a[0]["status"] == 0 and a[0]["responseStatusCode"] == 200 and a[0]["msgId"] == m1["id"]
+    assert a[0]["endpointId"] == ep["id"] and a[0]["id"].startswith("atmpt_")
+    assert len(out[1]["ok"]["data"]) == 2
+    assert out[3]["status"] == 404
+    got = acme_rx.wait(3)
+    assert json.loads(got[-1].body)["invoice"] == 1
+    # tenant isolation in the CLI: --tenant, tenant show
+    shown = hookd(cfg, "tenant", "show", "acme").stdout
+    assert "endpoints: 1" in shown and "messages: 3" in shown
+    listed = hookd(cfg, "tenant", "list").stdout
+    assert "acme" in listed and "globex" in listed
+    # delete: the endpoint goes with its application
+    out = svix(w, root, [{"call": "endpoint.delete", "args": ["globex", gep["id"]]},
+                         {"call": "application.delete", "args": ["acme"]},
+                         {"call": "application.get", "args": ["acme"]}])
+    assert out[0]["ok"] is None and out[1]["ok"] is None and out[2]["status"] == 404
+    assert env.db.value("SELECT count(*) FROM webhook_endpoints") == 1  # the global one

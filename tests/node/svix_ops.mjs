@@ -42,7 +42,8 @@ for (const op of input.ops) {
   if (op.verify) {
     const v = resolve(op.verify);
     try {
-      out.push({ ok: new Webhook(v.secret).verify(v.payload, v.headers) });
+      new Webhook(v.secret).verify(v.payload, v.headers); // throws when it does not verify
+      out.push({ ok: JSON.parse(v.payload) });
     } catch (e) {
       out.push({ error: String(e.message || e) });
     }
