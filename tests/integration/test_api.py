@@ -9,11 +9,10 @@ isolation (API, CLI, admin view, metrics), bad input with nothing stored,
 `hookd_emit(…, p_tenant => …)`, payload filters, and the OpenAPI document."""
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -69,7 +68,8 @@ def svix(worker, token: str, ops: list[dict]) -> list[dict]:
 
 
 def raw(worker, method: str, path: str, token: str | None = None, body=None, headers: dict | None = None):
-    """(status, parsed body or text) of one request without the SDK."""
+    """(status, parsed body or text) of one request without the SDK. A server
+    that answers before reading the whole body (413) and closes is read too."""
     h = dict(headers or {})
     if token:
         h["Authorization"] = f"Bearer {token}"
@@ -77,17 +77,20 @@ def raw(worker, method: str, path: str, token: str | None = None, body=None, hea
     if body is not None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         h.setdefault("Content-Type", "application/json")
-    req = urllib.request.Request(worker.url + path, data=data, method=method, headers=h)
+    conn = http.client.HTTPConnection("127.0.0.1", worker.port, timeout=10)
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            text = resp.read().decode()
-            return resp.status, json.loads(text) if text.strip() else None
-    except urllib.error.HTTPError as e:
-        text = e.read().decode()
         try:
-            return e.code, json.loads(text)
-        except ValueError:
-            return e.code, text
+            conn.request(method, path, body=data, headers=h)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # answered early: the response is in the socket
+        resp = conn.getresponse()
+        text = resp.read().decode()
+    finally:
+        conn.close()
+    try:
+        return resp.status, json.loads(text) if text.strip() else None
+    except ValueError:
+        return resp.status, text
 
 
 @pytest.fixture
@@ -260,3 +263,163 @@ def test_tenant_lifecycle_and_isolation(env, api, receivers):
                          {"call": "application.get", "args": ["acme"]}])
     assert out[0]["ok"] is None and out[1]["ok"] is None and out[2]["status"] == 404
     assert env.db.value("SELECT count(*) FROM webhook_endpoints") == 1  # the global one
+
+
+def test_endpoint_operations_and_policies(env, api, receivers):
+    cfg, w, root = api
+    rx, dead_rx = receivers(), receivers(lambda req: (500, {}, b"down"))
+    gold = {"$and": [{"customer.tier": "gold"}, {"amount": {"$gt": 100}}]}
+    app = svix(w, root, [{"call": "application.create", "args": [{"name": "Acme", "uid": "acme"}]}])[0]["ok"]
+    # payloadFilter and filterTypes go in raw: the SDK drops fields it does not know
+    st, ep = raw(w, "POST", "/api/v1/app/acme/endpoint", root, {"url": rx.url(), "payloadFilter": gold,
+                                                                "someFutureSvixField": True, "headers": {"X-Team": "a"}})
+    assert st == 201 and ep["payloadFilter"] == gold, ep
+    st, bad = raw(w, "POST", "/api/v1/app/acme/endpoint", root, {"url": rx.url(), "payloadFilter": {"a": {"$re": 1}}})
+    assert st == 422 and bad["detail"][0]["loc"] == ["body", "payloadFilter"] and "$re" in bad["detail"][0]["msg"]
+    out = svix(w, root, [
+        {"call": "endpoint.create", "args": ["acme", {"url": dead_rx.url(), "uid": "dead"}], "as": "dead"},
+        {"call": "endpoint.getHeaders", "args": ["acme", ep["id"]]},
+        {"call": "endpoint.patchHeaders", "args": ["acme", ep["id"], {"headers": {"Authorization": "Bearer x",
+                                                                                  "X-Team": None}}]},
+        {"call": "endpoint.getHeaders", "args": ["acme", ep["id"]]},
+        {"call": "endpoint.setHeaders", "args": ["acme", ep["id"], {"headers": {"Host": "evil"}}]},
+        {"call": "endpoint.patch", "args": ["acme", "dead", {"description": "flaky", "disabled": True}]},
+        {"call": "endpoint.get", "args": ["acme", "dead"]},
+        {"call": "endpoint.patch", "args": ["acme", "dead", {"disabled": False}]},
+        {"call": "endpoint.upsert", "args": ["acme", ep["id"], {"url": rx.url(), "description": "main"}]},
+        {"call": "endpoint.getSecret", "args": ["acme", ep["id"]], "as": "old"},
+        {"call": "endpoint.rotateSecret", "args": ["acme", ep["id"], {}]},
+        {"call": "endpoint.getSecret", "args": ["acme", ep["id"]]},
+    ])
+    assert out[1]["ok"] == {"headers": {"X-Team": "a"}, "sensitive": []}
+    assert out[3]["ok"] == {"headers": {}, "sensitive": ["Authorization"]}
+    assert out[4]["status"] == 422
+    assert out[6]["ok"]["disabled"] is True and out[6]["ok"]["description"] == "flaky"
+    assert out[7]["ok"]["disabled"] is False
+    assert out[8]["ok"]["description"] == "main" and out[8]["ok"].get("eventTypes") is None
+    old, new = out[9]["ok"]["key"], out[11]["ok"]["key"]
+    assert old != new and new.startswith("whsec_")
+    # the PUT kept the payload filter? No: PUT replaces the endpoint (Svix's EndpointUpdate), so set it again
+    st, _ = raw(w, "PATCH", f"/api/v1/app/acme/endpoint/{ep['id']}", root, {"payloadFilter": gold})
+    assert st == 200
+    out = svix(w, root, [
+        {"call": "message.create", "args": ["acme", {"eventType": "order.paid", "payload": {
+            "customer": {"tier": "gold"}, "amount": 500, "n": 1}}]},
+        {"call": "message.create", "args": ["acme", {"eventType": "order.paid", "payload": {
+            "customer": {"tier": "gold"}, "amount": 50, "n": 2}}]},
+        {"call": "message.create", "args": ["acme", {"eventType": "order.paid", "payload": {
+            "customer": {"tier": "silver"}, "amount": 500, "n": 3}}]},
+    ])
+    got = rx.wait(1)
+    dead_rx.wait(12)  # 3 messages x 4 attempts: then dead-lettered
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 3, 20,
+             what="3 dead deliveries")
+    assert [json.loads(r.body)["n"] for r in rx.got()] == [1]  # the filter let only n=1 through
+    # both secrets sign during the rotation's grace period; the new one verifies with the SDK
+    hdr = {k: got[0].headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+    checks = svix(w, root, [{"verify": {"secret": new, "payload": got[0].body.decode(), "headers": hdr}},
+                            {"verify": {"secret": old, "payload": got[0].body.decode(), "headers": hdr}}])
+    assert "ok" in checks[0] and "ok" in checks[1], checks
+    # recover: the dead endpoint's failed messages since a time go out again (it answers 200 now)
+    dead_rx.respond = lambda req: (200, {}, b"ok")
+    out = svix(w, root, [
+        {"call": "messageAttempt.listByEndpoint", "args": ["acme", "dead", {"status": 2}]},
+        {"call": "endpoint.recover", "args": ["acme", "dead", {"since": "2000-01-01T00:00:00Z"}]},
+    ])
+    assert len(out[0]["ok"]["data"]) == 12 and all(a["status"] == 2 for a in out[0]["ok"]["data"])
+    assert out[1]["ok"]["status"] == "finished"
+    dead_rx.wait(15)
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 4, 20,
+             what="recovered deliveries")
+    assert env.db.value("SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") == 0
+    # the endpoint's uid is unique in its application
+    out = svix(w, root, [{"call": "endpoint.create", "args": ["acme", {"url": rx.url(), "uid": "dead"}]},
+                         {"call": "endpoint.delete", "args": ["acme", "dead"]},
+                         {"call": "endpoint.get", "args": ["acme", "dead"]}])
+    assert out[0]["status"] == 409 and out[1]["ok"] is None and out[2]["status"] == 404
+    assert app["uid"] == "acme"
+
+
+def test_bad_input_stores_nothing(env, api):
+    cfg, w, root = api
+    raw(w, "POST", "/api/v1/app", root, {"name": "Acme", "uid": "acme"})
+    before = env.db.value("SELECT (SELECT count(*) FROM outbox_events) + (SELECT count(*) FROM webhook_endpoints)"
+                          " + (SELECT count(*) FROM hookd_tenants) + (SELECT count(*) FROM hookd_idempotency_keys)")
+    cases = [
+        ("POST", "/api/v1/app", b"{not json", 422),
+        ("POST", "/api/v1/app", b"[1, 2]", 422),
+        ("POST", "/api/v1/app", {"name": "x", "uid": "bad uid!"}, 422),
+        ("POST", "/api/v1/app", {"name": 7}, 422),
+        ("POST", "/api/v1/app/acme/endpoint", {"url": "not a url"}, 422),
+        ("POST", "/api/v1/app/acme/endpoint", {"url": "http://example.com/", "rateLimit": -1}, 422),
+        ("POST", "/api/v1/app/acme/endpoint", {"url": "http://example.com/", "secret": "whsec_short"}, 422),
+        ("POST", "/api/v1/app/acme/endpoint", {"url": "http://example.com/", "filterTypes": ["nope"]}, 422),
+        ("POST", "/api/v1/app/acme/msg", {"eventType": "a.b"}, 422),
+        ("POST", "/api/v1/app/acme/msg", {"eventType": "a b", "payload": {}}, 422),
+        ("POST", "/api/v1/app/acme/msg", {"eventType": "a.b", "payload": "text"}, 422),
+        ("POST", "/api/v1/app/nope/msg", {"eventType": "a.b", "payload": {}}, 404),
+        ("POST", "/api/v1/app/acme/msg", b"{\"eventType\": \"a.b\", \"payload\": {\"x\": \"" + b"y" * (1 << 20) + b"\"}}",
+         413),
+        ("GET", "/api/v1/app?limit=0", None, 422),
+        ("GET", "/api/v1/app?limit=251", None, 422),
+        ("DELETE", "/api/v1/app", None, 405),
+        ("GET", "/api/v1/nothing-here", None, 404),
+    ]
+    for method, path, body, want in cases:
+        st, resp = raw(w, method, path, root, body, headers={"idempotency-key": f"k-{path}-{want}"})
+        assert st == want, (method, path, st, resp)
+        if want == 422:
+            assert isinstance(resp["detail"], list) and resp["detail"][0]["loc"], resp
+        elif want != 413:
+            assert set(resp) == {"code", "detail"}, resp
+    # wrong, missing and malformed tokens
+    assert raw(w, "GET", "/api/v1/app", "hk_nope")[0] == 401
+    assert raw(w, "GET", "/api/v1/app")[0] == 401
+    assert raw(w, "GET", "/api/v1/app", headers={"Authorization": "Basic eDp5"})[0] == 401
+    after = env.db.value("SELECT (SELECT count(*) FROM outbox_events) + (SELECT count(*) FROM webhook_endpoints)"
+                         " + (SELECT count(*) FROM hookd_tenants) + (SELECT count(*) FROM hookd_idempotency_keys)")
+    assert after == before
+
+
+def test_openapi_document(env, api):
+    cfg, w, root = api
+    st, doc = raw(w, "GET", "/api/v1/openapi.json")
+    assert st == 200 and doc["openapi"].startswith("3.0")
+    schemas = doc["components"]["schemas"]
+    ops = {}
+
+    def check_refs(node):
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if ref:
+                assert ref.startswith("#/components/schemas/") and ref.rsplit("/", 1)[1] in schemas, ref
+            for v in node.values():
+                check_refs(v)
+        elif isinstance(node, list):
+            for v in node:
+                check_refs(v)
+
+    check_refs(doc)
+    for path, item in doc["paths"].items():
+        assert path.startswith("/api/v1/")
+        templated = {p[1:-1] for p in path.split("/") if p.startswith("{")}
+        for method, op in item.items():
+            assert method in ("get", "post", "put", "patch", "delete")
+            assert op["operationId"] not in ops
+            ops[op["operationId"]] = (method, path)
+            declared = {p["name"] for p in op["parameters"] if p["in"] == "path"}
+            assert declared == templated, (path, declared)
+            assert op["responses"] and all(code.isdigit() for code in op["responses"])
+    for name, s in schemas.items():
+        assert s.get("type") == "object", name
+        for req in s.get("required", []):
+            assert req in s["properties"], (name, req)
+    # exactly what is implemented: every documented operation answers something else than 501 ...
+    for op_id, (method, path) in ops.items():
+        concrete = path.replace("{app_id}", "acme").replace("{endpoint_id}", "ep_x").replace(
+            "{msg_id}", "msg_x").replace("{event_type_name}", "a.b")
+        st, body = raw(w, method.upper(), concrete, root, {} if method in ("post", "put", "patch") else None)
+        assert st != 501, (op_id, body)
+    # ... and the operations answered 501 are not in it
+    assert "v1.endpoint.get-stats" not in ops and "v1.message.create" in ops
+    assert len(ops) == 30

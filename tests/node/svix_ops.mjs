@@ -53,6 +53,7 @@ for (const op of input.ops) {
   const method = rest.pop();
   let target = client(op.token ?? input.token)[resource];
   for (const r of rest) target = target[r];
+  if (typeof target?.[method] !== "function") throw new Error(`the SDK has no ${op.call}`);
   try {
     let result = await target[method](...resolve(op.args ?? []));
     result = JSON.parse(JSON.stringify(result ?? null));
