@@ -232,3 +232,69 @@ CREATE FUNCTION hookd_api_event_type(t hookd_event_types) RETURNS jsonb LANGUAGE
         'deprecated', t.deprecated, 'schemas', t.schemas, 'groupName', t.group_name,
         'featureFlags', to_jsonb(t.feature_flags), 'createdAt', hookd_api_ts(t.created_at),
         'updatedAt', hookd_api_ts(t.updated_at)) $$;
+
+-- Operational webhooks (Svix's): message.attempt.exhausted (a delivery
+-- dead-lettered), message.attempt.failing (its 4th failure),
+-- message.attempt.recovered (a success after failures or a replay) and
+-- endpoint.disabled, written as outbox events (aggregate_type
+-- 'hookd.operational', no tenant) in the transaction of the change, and so
+-- delivered through hookd's own outbound path to the global endpoints that
+-- subscribe to them. They are written only while an enabled global endpoint
+-- names such a type in its filters (`message.attempt.*`, `endpoint.*`, or
+-- the exact types: not just '*'), so that installations without an operator
+-- endpoint pay one index probe per statement; an endpoint subscribed to
+-- '*' receives them too once they are on. Deliveries of operational events
+-- never produce operational events.
+CREATE FUNCTION hookd_operational_on(p_prefix text) RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.tenant_id IS NULL AND e.enabled
+                    AND EXISTS (SELECT 1 FROM unnest(e.event_types) f WHERE f LIKE p_prefix || '%')) $$;
+
+DO $$
+BEGIN
+    EXECUTE format(
+        'CREATE FUNCTION hookd_operational_deliveries() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER'
+        ' SET search_path = %I, pg_temp AS $f$'
+        ' BEGIN'
+        '   IF NOT hookd_operational_on(''message.attempt.'') THEN RETURN NULL; END IF;'
+        '   INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)'
+        '   SELECT ''hookd.operational'', n.id::text, k.type, jsonb_build_object(''type'', k.type,'
+        '          ''timestamp'', hookd_api_ts(now()), ''data'', jsonb_build_object(''appId'', ev.tenant_id,'
+        '          ''appUid'', t.uid, ''endpointId'', hookd_api_id(''ep'', n.endpoint_id),'
+        '          ''msgId'', hookd_api_id(''msg'', n.event_id), ''msgEventId'', ev.api_event_id,'
+        '          ''lastAttempt'', jsonb_build_object(''timestamp'', hookd_api_ts(now()),'
+        '          ''responseStatusCode'', n.last_status_code, ''error'', n.last_error)))'
+        '     FROM new_rows n JOIN old_rows o ON o.id = n.id'
+        '     JOIN outbox_events ev ON ev.id = n.event_id'
+        '     LEFT JOIN hookd_tenants t ON t.id = ev.tenant_id'
+        '     CROSS JOIN LATERAL (VALUES'
+        '       (CASE WHEN o.attempts < 4 AND n.attempts >= 4 AND n.status IN (''RETRYING'', ''DEAD'')'
+        '             THEN ''message.attempt.failing'' END),'
+        '       (CASE WHEN n.status = ''DEAD'' AND o.status <> ''DEAD'' THEN ''message.attempt.exhausted'' END),'
+        '       (CASE WHEN n.status = ''SUCCEEDED'' AND o.status <> ''SUCCEEDED'''
+        '              AND (o.status = ''RETRYING'' OR o.replayed_at IS NOT NULL)'
+        '             THEN ''message.attempt.recovered'' END)) k(type)'
+        '    WHERE k.type IS NOT NULL AND ev.aggregate_type IS DISTINCT FROM ''hookd.operational'';'
+        '   RETURN NULL;'
+        ' END $f$', current_schema());
+    EXECUTE format(
+        'CREATE FUNCTION hookd_operational_endpoint() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER'
+        ' SET search_path = %I, pg_temp AS $f$'
+        ' BEGIN'
+        '   IF NOT hookd_operational_on(''endpoint.'') THEN RETURN NULL; END IF;'
+        '   INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)'
+        '   SELECT ''hookd.operational'', NEW.id::text, ''endpoint.disabled'', jsonb_build_object('
+        '          ''type'', ''endpoint.disabled'', ''timestamp'', hookd_api_ts(now()), ''data'', jsonb_build_object('
+        '          ''appId'', NEW.tenant_id, ''appUid'', (SELECT uid FROM hookd_tenants WHERE id = NEW.tenant_id),'
+        '          ''endpointId'', hookd_api_id(''ep'', NEW.id), ''endpointUid'', NEW.uid,'
+        '          ''reason'', NEW.disabled_reason));'
+        '   RETURN NULL;'
+        ' END $f$', current_schema());
+END
+$$;
+
+CREATE TRIGGER outbox_deliveries_operational AFTER UPDATE ON outbox_deliveries
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION hookd_operational_deliveries();
+
+CREATE TRIGGER webhook_endpoints_disabled AFTER UPDATE OF enabled ON webhook_endpoints
+    FOR EACH ROW WHEN (OLD.enabled AND NOT NEW.enabled) EXECUTE FUNCTION hookd_operational_endpoint();

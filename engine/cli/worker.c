@@ -139,6 +139,10 @@ static size_t pending_api(const struct worker *w)
 {
     return api_pending(w->api);
 }
+static void close_api(struct worker *w)
+{
+    api_close(w->api);
+}
 static void free_api(struct worker *w)
 {
     api_free(w->api);
@@ -274,7 +278,7 @@ static void free_metrics(struct worker *w)
 static const struct part_ops parts[] = {
     {"alerter", 0, start_alerter, NULL, NULL, reload_alerter, NULL, free_alerter},
     {"ingest", ROLE_INGEST, start_ingest, drain_ingest, pending_ingest, reload_ingest, close_ingest, free_ingest},
-    {"api", ROLE_INGEST, start_api, NULL, pending_api, NULL, NULL, free_api},
+    {"api", ROLE_INGEST, start_api, NULL, pending_api, NULL, close_api, free_api},
     {"inbox", ROLE_INBOX, start_inbox, drain_inbox, pending_inbox, NULL, NULL, free_inbox},
     {"delivery", ROLE_RELAY, start_delivery, drain_delivery, pending_delivery, reload_delivery, NULL, free_delivery},
     {"relay", ROLE_RELAY, start_relay, drain_relay, pending_relay, NULL, close_relay, free_relay},

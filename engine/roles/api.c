@@ -14,6 +14,7 @@
 #include "api.h"
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/crypto.h>
@@ -37,9 +38,15 @@
 #define PREFIX "/api/v1/"
 #define IDEMPOTENCY_KEY_MAX 256
 
+/* Idempotency records older than 24 hours are purged this often, 1,000
+ * at a time (sql/queries/api_idempotency_purge.sql). */
+#define PURGE_INTERVAL_S 60
+
 struct api {
     struct hookd_ctx *ctx;
     struct admin_guard *guard; /* failed authentications per client address */
+    struct event *purge_ev;
+    bool purging;
     size_t pending;
 };
 
@@ -531,6 +538,33 @@ static void handle_api(struct evhttp_request *req, void *arg)
     db_pool_submit(a->ctx->db, work_request, done_request, r);
 }
 
+/* ---- idempotency records: the purge --------------------------------------- */
+
+static void work_purge(PGconn *conn, void *arg)
+{
+    (void)arg;
+    char err[256];
+    PGresult *res = conn ? query_exec(conn, Q_API_IDEMPOTENCY_PURGE, NULL, err, sizeof err) : NULL;
+    PQclear(res);
+}
+
+static void done_purge(void *arg)
+{
+    struct api *a = arg;
+    a->purging = false;
+}
+
+static void on_purge_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct api *a = arg;
+    if (a->purging || a->ctx->draining || !a->ctx->migrations_current)
+        return;
+    a->purging = true;
+    db_pool_submit(a->ctx->db, work_purge, done_purge, a);
+}
+
 /* ---- life cycle --------------------------------------------------------------- */
 
 struct api *api_new(struct hookd_ctx *ctx, struct http_server *http)
@@ -538,19 +572,30 @@ struct api *api_new(struct hookd_ctx *ctx, struct http_server *http)
     struct api *a = xcalloc(1, sizeof *a);
     a->ctx = ctx;
     a->guard = admin_guard_new();
+    a->purge_ev = event_new(ctx->base, -1, EV_PERSIST, on_purge_timer, a);
+    struct timeval tv = {PURGE_INTERVAL_S, 0};
+    event_add(a->purge_ev, &tv);
     http_server_route(http, "/api/v1/*", handle_api, a);
     return a;
 }
 
 size_t api_pending(const struct api *a)
 {
-    return a ? a->pending : 0;
+    return a ? a->pending + (a->purging ? 1 : 0) : 0;
+}
+
+void api_close(struct api *a)
+{
+    if (a && a->purge_ev)
+        event_del(a->purge_ev);
 }
 
 void api_free(struct api *a)
 {
     if (!a)
         return;
+    if (a->purge_ev)
+        event_free(a->purge_ev);
     admin_guard_free(a->guard);
     free(a);
 }

@@ -22,6 +22,8 @@ struct http_server;
 struct api *api_new(struct hookd_ctx *ctx, struct http_server *http);
 /* Requests whose transaction has not finished. */
 size_t api_pending(const struct api *a);
+/* Stops the purge timer (shutdown, while the pool lives). */
+void api_close(struct api *a);
 void api_free(struct api *a); /* accepts NULL; after the shared pool closed */
 
 #endif

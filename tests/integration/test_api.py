@@ -267,7 +267,9 @@ def test_tenant_lifecycle_and_isolation(env, api, receivers):
 
 def test_endpoint_operations_and_policies(env, api, receivers):
     cfg, w, root = api
-    rx, dead_rx = receivers(), receivers(lambda req: (500, {}, b"down"))
+    rx, dead_rx, op_rx = receivers(), receivers(lambda req: (500, {}, b"down")), receivers()
+    # the operator's endpoint for operational webhooks
+    hookd(cfg, "endpoint", "add", "--url", op_rx.url(), "--name", "ops", "--events", "message.attempt.*,endpoint.*")
     gold = {"$and": [{"customer.tier": "gold"}, {"amount": {"$gt": 100}}]}
     app = svix(w, root, [{"call": "application.create", "args": [{"name": "Acme", "uid": "acme"}]}])[0]["ok"]
     # payloadFilter and filterTypes go in raw: the SDK drops fields it does not know
@@ -291,6 +293,7 @@ def test_endpoint_operations_and_policies(env, api, receivers):
         {"call": "endpoint.rotateSecret", "args": ["acme", ep["id"], {}]},
         {"call": "endpoint.getSecret", "args": ["acme", ep["id"]]},
     ])
+    out_dead_id = out[0]["ok"]["id"]
     assert out[1]["ok"] == {"headers": {"X-Team": "a"}, "sensitive": []}
     assert out[3]["ok"] == {"headers": {}, "sensitive": ["Authorization"]}
     assert out[4]["status"] == 422
@@ -329,9 +332,19 @@ def test_endpoint_operations_and_policies(env, api, receivers):
     assert len(out[0]["ok"]["data"]) == 12 and all(a["status"] == 2 for a in out[0]["ok"]["data"])
     assert out[1]["ok"]["status"] == "finished"
     dead_rx.wait(15)
-    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 4, 20,
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED' AND "
+                                  "endpoint_id = hookd_api_uuid('ep', %s)", out_dead_id) == 3, 20,
              what="recovered deliveries")
     assert env.db.value("SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") == 0
+    # operational webhooks reached the operator: each dead message failed 4 times, was exhausted, then recovered
+    def ops_types():
+        return sorted(json.loads(r.body)["type"] for r in op_rx.got())
+    want = ["endpoint.disabled"] + ["message.attempt.exhausted"] * 3 + ["message.attempt.failing"] * 3 + [
+        "message.attempt.recovered"] * 3
+    wait_for(lambda: ops_types() == want, 20, what="operational webhooks")
+    exhausted = next(json.loads(r.body) for r in op_rx.got() if b"exhausted" in r.body)
+    assert exhausted["data"]["appId"] == app["id"] and exhausted["data"]["appUid"] == "acme"
+    assert exhausted["data"]["endpointId"] == out_dead_id and exhausted["data"]["lastAttempt"]["responseStatusCode"] == 500
     # the endpoint's uid is unique in its application
     out = svix(w, root, [{"call": "endpoint.create", "args": ["acme", {"url": rx.url(), "uid": "dead"}]},
                          {"call": "endpoint.delete", "args": ["acme", "dead"]},
