@@ -179,11 +179,13 @@ static int list(PGconn *conn, const char *tenant)
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 1, p, err, sizeof err);
     if (!r)
         return fail("%s", err);
-    printf("%-28s %-7s %-24s %-16s %s\n", "NAME", "ENABLED", "EVENTS", "TENANT", "URL");
+    printf("%-24s %-7s %-24s %s\n", "NAME", "ENABLED", "EVENTS", "URL");
     for (int i = 0; i < PQntuples(r); i++) {
 #define V(col) PQgetvalue(r, i, ENDPOINT_LIST_##col)
-        printf("%-28s %-7s %-24s %-16s %s%s%s\n", V(NAME), V(ENABLED), V(EVENTS), V(TENANT), V(URL),
-               *V(DISABLED_REASON) ? "  ; " : "", V(DISABLED_REASON));
+        bool global = strcmp(V(TENANT), "-") == 0; /* a tenant's endpoint: "  tenant=UID" after the URL */
+        printf("%-24s %-7s %-24s %s%s%s%s%s\n", V(NAME), V(ENABLED), V(EVENTS), V(URL),
+               global ? "" : "  tenant=", global ? "" : V(TENANT), *V(DISABLED_REASON) ? "  ; " : "",
+               V(DISABLED_REASON));
 #undef V
     }
     PQclear(r);

@@ -27,6 +27,30 @@ static const char *tenant_of(const PGresult *eps, int row)
     return PQgetisnull(eps, row, RELAY_ENDPOINTS_TENANT_ID) ? "" : PQgetvalue(eps, row, RELAY_ENDPOINTS_TENANT_ID);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void endpoint_match_tenants(const PGresult *evs, int col, struct db_array *out)
+{
+    int n = PQntuples(evs);
+    const char **v = xcalloc((size_t)n + 1, sizeof *v);
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        if (!PQgetisnull(evs, i, col))
+            v[k++] = PQgetvalue(evs, i, col);
+    qsort(v, k, sizeof *v, cmp_str);
+    size_t d = 0;
+    for (size_t i = 0; i < k; i++)
+        if (d == 0 || strcmp(v[d - 1], v[i]) != 0)
+            v[d++] = v[i];
+    db_array_init(out, DB_OID_TEXT, d);
+    for (size_t i = 0; i < d; i++)
+        db_array_text(out, v[i]);
+    free(v);
+}
+
 struct endpoint_match *endpoint_match_new(const PGresult *eps)
 {
     struct endpoint_match *m = xcalloc(1, sizeof *m);

@@ -15,7 +15,14 @@
 #include <libpq-fe.h>
 #include <stdbool.h>
 
+#include "db.h"
+
 struct endpoint_match;
+
+/* The distinct non-NULL values of column col of the claimed events (their
+ * tenants) as a binary text[] parameter for relay_endpoints (out->buf:
+ * caller frees). */
+void endpoint_match_tenants(const PGresult *evs, int col, struct db_array *out);
 
 /* eps: the relay_endpoints result (borrowed; must outlive the matcher). */
 struct endpoint_match *endpoint_match_new(const PGresult *eps);

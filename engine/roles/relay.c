@@ -300,7 +300,12 @@ static void work_claim(PGconn *conn, void *arg)
     PGresult *evs = query_prepared(conn, p->bounded ? Q_RELAY_CLAIM_AFTER : Q_RELAY_CLAIM, pl, p->err, sizeof p->err);
     if (!evs)
         goto fail;
-    PGresult *eps = query_prepared(conn, Q_RELAY_ENDPOINTS, NULL, p->err, sizeof p->err);
+    struct db_array tenants; /* the endpoints of the claimed events' tenants only */
+    endpoint_match_tenants(evs, RELAY_CLAIM_TENANT_ID, &tenants);
+    const char *pt[] = {tenants.buf};
+    const int lt[] = {(int)tenants.len}, ft[] = {1};
+    PGresult *eps = query_prepared_fmt(conn, Q_RELAY_ENDPOINTS, pt, lt, ft, p->err, sizeof p->err);
+    free(tenants.buf);
     if (!eps) {
         PQclear(evs);
         goto fail;

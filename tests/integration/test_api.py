@@ -436,3 +436,39 @@ def test_openapi_document(env, api):
     # ... and the operations answered 501 are not in it
     assert "v1.endpoint.get-stats" not in ops and "v1.message.create" in ops
     assert len(ops) == 30
+
+
+def test_cli_tenants_endpoints_and_emit(env, api, receivers):
+    cfg, w, root = api
+    rx_a, rx_b = receivers(), receivers()
+    hookd(cfg, "tenant", "add", "acme", "--name", "Acme Inc")
+    hookd(cfg, "tenant", "add", "beta")
+    assert "a tenant with that uid exists" in hookd(cfg, "tenant", "add", "acme", ok=False).stderr
+    assert "no tenant 'nope'" in hookd(cfg, "endpoint", "add", "--url", rx_a.url(), "--tenant", "nope",
+                                       ok=False).stderr
+    assert "--filter" in hookd(cfg, "endpoint", "add", "--url", rx_a.url(), "--tenant", "acme", "--filter",
+                               '{"a": {"$bogus": 1}}', ok=False).stderr
+    hookd(cfg, "endpoint", "add", "--url", rx_a.url(), "--name", "acme-hook", "--tenant", "acme",
+          "--events", "order.*", "--filter", '{"total": {"$gt": 10}}')
+    hookd(cfg, "endpoint", "add", "--url", rx_b.url(), "--name", "beta-hook", "--tenant", "beta")
+    listed = hookd(cfg, "endpoint", "list", "--tenant", "acme").stdout
+    assert "acme-hook" in listed and "beta-hook" not in listed and "tenant=acme" in listed
+    for tenant, total in (("acme", 5), ("acme", 50), ("beta", 7)):
+        env.db.value("SELECT hookd_emit('order', '1', 'order.paid', %s::jsonb, p_tenant => %s)",
+                     json.dumps({"total": total}), tenant)
+    rx_a.wait(1)
+    rx_b.wait(1)
+    deliveries_settled(env, 2)
+    assert [json.loads(r.body)["total"] for r in rx_a.got()] == [50]
+    assert [json.loads(r.body)["total"] for r in rx_b.got()] == [7]
+    # the API sees the CLI's tenant and endpoint; the metrics name no tenant's endpoint
+    out = svix(w, root, [{"call": "endpoint.list", "args": ["acme"]}])
+    assert [e["url"] for e in out[0]["ok"]["data"]] == [rx_a.url()]
+    metrics = w.metrics()
+    assert rx_a.url() not in metrics and str(rx_a.port) not in metrics
+    # deleting a tenant takes its endpoints and tokens with it
+    new_token(cfg, "acme-tok", "acme")
+    hookd(cfg, "tenant", "delete", "acme")
+    assert "acme" not in hookd(cfg, "tenant", "list").stdout
+    assert env.db.value("SELECT count(*) FROM webhook_endpoints WHERE name = 'acme-hook'") == 0
+    assert "acme-tok" not in hookd(cfg, "token", "list").stdout
