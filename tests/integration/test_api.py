@@ -155,6 +155,16 @@ def test_tokens_and_applications(env, api):
     # unimplemented operations: 501 with the operation's name
     out = svix(w, root, [{"call": "endpoint.getStats", "args": ["acme", "ep_x"]}])
     assert out[0]["status"] == 501 and "v1.endpoint.get-stats" in out[0]["body"]["detail"]
+    # a message may create its application (Svix's `application` field)
+    out = svix(w, root, [
+        {"call": "message.create", "args": ["newco", {"eventType": "a.b", "payload": {},
+                                                      "application": {"name": "NewCo"}}]},
+        {"call": "application.get", "args": ["newco"]},
+        {"call": "message.create", "args": ["other", {"eventType": "a.b", "payload": {},
+                                                      "application": {"name": "X", "uid": "mismatch"}}]},
+    ])
+    assert out[0]["ok"]["id"].startswith("msg_") and out[1]["ok"]["name"] == "NewCo"
+    assert out[2]["status"] == 422
 
 
 def test_failed_auth_is_throttled(env, api):
