@@ -482,3 +482,29 @@ def test_cli_tenants_endpoints_and_emit(env, api, receivers):
     assert "acme" not in hookd(cfg, "tenant", "list").stdout
     assert env.db.value("SELECT count(*) FROM webhook_endpoints WHERE name = 'acme-hook'") == 0
     assert "acme-tok" not in hookd(cfg, "token", "list").stdout
+
+
+def test_rate_limit_script_paces_every_worker_alike(env):
+    """lua/ratelimit.lua: one key per endpoint that every worker asks, so the
+    pace holds across the cluster: a burst of `rate` within a second, then
+    one per 1000/rate ms, whichever worker asks."""
+    script = env.redis.register_script((ROOT / "lua" / "ratelimit.lua").read_text())
+    key = env.key("ratelimit:{ep1}")
+
+    def take(now, max_wait=10_000, rate=5):
+        reserved, wait = script(keys=[key], args=[rate, now, max_wait])
+        return bool(reserved), int(wait)
+
+    now = 1_000_000
+    # two workers asking in turn at the same instant share one budget
+    waits = [take(now)[1] for _ in range(10)]
+    assert waits == [0, 0, 0, 0, 0, 200, 400, 600, 800, 1000]
+    # a caller that will not wait that long reserves nothing
+    assert take(now, max_wait=100) == (False, 1200)
+    assert take(now) == (True, 1200)
+    # after the reservations have passed, the budget is back
+    assert take(now + 10_000)[1] == 0
+    assert env.redis.pttl(key) > 0  # the key expires by itself
+    other = env.key("ratelimit:{ep2}")
+    assert script(keys=[other], args=[1, now, 0]) == [1, 0]
+    assert script(keys=[other], args=[1, now, 0]) == [0, 1000]
