@@ -328,6 +328,10 @@ def test_endpoint_operations_and_policies(env, api, receivers):
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 3, 20,
              what="3 dead deliveries")
     assert [json.loads(r.body)["n"] for r in rx.got()] == [1]  # the filter let only n=1 through
+    # the operator's DLQ view filters by tenant
+    assert len(json.loads(hookd(cfg, "dlq", "list", "--tenant", "acme", "--json").stdout)) == 3
+    assert json.loads(hookd(cfg, "dlq", "list", "--tenant", app["id"], "--json").stdout)[0]["source"] == "delivery"
+    assert json.loads(hookd(cfg, "dlq", "list", "--tenant", "nobody", "--json").stdout) == []
     # both secrets sign during the rotation's grace period; the new one verifies with the SDK
     hdr = {k: got[0].headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
     checks = svix(w, root, [{"verify": {"secret": new, "payload": got[0].body.decode(), "headers": hdr}},
