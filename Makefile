@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench demo run format format-check check-layers clean services-stop fuzz chaos soak deb
+.PHONY: all deps test unit integration asan valgrind bench bench-peers demo run format format-check check-layers clean services-stop fuzz chaos soak deb
 
 all: deps $(BUILD)/hookd
 
@@ -104,6 +104,12 @@ valgrind: deps $(BUILD)/hookd $(TOOLS)
 bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
+
+# The retry path and the peers (BullMQ, pg-boss) only: sections 5 and 6 of
+# make bench, the table printed, docs/benchmarks.md left as it is.
+bench-peers: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test && scripts/node-deps.sh
+	BENCH_ONLY=retry,peers HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh
