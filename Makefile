@@ -105,11 +105,11 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
-# The retry path and the peers (BullMQ, pg-boss) only: sections 5 and 6 of
-# make bench, the table printed, docs/benchmarks.md left as it is.
+# The retry path, the peers (BullMQ, pg-boss) and the storm only: sections
+# 5, 6 and 7 of make bench, the table printed, docs/benchmarks.md left as it is.
 bench-peers: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
-	BENCH_ONLY=retry,peers HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
+	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh

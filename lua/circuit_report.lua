@@ -11,7 +11,8 @@
 -- ARGV[1] now (ms), then per endpoint: name, succeeded (0/1), failures
 -- after the last success (all of them when none succeeded), threshold,
 -- probe interval (ms)
--- Returns a flat array: name, open until (0: closed) per endpoint.
+-- Returns a flat array: name, open until (0: closed), 1 if this call closed
+-- it (else 0) per endpoint.
 local now = tonumber(ARGV[1])
 local out = {}
 local k = 0
@@ -21,6 +22,7 @@ for i = 2, #ARGV, 5 do
   local threshold, probe = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
   local parked = KEYS[4 + k]
   local open_until = tonumber(redis.call('HGET', KEYS[2], ep))
+  local closed_now = 0
   local failures = trailing
   if not ok then
     failures = (tonumber(redis.call('HGET', KEYS[1], ep)) or 0) + trailing
@@ -30,6 +32,7 @@ for i = 2, #ARGV, 5 do
     redis.call('HDEL', KEYS[2], ep)
     redis.call('HDEL', KEYS[3], ep)
     open_until = nil
+    closed_now = 1
     while true do
       local m = redis.call('ZRANGE', parked, 0, 999, 'WITHSCORES')
       if #m == 0 then break end
@@ -57,5 +60,6 @@ for i = 2, #ARGV, 5 do
   end
   out[#out + 1] = ep
   out[#out + 1] = open_until or 0
+  out[#out + 1] = closed_now
 end
 return out

@@ -44,6 +44,8 @@ struct circuit {
     struct redis_script report, park, tick;
     char failures_key[160], open_key[160], probe_key[160], due_key[160], inflight_key[160];
     struct endpoint_state *eps;
+    circuit_closed_fn on_closed;
+    void *on_closed_arg;
     struct event *timer, *flush_ev;
     bool refreshing;
 };
@@ -93,12 +95,15 @@ static void on_reported(struct redisReply *reply, void *arg)
     struct circuit *c = arg;
     if (!reply || reply->type != REDIS_REPLY_ARRAY)
         return;
-    for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+    for (size_t i = 0; i + 2 < reply->elements; i += 3) {
         if (reply->element[i]->type != REDIS_REPLY_STRING)
             continue;
-        const struct redisReply *u = reply->element[i + 1];
+        const struct redisReply *u = reply->element[i + 1], *closed = reply->element[i + 2];
         int64_t until = u->type == REDIS_REPLY_INTEGER ? u->integer : 0;
-        set_open(c, endpoint(c, reply->element[i]->str), until);
+        struct endpoint_state *e = endpoint(c, reply->element[i]->str);
+        set_open(c, e, until);
+        if (closed->type == REDIS_REPLY_INTEGER && closed->integer == 1 && c->on_closed)
+            c->on_closed(c->on_closed_arg, e->name);
     }
 }
 
@@ -292,10 +297,13 @@ static void script(struct circuit *c, struct redis_script *s, const char *name)
     HOOKD_ASSERT(!"embedded circuit script missing");
 }
 
-struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const char *inflight_key)
+struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const char *inflight_key,
+                            circuit_closed_fn on_closed, void *arg)
 {
     struct circuit *c = xcalloc(1, sizeof *c);
     c->ctx = ctx;
+    c->on_closed = on_closed;
+    c->on_closed_arg = arg;
     ctx_key(ctx, "{delivery}:circuit:failures", c->failures_key, sizeof c->failures_key);
     ctx_key(ctx, "{delivery}:circuit:open", c->open_key, sizeof c->open_key);
     ctx_key(ctx, "{delivery}:circuit:probe", c->probe_key, sizeof c->probe_key);

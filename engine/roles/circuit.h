@@ -31,9 +31,15 @@ struct circuit;
 
 #define CIRCUIT_REFRESH_MS 250
 
+/* Called on the worker whose report closed an endpoint's circuit (once per
+ * closing, cluster-wide): the owner makes the endpoint's waiting deliveries
+ * due now. endpoint is borrowed during the call. */
+typedef void (*circuit_closed_fn)(void *arg, const char *endpoint);
+
 /* due_key and inflight_key: the delivery queue's keys (copied). ctx is
  * borrowed and must outlive it. */
-struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const char *inflight_key);
+struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const char *inflight_key,
+                            circuit_closed_fn on_closed, void *arg);
 /* Free the Redis connections first (replies still pending arrive as NULL). Accepts NULL. */
 void circuit_free(struct circuit *c);
 

@@ -1072,6 +1072,63 @@ static void client_config(const struct hookd_config *cfg, struct http_client_con
     };
 }
 
+/* ---- a circuit closed: the endpoint's backlog due now ----------------------- */
+
+struct release_job {
+    struct delivery *d;
+    char endpoint[112];
+    char **ids;
+    int64_t *due;
+    size_t n;
+};
+
+static void work_release(PGconn *conn, void *arg)
+{
+    struct release_job *job = arg;
+    char err[256];
+    const char *p[] = {job->endpoint};
+    PGresult *r = conn ? query_prepared(conn, Q_DELIVERY_RELEASE_ENDPOINT, p, err, sizeof err) : NULL;
+    if (!r) {
+        log_warn("delivery.release_failed", "endpoint=%s error=\"%s\" note=\"the retries keep their schedule\"",
+                 job->endpoint, conn ? err : "no connection");
+        return;
+    }
+    job->n = (size_t)PQntuples(r);
+    job->ids = xcalloc(job->n + 1, sizeof *job->ids);
+    job->due = xcalloc(job->n + 1, sizeof *job->due);
+    for (size_t i = 0; i < job->n; i++) {
+        job->ids[i] = xstrdup(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_ID));
+        job->due[i] = strtoll(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_DUE_MS), NULL, 10);
+    }
+    PQclear(r);
+}
+
+static void done_release(void *arg)
+{
+    struct release_job *job = arg;
+    log_info("delivery.backlog_released", "endpoint=%s deliveries=%zu", job->endpoint, job->n);
+    for (size_t off = 0; off < job->n; off += 1000) /* seed calls of bounded size */
+        sched_seed(job->d->ctx, "delivery", job->ids + off, job->due + off, job->n - off < 1000 ? job->n - off : 1000,
+                   false);
+    for (size_t i = 0; i < job->n; i++)
+        free(job->ids[i]);
+    free(job->ids);
+    free(job->due);
+    free(job);
+}
+
+/* circuit_closed_fn: this worker's report closed the endpoint's circuit. */
+static void on_circuit_closed(void *arg, const char *endpoint_name)
+{
+    struct delivery *d = arg;
+    if (d->stopping)
+        return;
+    struct release_job *job = xcalloc(1, sizeof *job);
+    job->d = d;
+    snprintf(job->endpoint, sizeof job->endpoint, "%s", endpoint_name);
+    db_pool_submit(d->ctx->db, work_release, done_release, job);
+}
+
 struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, char *err, size_t errlen)
 {
     struct delivery *d = xcalloc(1, sizeof *d);
@@ -1093,7 +1150,7 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     }
     d->flush_ev = event_new(ctx->base, -1, 0, on_flush, d);
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
-    d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched));
+    d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
     return d;
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -80,7 +81,10 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
     sink, sport = start_sink(b, "--fail-first", str(RETRY_FAILS))
     url, db = b.new_db()
     cfg, port = b.config(url, b.prefix(), roles="relay", hookd_keys={"allow_private_networks": "true"})
-    cfg.write_text(cfg.read_text() + RETRY_SECTION.format(circuit=f"circuit = {circuit}\n" if circuit else ""))
+    text = cfg.read_text()
+    if not circuit:  # a binary that predates the circuit (the baseline) knows no circuit key
+        text = re.sub(r"^circuit = .*\n", "", text, flags=re.M)
+    cfg.write_text(text + RETRY_SECTION.format(circuit=f"circuit = {circuit}\n" if circuit else ""))
     EXTRA.setdefault("configs", {})["relay (retry)"] = cfg.read_text()
     r = sh([HOOKD_BIN, "-c", str(cfg), "endpoint", "add", "--url", f"http://127.0.0.1:{sport}/", "--events", "*",
             "--name", "sink", "--max-inflight", str(max_inflight)], timeout=30)
