@@ -12,7 +12,7 @@
 -- after the last success (all of them when none succeeded), threshold,
 -- probe interval (ms)
 -- Returns a flat array: name, open until (0: closed), 1 if this call closed
--- it (else 0) per endpoint.
+-- it, 2 if it opened it (else 0) per endpoint.
 local now = tonumber(ARGV[1])
 local out = {}
 local k = 0
@@ -52,6 +52,7 @@ for i = 2, #ARGV, 5 do
   elseif not open_until and failures >= threshold then
     open_until = now + probe
     redis.call('HSET', KEYS[2], ep, open_until)
+    closed_now = 2
   end
   if failures > 0 then
     redis.call('HSET', KEYS[1], ep, failures)

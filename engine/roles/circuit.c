@@ -41,7 +41,7 @@ struct endpoint_state {
 
 struct circuit {
     struct hookd_ctx *ctx;
-    struct redis_script report, park, tick;
+    struct redis_script report, park, tick, park_due;
     char failures_key[160], open_key[160], probe_key[160], due_key[160], inflight_key[160];
     struct endpoint_state *eps;
     circuit_closed_fn on_closed;
@@ -102,8 +102,8 @@ static void on_reported(struct redisReply *reply, void *arg)
         int64_t until = u->type == REDIS_REPLY_INTEGER ? u->integer : 0;
         struct endpoint_state *e = endpoint(c, reply->element[i]->str);
         set_open(c, e, until);
-        if (closed->type == REDIS_REPLY_INTEGER && closed->integer == 1 && c->on_closed)
-            c->on_closed(c->on_closed_arg, e->name);
+        if (closed->type == REDIS_REPLY_INTEGER && closed->integer > 0 && c->on_closed)
+            c->on_closed(c->on_closed_arg, e->name, closed->integer == 2);
     }
 }
 
@@ -226,6 +226,25 @@ void circuit_park(struct circuit *c, const char *endpoint_name, char **ids, cons
     free(scores);
 }
 
+void circuit_park_due(struct circuit *c, const char *endpoint_name, char **ids, size_t n)
+{
+    char parked[200];
+    parked_key(c, endpoint_name, parked, sizeof parked);
+    for (size_t off = 0; off < n; off += 1000) { /* calls of bounded size */
+        size_t k = n - off < 1000 ? n - off : 1000;
+        const char **argv = xcalloc(4 + k, sizeof *argv);
+        argv[0] = c->open_key;
+        argv[1] = c->due_key;
+        argv[2] = parked;
+        argv[3] = endpoint_name;
+        for (size_t i = 0; i < k; i++)
+            argv[4 + i] = ids[off + i];
+        if (redis_conn_eval(c->ctx->redis, &c->park_due, NULL, NULL, 3, (int)(4 + k), argv, NULL) != 0)
+            stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+        free(argv);
+    }
+}
+
 /* ---- refreshing the copy, probing ------------------------------------------- */
 
 static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
@@ -312,6 +331,7 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
     script(c, &c->report, "circuit_report");
     script(c, &c->park, "circuit_park");
     script(c, &c->tick, "circuit_tick");
+    script(c, &c->park_due, "circuit_park_due");
     c->flush_ev = event_new(ctx->base, -1, 0, on_flush, c);
     c->timer = event_new(ctx->base, -1, EV_PERSIST, on_timer, c);
     struct timeval tv = {0, CIRCUIT_REFRESH_MS * 1000};

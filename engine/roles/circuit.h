@@ -31,10 +31,11 @@ struct circuit;
 
 #define CIRCUIT_REFRESH_MS 250
 
-/* Called on the worker whose report closed an endpoint's circuit (once per
- * closing, cluster-wide): the owner makes the endpoint's waiting deliveries
- * due now. endpoint is borrowed during the call. */
-typedef void (*circuit_closed_fn)(void *arg, const char *endpoint);
+/* Called on the worker whose report closed (opened false) or opened (true)
+ * an endpoint's circuit, once per change cluster-wide: on closing the owner
+ * makes the endpoint's waiting deliveries due now; on opening it parks those
+ * waiting in Redis (circuit_park_due). endpoint is borrowed during the call. */
+typedef void (*circuit_closed_fn)(void *arg, const char *endpoint, bool opened);
 
 /* due_key and inflight_key: the delivery queue's keys (copied). ctx is
  * borrowed and must outlive it. */
@@ -59,5 +60,9 @@ void circuit_note(struct circuit *c, const char *endpoint, bool succeeded);
 typedef void (*circuit_park_fn)(void *arg, bool ok, char **send, size_t nsend);
 void circuit_park(struct circuit *c, const char *endpoint, char **ids, const int64_t *due_ms, size_t n,
                   circuit_park_fn fn, void *arg);
+
+/* The endpoint's circuit opened: of ids (its open deliveries), those in the
+ * due set are parked at once. */
+void circuit_park_due(struct circuit *c, const char *endpoint, char **ids, size_t n);
 
 #endif

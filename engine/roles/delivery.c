@@ -1049,6 +1049,26 @@ size_t delivery_inflight(const struct delivery *d)
     return sched_inflight(d->sched);
 }
 
+void delivery_park_fanned_out(struct delivery *d, char **ids, char **endpoint_names, size_t n)
+{
+    bool *done = xcalloc(n + 1, sizeof *done);
+    char **group = xcalloc(n + 1, sizeof *group);
+    for (size_t i = 0; i < n; i++) {
+        if (done[i] || !delivery_endpoint_circuit_open(d, endpoint_names[i]))
+            continue;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++) {
+            if (!done[j] && strcmp(endpoint_names[j], endpoint_names[i]) == 0) {
+                done[j] = true;
+                group[k++] = ids[j];
+            }
+        }
+        circuit_park_due(d->circuit, endpoint_names[i], group, k);
+    }
+    free(done);
+    free(group);
+}
+
 bool delivery_endpoint_circuit_open(const struct delivery *d, const char *endpoint_name)
 {
     return circuit_is_open(d->circuit, endpoint_name) &&
@@ -1076,6 +1096,7 @@ static void client_config(const struct hookd_config *cfg, struct http_client_con
 
 struct release_job {
     struct delivery *d;
+    bool opened; /* the circuit opened: park what waits; else closed: release */
     char endpoint[112];
     char **ids;
     int64_t *due;
@@ -1087,10 +1108,11 @@ static void work_release(PGconn *conn, void *arg)
     struct release_job *job = arg;
     char err[256];
     const char *p[] = {job->endpoint};
-    PGresult *r = conn ? query_prepared(conn, Q_DELIVERY_RELEASE_ENDPOINT, p, err, sizeof err) : NULL;
+    enum query_id q = job->opened ? Q_DELIVERY_ENDPOINT_OPEN_IDS : Q_DELIVERY_RELEASE_ENDPOINT;
+    PGresult *r = conn ? query_prepared(conn, q, p, err, sizeof err) : NULL;
     if (!r) {
-        log_warn("delivery.release_failed", "endpoint=%s error=\"%s\" note=\"the retries keep their schedule\"",
-                 job->endpoint, conn ? err : "no connection");
+        log_warn("delivery.release_failed", "endpoint=%s opened=%s error=\"%s\"", job->endpoint,
+                 job->opened ? "true" : "false", conn ? err : "no connection");
         return;
     }
     job->n = (size_t)PQntuples(r);
@@ -1098,7 +1120,7 @@ static void work_release(PGconn *conn, void *arg)
     job->due = xcalloc(job->n + 1, sizeof *job->due);
     for (size_t i = 0; i < job->n; i++) {
         job->ids[i] = xstrdup(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_ID));
-        job->due[i] = strtoll(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_DUE_MS), NULL, 10);
+        job->due[i] = job->opened ? 0 : strtoll(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_DUE_MS), NULL, 10);
     }
     PQclear(r);
 }
@@ -1106,8 +1128,11 @@ static void work_release(PGconn *conn, void *arg)
 static void done_release(void *arg)
 {
     struct release_job *job = arg;
-    log_info("delivery.backlog_released", "endpoint=%s deliveries=%zu", job->endpoint, job->n);
-    for (size_t off = 0; off < job->n; off += 1000) /* seed calls of bounded size */
+    log_info(job->opened ? "delivery.backlog_parked" : "delivery.backlog_released", "endpoint=%s deliveries=%zu",
+             job->endpoint, job->n);
+    if (job->opened && !job->d->stopping)
+        circuit_park_due(job->d->circuit, job->endpoint, job->ids, job->n);
+    for (size_t off = 0; !job->opened && off < job->n; off += 1000) /* seed calls of bounded size */
         sched_seed(job->d->ctx, "delivery", job->ids + off, job->due + off, job->n - off < 1000 ? job->n - off : 1000,
                    false);
     for (size_t i = 0; i < job->n; i++)
@@ -1117,14 +1142,16 @@ static void done_release(void *arg)
     free(job);
 }
 
-/* circuit_closed_fn: this worker's report closed the endpoint's circuit. */
-static void on_circuit_closed(void *arg, const char *endpoint_name)
+/* circuit_closed_fn: this worker's report closed (or opened) the endpoint's
+ * circuit. */
+static void on_circuit_closed(void *arg, const char *endpoint_name, bool opened)
 {
     struct delivery *d = arg;
     if (d->stopping)
         return;
     struct release_job *job = xcalloc(1, sizeof *job);
     job->d = d;
+    job->opened = opened;
     snprintf(job->endpoint, sizeof job->endpoint, "%s", endpoint_name);
     db_pool_submit(d->ctx->db, work_release, done_release, job);
 }

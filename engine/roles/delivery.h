@@ -44,6 +44,10 @@ size_t delivery_inflight(const struct delivery *d);
 /* Whether the endpoint's circuit is open (circuit.h): send nothing to it
  * inline. */
 bool delivery_endpoint_circuit_open(const struct delivery *d, const char *endpoint_name);
+/* New deliveries just scheduled (sched_seed) by a fan-out, unsent: those
+ * of an endpoint whose circuit is open are parked at once rather than
+ * claimed, loaded and parked one by one. ids and endpoint_names borrowed. */
+void delivery_park_fanned_out(struct delivery *d, char **ids, char **endpoint_names, size_t n);
 /* Requests to one endpoint on the wire or waiting for a connection. */
 size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name);
 

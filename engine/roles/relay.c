@@ -665,6 +665,7 @@ static void done_settle(void *arg)
     struct delivery_item **items = xcalloc(p->nrows + 1, sizeof *items);
     enum delivery_fate *fates = xcalloc(p->nrows + 1, sizeof *fates);
     char **due_ids = xcalloc(p->nrows + 1, sizeof *due_ids);
+    char **due_names = xcalloc(p->nrows + 1, sizeof *due_names);
     int64_t *due = xcalloc(p->nrows + 1, sizeof *due);
     size_t nitems = 0, ndue = 0;
     int64_t now = clock_wall_ms();
@@ -679,18 +680,22 @@ static void done_settle(void *arg)
                                                : DELIVERY_ADOPT;
         } else if (in) {
             due_ids[ndue] = row->id;
+            due_names[ndue] = row->name;
             due[ndue++] = now;
         }
     }
     delivery_first_settle(r->delivery, items, fates, nitems);
-    if (ndue > 0)
+    if (ndue > 0) {
         sched_seed(r->ctx, "delivery", due_ids, due, ndue, false);
+        delivery_park_fanned_out(r->delivery, due_ids, due_names, ndue); /* open circuits: parked at once */
+    }
     if (p->ok)
         log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s",
                   p->nevents, p->nrows, ndue, p->bounded ? "true" : "false");
     free(items);
     free(fates);
     free(due_ids);
+    free(due_names);
     free(due);
     pass_end(p);
 }

@@ -96,6 +96,10 @@ def bench_storm(b: Bench) -> None:
         " ON e.id = d.event_id WHERE e.aggregate_id LIKE 'bulk%%'", t0))
     log(f"   storm: {STORM_BACKLOG} events to the failing endpoint, then {STORM_RATE}/s to the healthy one")
     emit(db, "bad.storm", STORM_BACKLOG, "storm")
+    # The storm is a backlog of deliveries due (fanned out, failing), as in the
+    # issue, not a burst of new events ahead of the healthy ones in the outbox.
+    wait_for(lambda: db.value("SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL") == 0, 120,
+             interval=0.25, what="the storm's events fanned out")
     prefix = re.search(r"^key_prefix = (\S+)", text, flags=re.M).group(1)
     wait_for(lambda: b.services.redis_client().hget(f"{prefix}:{{delivery}}:circuit:open", "down"), 60,
              what="the circuit to open")

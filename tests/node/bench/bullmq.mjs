@@ -18,7 +18,7 @@ if (a.mode === 'retries') Object.assign(opts, { attempts: (a.fails || 3) + 1, ba
 
 let completed = 0, attempts = 0;
 const late = [];
-const t0due = Date.now() + 3000;
+const t0due = Date.now() + 3000 + Math.floor(a.n / 2); // time to add them all first
 const jobs = [];
 for (let i = 0; i < a.n; i++) {
   const data = { i, entity: `e${i % (a.entities || 1)}` };

@@ -22,7 +22,7 @@ const fails = a.fails || 3;
 const queueOpts = a.mode === 'retries' ? { retryLimit: fails, retryDelay: 0, retryBackoff: false } : { retryLimit: 0 };
 await boss.createQueue(name, queueOpts);
 
-const t0due = Date.now() + 3000;
+const t0due = Date.now() + 3000 + Math.floor(a.n / 2); // time to add them all first
 const jobs = [];
 for (let i = 0; i < a.n; i++) {
   const data = { i, entity: `e${i % (a.entities || 1)}` };
