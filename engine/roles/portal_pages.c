@@ -510,7 +510,12 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
                 base);
     portal_csrf_field(q);
     portal_raw(q, "<select name=\"event_type\" aria-label=\"Event type\">");
-    json_t *types = get(conn, q, api_event_type_list, "portal.event-types", NULL, NULL, "limit=250");
+    /* the endpoint's own event types, or the whole catalog when it takes every event */
+    const json_t *mine = json_object_get(e, "filterTypes");
+    json_array_foreach(mine, i, s) portal_html(q, "<option>%s</option>", json_string_value(s));
+    json_t *types = json_array_size(mine)
+                        ? NULL
+                        : get(conn, q, api_event_type_list, "portal.event-types", NULL, NULL, "limit=250");
     json_array_foreach(json_object_get(types, "data"), i, s) portal_html(q, "<option>%s</option>", jstr(s, "name"));
     json_decref(types);
     portal_raw(q, "</select><button class=\"secondary\">Send example</button></form></section>");
