@@ -317,7 +317,9 @@ static void run_op(PGconn *conn, struct api_req *r)
         api_error(r, 503, "unavailable", "the database is unavailable");
         return;
     }
-    bool keyed = r->idem_key && strcmp(r->method, "POST") == 0;
+    /* a portal link is never kept in an idempotency record (its token would
+     * be stored in clear); a repeat just mints another link */
+    bool keyed = r->idem_key && strcmp(r->method, "POST") == 0 && r->route->fn != portal_app_portal_access;
     if (keyed) {
         idem_scope(r, scope, sizeof scope);
         int c = claim_key(conn, r, scope);

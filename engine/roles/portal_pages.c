@@ -227,7 +227,9 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
         const json_t *e;
         json_array_foreach(data, i, e)
         {
-            portal_html(q, "<tr><td><a class=\"url\" href=\"/portal/endpoint/%s\">%s</a></td><td>%s</td><td>",
+            portal_html(q,
+                        "<tr><td data-label=\"URL\"><a class=\"url\" href=\"/portal/endpoint/%s\">%s</a></td>"
+                        "<td data-label=\"Description\">%s</td><td data-label=\"Event types\">",
                         jstr(e, "id"), jstr(e, "url"), jstr(e, "description"));
             const json_t *ft = json_object_get(e, "filterTypes");
             if (json_array_size(ft) == 0)
@@ -235,7 +237,7 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
             size_t k;
             const json_t *t;
             json_array_foreach(ft, k, t) portal_html(q, "<code>%s</code> ", json_string_value(t));
-            portal_raw(q, "</td><td>");
+            portal_raw(q, "</td><td data-label=\"State\">");
             if (json_is_true(json_object_get(e, "disabled")))
                 badge(q, "off", "Disabled");
             else
@@ -360,11 +362,20 @@ void portal_endpoint_secret(PGconn *conn, struct portal_req *q)
     json_decref(s);
 }
 
-static void attempts_table(struct portal_req *q, const json_t *list, bool with_msg)
+/* An API timestamp (2026-12-03T12:39:44.063210Z) as 2026-12-03 12:39:44. */
+static const char *short_ts(const char *ts, char out[20])
+{
+    snprintf(out, 20, "%s", ts);
+    if (strlen(out) == 19 && out[10] == 'T')
+        out[10] = ' ';
+    return out;
+}
+
+static void attempts_table(struct portal_req *q, const json_t *list, bool with_msg, const char *empty)
 {
     const json_t *data = json_object_get(list, "data");
     if (json_array_size(data) == 0) {
-        portal_raw(q, "<p class=\"empty\">No attempts yet.</p>");
+        portal_html(q, "<p class=\"empty\">%s</p>", empty);
         return;
     }
     portal_raw(q, "<div class=\"scroll\"><table class=\"attempts\"><thead><tr><th>Time (UTC)</th>");
@@ -374,18 +385,21 @@ static void attempts_table(struct portal_req *q, const json_t *list, bool with_m
     const json_t *a;
     json_array_foreach(data, i, a)
     {
-        portal_html(q, "<tr><td>%s</td>", jstr(a, "timestamp"));
+        char ts[20];
+        portal_html(q, "<tr><td data-label=\"Time\">%s</td>", short_ts(jstr(a, "timestamp"), ts));
         if (with_msg)
-            portal_html(q, "<td><a href=\"/portal/message/%s\"><code>%s</code></a></td>", jstr(a, "msgId"),
-                        jstr(a, "msgId"));
+            portal_html(q, "<td data-label=\"Message\"><a href=\"/portal/message/%s\"><code>%s</code></a></td>",
+                        jstr(a, "msgId"), jstr(a, "msgId"));
         else
-            portal_html(q, "<td class=\"url\">%s</td>", jstr(a, "url"));
-        portal_raw(q, "<td>");
+            portal_html(q, "<td class=\"url\" data-label=\"Endpoint\">%s</td>", jstr(a, "url"));
+        portal_raw(q, "<td data-label=\"Result\">");
         bool ok = json_integer_value(json_object_get(a, "status")) == 0;
         badge(q, ok ? "ok" : "fail", ok ? "Succeeded" : "Failed");
         char snippet[241];
         snprintf(snippet, sizeof snippet, "%s", jstr(a, "response"));
-        portal_html(q, "</td><td>%lld</td><td>%lld ms</td><td><code class=\"snippet\">%s</code></td></tr>",
+        portal_html(q,
+                    "</td><td data-label=\"Status code\">%lld</td><td data-label=\"Duration\">%lld ms</td>"
+                    "<td data-label=\"Response\"><code class=\"snippet\">%s</code></td></tr>",
                     (long long)json_integer_value(json_object_get(a, "responseStatusCode")),
                     (long long)json_integer_value(json_object_get(a, "responseDurationMs")), snippet);
     }
@@ -413,11 +427,14 @@ static void health(PGconn *conn, struct portal_req *q, const char *id)
                     PQgetvalue(res, 0, PORTAL_ENDPOINT_HEALTH_DEAD));
     }
     PQclear(res);
+    /* hookd has no per-endpoint circuit breaker yet (the retry-storm work
+     * adds one); the portal says so rather than showing a made-up state */
+    portal_raw(q, "<p class=\"muted\" id=\"circuit\">Circuit state: not tracked by this hookd version.</p>");
     json_t *fails = get(conn, q, api_attempt_list_by_endpoint, "portal.endpoint-failures", id, NULL,
                         "status=2&limit=5");
     if (fails) {
         portal_raw(q, "<h3>Last failures</h3>");
-        attempts_table(q, fails, true);
+        attempts_table(q, fails, true, "No failed attempts.");
         json_decref(fails);
     }
     portal_raw(q, "</section>");
@@ -530,7 +547,7 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
                   "<button class=\"secondary\">Recover</button></form></section>");
 
     portal_raw(q, "<section class=\"card\"><h2>Recent attempts</h2>");
-    attempts_table(q, attempts, true);
+    attempts_table(q, attempts, true, "No attempts yet: send an example to see one.");
     portal_raw(q, "</section>");
     portal_page_end(q);
     json_decref(e);
@@ -597,11 +614,14 @@ void portal_messages(PGconn *conn, struct portal_req *q)
                       "type</th><th>Status</th><th>Message</th></tr></thead><tbody>");
         for (int i = 0; i < PQntuples(res); i++) {
             const char *state = PQgetvalue(res, i, PORTAL_MESSAGE_LIST_STATE);
-            portal_html(q, "<tr><td>%s</td><td><code>%s</code></td><td>",
+            portal_html(q,
+                        "<tr><td data-label=\"Time\">%s</td><td data-label=\"Event type\"><code>%s</code></td>"
+                        "<td data-label=\"Status\">",
                         PQgetvalue(res, i, PORTAL_MESSAGE_LIST_CREATED_AT),
                         PQgetvalue(res, i, PORTAL_MESSAGE_LIST_EVENT_TYPE));
             badge(q, strcmp(state, "delivered") == 0 ? "ok" : strcmp(state, "failed") == 0 ? "fail" : "off", state);
-            portal_html(q, "</td><td><a href=\"/portal/message/%s\"><code>%s</code></a></td></tr>",
+            portal_html(q,
+                        "</td><td data-label=\"Message\"><a href=\"/portal/message/%s\"><code>%s</code></a></td></tr>",
                         PQgetvalue(res, i, PORTAL_MESSAGE_LIST_ID), PQgetvalue(res, i, PORTAL_MESSAGE_LIST_ID));
         }
         portal_raw(q, "</tbody></table></div>");
@@ -624,7 +644,7 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
         json_decref(m);
         return;
     }
-    char err[256], action[200];
+    char err[256], action[200], ts[20];
     const char *p[] = {q->tenant, jstr(m, "id")};
     PGresult *res = query_prepared(conn, Q_PORTAL_MESSAGE_DELIVERIES, p, err, sizeof err);
     portal_page_begin(q, "Message", "messages");
@@ -632,7 +652,7 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
                 "<p><a href=\"/portal/messages\">← Messages</a></p><section class=\"card\"><h1>Message "
                 "<code>%s</code></h1><dl class=\"stats\"><div><dt>Event type</dt><dd><code>%s</code></dd></div>"
                 "<div><dt>Created</dt><dd>%s</dd></div></dl><h2>Payload</h2>",
-                jstr(m, "id"), jstr(m, "eventType"), jstr(m, "timestamp"));
+                jstr(m, "id"), jstr(m, "eventType"), short_ts(jstr(m, "timestamp"), ts));
     char *payload = json_dumps(json_object_get(m, "payload"), JSON_INDENT(2) | JSON_SORT_KEYS);
     portal_html(q, "<pre class=\"payload\" id=\"payload\">%s</pre></section>", payload ? payload : "");
     free(payload);
@@ -644,13 +664,15 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
                       "<th>Attempts</th><th></th></tr></thead><tbody>");
     for (int i = 0; res && i < PQntuples(res); i++) {
         const char *st = PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_STATUS);
-        portal_html(q, "<tr><td class=\"url\">%s</td><td>", PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_URL));
+        portal_html(q, "<tr><td class=\"url\" data-label=\"Endpoint\">%s</td><td data-label=\"State\">",
+                    PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_URL));
         badge(q,
               strcmp(st, "SUCCEEDED") == 0                             ? "ok"
               : strcmp(st, "DEAD") == 0 || strcmp(st, "RETRYING") == 0 ? "fail"
                                                                        : "off",
               st);
-        portal_html(q, "</td><td>%s</td><td>", PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_ATTEMPTS));
+        portal_html(q, "</td><td data-label=\"Attempts\">%s</td><td>",
+                    PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_ATTEMPTS));
         snprintf(action, sizeof action, "/portal/message/%s/resend", jstr(m, "id"));
         portal_html(q, "<form method=\"post\" action=\"%s\" class=\"inline\">", action);
         portal_csrf_field(q);
@@ -663,7 +685,7 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
         portal_raw(q, "</tbody></table></div>");
     PQclear(res);
     portal_raw(q, "</section><section class=\"card\"><h2>Attempts</h2>");
-    attempts_table(q, attempts, false);
+    attempts_table(q, attempts, false, "No attempts yet.");
     portal_raw(q, "</section>");
     portal_page_end(q);
     json_decref(m);

@@ -96,6 +96,9 @@ def test_links_sessions_and_isolation(env, portal):
     # the SDK's appPortalAccess answers Svix's AppPortalAccessOut
     out = svix(w, root, [{"call": "authentication.appPortalAccess", "args": ["acme", {}]}])
     assert set(out[0]["ok"]) >= {"url", "token"}
+    # the SDK sends an idempotency-key: the answer (with its token) is not kept
+    assert env.db.value("SELECT count(*) FROM hookd_idempotency_keys WHERE body LIKE %s",
+                        "%" + out[0]["ok"]["token"] + "%") == 0
     a_url = link(w, root, "acme")
     assert env.db.value("SELECT count(*) FROM hookd_portal_links WHERE token_sha256 = %s",
                         a_url.split("token=")[1]) == 0  # stored hashed only
