@@ -214,6 +214,7 @@ static void req_free(struct api_req *r)
     json_decref(r->body);
     json_decref(r->reply);
     free(r->idem_key);
+    free(r->idem_scope);
     for (size_t i = 0; i < r->ndue; i++)
         free(r->due[i]);
     OPENSSL_cleanse(r->token_sha, sizeof r->token_sha);
@@ -266,11 +267,11 @@ static bool authenticate(PGconn *conn, struct api_req *r)
     return true;
 }
 
-/* The idempotency scope: the token's tenant, the method and the path. */
+/* The idempotency scope: the token's tenant, the method and the path
+ * (read on the loop: the request is the loop's). */
 static void idem_scope(const struct api_req *r, char *out, size_t outlen)
 {
-    const char *path = r->req ? evhttp_request_get_uri(r->req) : "";
-    snprintf(out, outlen, "%s %s %.*s", r->tenant[0] ? r->tenant : "*", r->method, (int)strcspn(path, "?"), path);
+    snprintf(out, outlen, "%s %s", r->tenant[0] ? r->tenant : "*", r->idem_scope ? r->idem_scope : "");
 }
 
 /* 1: the key was new (claimed in this transaction); 0: answered from the
@@ -533,6 +534,11 @@ static void handle_api(struct evhttp_request *req, void *arg)
         return;
     }
     r->idem_key = key && *key ? xstrdup(key) : NULL;
+    if (r->idem_key) {
+        char scope[600];
+        snprintf(scope, sizeof scope, "%s %.500s", method, raw);
+        r->idem_scope = xstrdup(scope);
+    }
     if (read_body(req, r) != 0) {
         req_free(r);
         return;

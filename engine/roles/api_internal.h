@@ -56,6 +56,7 @@ struct api_req {
     json_t *body; /* parsed JSON body (POST, PUT, PATCH), or NULL */
     char token_sha[65];
     char *idem_key;
+    char *idem_scope; /* the token's tenant is added on the DB thread */
     char client[64];
     /* set on the DB thread */
     bool auth_ok;

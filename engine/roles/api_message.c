@@ -20,6 +20,42 @@ static const char *with_content(const struct api_req *r, bool dflt)
     return strcmp(w, "false") == 0 ? "false" : "true";
 }
 
+/* The path's application; when it does not exist and the body carries an
+ * `application` (Svix: ApplicationIn whose uid is the path's), it is
+ * created first, in the same transaction. */
+static bool resolve_or_create_app(PGconn *conn, struct api_req *r)
+{
+    json_t *app = json_object_get(r->body, "application");
+    if (!app || json_is_null(app) || r->tenant[0])
+        return api_resolve_app(conn, r, r->params[0]);
+    const char *p[] = {r->params[0], r->tenant};
+    PGresult *res = api_exec(conn, r, Q_API_APP_RESOLVE, p);
+    if (!res)
+        return false;
+    bool found = PQntuples(res) == 1;
+    if (found)
+        snprintf(r->app, sizeof r->app, "%s", PQgetvalue(res, 0, API_APP_RESOLVE_ID));
+    PQclear(res);
+    if (found)
+        return true;
+    const char *name = api_str(r, app, "name", true), *uid = api_str(r, app, "uid", false);
+    if (uid && strcmp(uid, r->params[0]) != 0)
+        api_invalid(r, "body", "application", "the application's uid must be the path's", "application_uid_mismatch");
+    if (!uid && api_check_uid(r, "uid", r->params[0]))
+        uid = r->params[0];
+    if (api_failed(r))
+        return false;
+    const char *c[] = {name, uid, NULL, "{}"};
+    if (!(res = api_exec(conn, r, Q_API_APP_CREATE, c)))
+        return false;
+    json_t *created = api_row_json(res, 0, API_APP_CREATE_BODY);
+    PQclear(res);
+    const char *id = json_string_value(json_object_get(created, "id"));
+    snprintf(r->app, sizeof r->app, "%s", id ? id : "");
+    json_decref(created);
+    return r->app[0] != '\0';
+}
+
 void api_message_create(PGconn *conn, struct api_req *r)
 {
     const json_t *b = r->body;
@@ -34,7 +70,7 @@ void api_message_create(PGconn *conn, struct api_req *r)
                     "value_error.str.regex");
     if (event_id && (strlen(event_id) == 0 || strlen(event_id) > EVENT_ID_MAX))
         api_invalid(r, "body", "eventId", "must be 1 to 256 characters", "value_error.any_str");
-    if (api_failed(r) || !api_resolve_app(conn, r, r->params[0]))
+    if (api_failed(r) || !resolve_or_create_app(conn, r))
         return;
     char *text = json_dumps(payload, JSON_COMPACT);
     const char *p[] = {r->app, type, text, event_id, with_content(r, true)};

@@ -138,7 +138,7 @@ void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, 
         json_array_append_new(data, item ? item : json_null());
     }
     json_t *it = shown > 0 ? json_string(PQgetvalue(res, shown - 1, idcol)) : json_null();
-    json_t *prev = shown > 0 ? json_sprintf("-%s", PQgetvalue(res, 0, idcol)) : json_null();
+    json_t *prev = json_null(); /* backward pages are not served (README) */
     api_reply(r, 200,
               json_pack("{s:o, s:o, s:o, s:b}", "data", data, "iterator", it, "prevIterator", prev, "done", done));
 }

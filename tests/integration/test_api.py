@@ -155,6 +155,16 @@ def test_tokens_and_applications(env, api):
     # unimplemented operations: 501 with the operation's name
     out = svix(w, root, [{"call": "endpoint.getStats", "args": ["acme", "ep_x"]}])
     assert out[0]["status"] == 501 and "v1.endpoint.get-stats" in out[0]["body"]["detail"]
+    # a message may create its application (Svix's `application` field)
+    out = svix(w, root, [
+        {"call": "message.create", "args": ["newco", {"eventType": "a.b", "payload": {},
+                                                      "application": {"name": "NewCo"}}]},
+        {"call": "application.get", "args": ["newco"]},
+        {"call": "message.create", "args": ["other", {"eventType": "a.b", "payload": {},
+                                                      "application": {"name": "X", "uid": "mismatch"}}]},
+    ])
+    assert out[0]["ok"]["id"].startswith("msg_") and out[1]["ok"]["name"] == "NewCo"
+    assert out[2]["status"] == 422
 
 
 def test_failed_auth_is_throttled(env, api):
@@ -318,6 +328,10 @@ def test_endpoint_operations_and_policies(env, api, receivers):
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 3, 20,
              what="3 dead deliveries")
     assert [json.loads(r.body)["n"] for r in rx.got()] == [1]  # the filter let only n=1 through
+    # the operator's DLQ view filters by tenant
+    assert len(json.loads(hookd(cfg, "dlq", "list", "--tenant", "acme", "--json").stdout)) == 3
+    assert json.loads(hookd(cfg, "dlq", "list", "--tenant", app["id"], "--json").stdout)[0]["source"] == "delivery"
+    assert json.loads(hookd(cfg, "dlq", "list", "--tenant", "nobody", "--json").stdout) == []
     # both secrets sign during the rotation's grace period; the new one verifies with the SDK
     hdr = {k: got[0].headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
     checks = svix(w, root, [{"verify": {"secret": new, "payload": got[0].body.decode(), "headers": hdr}},
@@ -472,3 +486,29 @@ def test_cli_tenants_endpoints_and_emit(env, api, receivers):
     assert "acme" not in hookd(cfg, "tenant", "list").stdout
     assert env.db.value("SELECT count(*) FROM webhook_endpoints WHERE name = 'acme-hook'") == 0
     assert "acme-tok" not in hookd(cfg, "token", "list").stdout
+
+
+def test_rate_limit_script_paces_every_worker_alike(env):
+    """lua/ratelimit.lua: one key per endpoint that every worker asks, so the
+    pace holds across the cluster: a burst of `rate` within a second, then
+    one per 1000/rate ms, whichever worker asks."""
+    script = env.redis.register_script((ROOT / "lua" / "ratelimit.lua").read_text())
+    key = env.key("ratelimit:{ep1}")
+
+    def take(now, max_wait=10_000, rate=5):
+        reserved, wait = script(keys=[key], args=[rate, now, max_wait])
+        return bool(reserved), int(wait)
+
+    now = 1_000_000
+    # two workers asking in turn at the same instant share one budget
+    waits = [take(now)[1] for _ in range(10)]
+    assert waits == [0, 0, 0, 0, 0, 200, 400, 600, 800, 1000]
+    # a caller that will not wait that long reserves nothing
+    assert take(now, max_wait=100) == (False, 1200)
+    assert take(now) == (True, 1200)
+    # after the reservations have passed, the budget is back
+    assert take(now + 10_000)[1] == 0
+    assert env.redis.pttl(key) > 0  # the key expires by itself
+    other = env.key("ratelimit:{ep2}")
+    assert script(keys=[other], args=[1, now, 0]) == [1, 0]
+    assert script(keys=[other], args=[1, now, 0]) == [0, 1000]
