@@ -27,13 +27,15 @@ from test_admin import CHROMEDRIVER, CHROMIUM, all_css, by_css, no_alert_open, w
 from test_api import hookd, new_token, raw, svix
 from test_outbound import Receiver, outbound_config
 
+ADMIN_TOKEN = "portal-admin-token-0123456789"
 XSS_DESC = "<script>window.__owned=1;alert('desc')</script><img src=x onerror=\"alert('img')\">"
 XSS_PAYLOAD = {"note": "<script>alert('payload')</script>", "html": "<b onmouseover=alert(1)>x</b>"}
 
 
 @pytest.fixture
 def portal(env):
-    cfg = outbound_config(env, extra="[portal]\ntitle = Acme <Webhooks>\naccent_color = #7c3aed\n")
+    cfg = outbound_config(env, hookd_lines=("allow_private_networks = true", f"admin_token = {ADMIN_TOKEN}"),
+                          extra="[portal]\ntitle = Acme <Webhooks>\naccent_color = #7c3aed\n")
     w = env.worker(cfg)
     root = new_token(cfg, "root")
     for name in ("invoice.paid", "invoice.failed"):
@@ -170,6 +172,27 @@ def test_links_sessions_and_isolation(env, portal):
         assert get(w, "/portal/", b)[0] == 401
     finally:
         rcv.stop()
+
+    # the operators' /admin lists the tenants, each with a button that mints a link
+    admin = http.client.HTTPConnection("127.0.0.1", int(w.admin_url.rsplit(":", 1)[1]), timeout=10)
+    try:
+        auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        admin.request("GET", "/admin", headers=auth)
+        r = admin.getresponse()
+        page = r.read().decode()
+        assert r.status == 200 and 'id=tenants' in page and "globex" in page
+        app_id = re.search(r'action="/admin/tenants/(app_[0-9A-Za-z]+)/portal"', page).group(1)
+        token = re.search(r'name=csrf value="([0-9a-f]+)"', page).group(1)
+        for form, status in (({}, 403), ({"csrf": token}, 200)):
+            admin.request("POST", f"/admin/tenants/{app_id}/portal", body=urllib.parse.urlencode(form),
+                          headers=dict(auth, **{"Content-Type": "application/x-www-form-urlencoded"}))
+            r = admin.getresponse()
+            page = r.read().decode()
+            assert r.status == status, page
+    finally:
+        admin.close()
+    url = re.search(r"<pre id=portal-link>([^<]+)</pre>", page).group(1).replace("&amp;", "&")
+    assert get(w, "/portal/", open_link(w, url))[0] == 200
 
 
 # ---- the browser ----------------------------------------------------------------
