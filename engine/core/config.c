@@ -1452,6 +1452,20 @@ static void print_machine(FILE *out, const struct machine_config *m)
         fprintf(out, "emit %s = %s\n", m->emits[k].event, m->emits[k].emit_type);
 }
 
+static void print_portal(FILE *out, const struct portal_config *p)
+{
+    char link[BACKOFF_DURATION_BUFLEN], session[BACKOFF_DURATION_BUFLEN];
+    backoff_format_duration(p->link_ttl, link, sizeof link);
+    backoff_format_duration(p->session_ttl, session, sizeof session);
+    fprintf(out, "\n[portal]\n");
+    if (p->base_url)
+        fprintf(out, "base_url = %s\n", p->base_url);
+    fprintf(out, "link_ttl = %s\nsession_ttl = %s\ntitle = %s\n", link, session, p->title);
+    if (p->logo_url)
+        fprintf(out, "logo_url = %s\n", p->logo_url);
+    fprintf(out, "accent_color = %s\n", p->accent_color);
+}
+
 void config_print(const struct hookd_config *c, FILE *out)
 {
     char buf[BACKOFF_DURATION_BUFLEN];
@@ -1462,6 +1476,7 @@ void config_print(const struct hookd_config *c, FILE *out)
     print_schedule(out, c->defer.schedule_ms, c->defer.nsteps);
     backoff_format_duration(c->defer.max_age_ms, buf, sizeof buf);
     fprintf(out, "max_age = %s\n", buf);
+    print_portal(out, &c->portal);
     for (size_t i = 0; i < c->noverrides; i++) {
         const struct retry_override *o = &c->overrides[i];
         fprintf(out, "\n[retry %s:%s]\n",
