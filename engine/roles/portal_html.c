@@ -74,10 +74,12 @@ void portal_csrf_field(struct portal_req *q)
     portal_html(q, "<input type=\"hidden\" name=\"csrf\" value=\"%s\">", q->csrf);
 }
 
-static void nav_link(struct portal_req *q, const char *href, const char *label, const char *nav)
+static void nav_link(struct portal_req *q, const char *href, const char *label, const char *key, const char *nav)
 {
-    portal_html(q, "<a href=\"%s\"%s>%s</a>", href, "", label);
-    (void)nav;
+    bool here = nav && strcmp(key, nav) == 0;
+    portal_html(q, "<a href=\"%s\"", href);
+    portal_raw(q, here ? " class=\"active\" aria-current=\"page\">" : ">");
+    portal_html(q, "%s</a>", label);
 }
 
 void portal_page_begin(struct portal_req *q, const char *title, const char *nav)
@@ -99,8 +101,8 @@ void portal_page_begin(struct portal_req *q, const char *title, const char *nav)
     portal_html(q, "<span class=\"title\">%s</span></div>", pc->title);
     if (q->tenant[0]) {
         portal_raw(q, "<nav>");
-        nav_link(q, "/portal/", "Endpoints", nav);
-        nav_link(q, "/portal/messages", "Messages", nav);
+        nav_link(q, "/portal/", "Endpoints", "endpoints", nav);
+        nav_link(q, "/portal/messages", "Messages", "messages", nav);
         portal_raw(q, "</nav><form method=\"post\" action=\"/portal/logout\" class=\"signout\">");
         portal_csrf_field(q);
         portal_html(q, "<span class=\"tenant\">%s</span><button class=\"link\">Sign out</button></form>",

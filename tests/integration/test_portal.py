@@ -104,7 +104,11 @@ def test_links_sessions_and_isolation(env, portal):
     a_url = link(w, root, "acme")
     assert env.db.value("SELECT count(*) FROM hookd_portal_links WHERE token_sha256 = %s",
                         a_url.split("token=")[1]) == 0  # stored hashed only
+    # [portal] link_ttl (10m) and session_ttl (7d), the defaults
+    assert env.db.value("SELECT extract(epoch FROM expires_at - created_at)::int FROM hookd_portal_links "
+                        "ORDER BY created_at DESC LIMIT 1") == 600
     a = open_link(w, a_url)
+    assert env.db.value("SELECT extract(epoch FROM expires_at - created_at)::int FROM hookd_portal_sessions") == 604800
     # single use
     status, _, body = get(w, a_url.split(str(w.port), 1)[1])
     assert status == 403 and "expired or was already used" in body
