@@ -140,6 +140,18 @@ def test_links_sessions_and_isolation(env, portal):
         assert "script-src 'self'" in csp and "default-src 'self'" in csp and "unsafe-inline" not in csp
         assert h["x-frame-options"] == "DENY" and h["cache-control"] == "no-store"
         assert "Acme &lt;Webhooks&gt;" in body  # the operator's title, escaped
+        # the message log's filters (event type, status, time range) on A's own message
+        st, a_msg = raw(w, "POST", "/api/v1/app/acme/msg", root, {"eventType": "invoice.failed", "payload": {}})
+        assert st == 202
+        for query, shown in (("", True), ("?event_type=invoice.failed", True), ("?event_type=invoice.paid", False),
+                             ("?status=none", True), ("?status=delivered", False),
+                             ("?since=2000-01-01T00:00&until=2999-01-01T00:00", True),
+                             ("?since=2999-01-01T00:00", False), ("?until=2000-01-01T00:00", False)):
+            st, _, body = get(w, "/portal/messages" + query, a)
+            assert st == 200 and (a_msg["id"] in body) == shown, query
+            assert shown or "No messages match" in body
+        assert get(w, "/portal/messages?status=bogus", a)[0] == 400
+        assert get(w, "/portal/messages?since=not-a-date", a)[0] == 400
         # A reads nothing of B's by URL
         for path in (f"/portal/endpoint/{b_ep['id']}", f"/portal/endpoint/{b_ep['id']}/secret",
                      f"/portal/message/{b_msg['id']}"):
