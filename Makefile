@@ -32,7 +32,7 @@ OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/embedded.o
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql))
+EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql) $(wildcard assets/portal/*))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 PYTEST   := /usr/bin/python3 -m pytest

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_portal.h"
 #include "config.h"
 #include "db.h"
 #include "queries.h"
@@ -291,8 +292,8 @@ static const struct cli_args_cmd tenant_delete = {
     .max_args = 1,
     .config = true,
 };
-static const struct cli_args_cmd *const tenant_subs[] = {&tenant_add, &tenant_list, &tenant_show, &tenant_delete,
-                                                         NULL};
+static const struct cli_args_cmd *const tenant_subs[] = {&tenant_add,    &tenant_list,         &tenant_show,
+                                                         &tenant_delete, &cli_portal_link_cmd, NULL};
 const struct cli_args_cmd cli_tenant_cmd = {
     .name = "tenant",
     .summary = "tenants: the customers whose endpoints receive their own events (Svix applications)",

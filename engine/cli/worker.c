@@ -32,6 +32,7 @@
 #include "admin.h"
 #include "alert.h"
 #include "api.h"
+#include "portal.h"
 #include "clock.h"
 #include "clock_sync.h"
 #include "ctx.h"
@@ -58,6 +59,7 @@ struct worker {
     struct alerter *alerter;
     struct ingest *ingest;
     struct api *api;
+    struct portal *portal;
     struct inbox *inbox;
     struct delivery *delivery;
     struct relay *relay;
@@ -146,6 +148,22 @@ static void close_api(struct worker *w)
 static void free_api(struct worker *w)
 {
     api_free(w->api);
+}
+
+static int start_portal(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->portal = portal_new(&w->ctx, w->http);
+    return 0;
+}
+static size_t pending_portal(const struct worker *w)
+{
+    return portal_pending(w->portal);
+}
+static void free_portal(struct worker *w)
+{
+    portal_free(w->portal);
 }
 
 static int start_inbox(struct worker *w, char *err, size_t errlen)
@@ -279,6 +297,7 @@ static const struct part_ops parts[] = {
     {"alerter", 0, start_alerter, NULL, NULL, reload_alerter, NULL, free_alerter},
     {"ingest", ROLE_INGEST, start_ingest, drain_ingest, pending_ingest, reload_ingest, close_ingest, free_ingest},
     {"api", ROLE_INGEST, start_api, NULL, pending_api, NULL, close_api, free_api},
+    {"portal", ROLE_INGEST, start_portal, NULL, pending_portal, NULL, NULL, free_portal},
     {"inbox", ROLE_INBOX, start_inbox, drain_inbox, pending_inbox, NULL, NULL, free_inbox},
     {"delivery", ROLE_RELAY, start_delivery, drain_delivery, pending_delivery, reload_delivery, NULL, free_delivery},
     {"relay", ROLE_RELAY, start_relay, drain_relay, pending_relay, NULL, close_relay, free_relay},

@@ -76,6 +76,17 @@ static const struct key_def hookd_keys[] = {
 };
 #undef HK
 
+#define PK(name, type, def)                                                                                           \
+    {                                                                                                                 \
+#name, type, offsetof(struct hookd_config, portal.name), def, true                                            \
+    }
+static const struct key_def portal_keys[] = {
+    PK(base_url, KT_STRING, NULL),    PK(link_ttl, KT_DURATION, "10m"), PK(session_ttl, KT_DURATION, "7d"),
+    PK(title, KT_STRING, "Webhooks"), PK(logo_url, KT_STRING, NULL),    PK(accent_color, KT_STRING, "#2563eb"),
+};
+#undef PK
+#define NPORTAL_KEYS (sizeof portal_keys / sizeof portal_keys[0])
+
 /* Bits of retry_override.set: which keys a `[retry X:Y]` section gave. */
 enum {
     SET_SCHEDULE = 1,
@@ -86,7 +97,7 @@ enum {
     SET_CIRCUIT_PROBE = 32
 };
 
-enum section_kind { SEC_NONE, SEC_HOOKD, SEC_RETRY, SEC_DEFER, SEC_OVERRIDE, SEC_PARTNER, SEC_MACHINE };
+enum section_kind { SEC_NONE, SEC_HOOKD, SEC_PORTAL, SEC_RETRY, SEC_DEFER, SEC_OVERRIDE, SEC_PARTNER, SEC_MACHINE };
 
 struct parse_state {
     struct hookd_config *cfg;
@@ -102,7 +113,7 @@ struct parse_state {
     size_t nseen, cap_seen;
     int err_line;
     /* where things were, so whole-file checks can name a line */
-    int hookd_line, retry_line, defer_line; /* 0 = section absent */
+    int hookd_line, retry_line, defer_line, portal_line; /* 0 = section absent */
     int hookd_key_line[sizeof hookd_keys / sizeof hookd_keys[0]];
 };
 
@@ -329,6 +340,8 @@ static int open_section(struct parse_state *st, const char *name)
         st->kind = SEC_RETRY, once = &st->retry_line;
     else if (strcmp(name, "defer") == 0)
         st->kind = SEC_DEFER, once = &st->defer_line;
+    else if (strcmp(name, "portal") == 0)
+        st->kind = SEC_PORTAL, once = &st->portal_line;
     if (once) {
         if (*once)
             return fail(st, st->line, "duplicate section [%s] (first at line %d)", name, *once), -1;
@@ -337,7 +350,8 @@ static int open_section(struct parse_state *st, const char *name)
     }
     if (!*arg) {
         fail(st, st->line,
-             "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)",
+             "unknown section [%s] (expected hookd, retry, defer, portal, retry SCOPE:NAME, partner NAME, machine "
+             "NAME)",
              name);
         return -1;
     }
@@ -411,7 +425,8 @@ static int open_section(struct parse_state *st, const char *name)
         return 0;
     }
     fail(st, st->line,
-         "unknown section [%s] (expected hookd, retry, defer, retry SCOPE:NAME, partner NAME, machine NAME)", name);
+         "unknown section [%s] (expected hookd, retry, defer, portal, retry SCOPE:NAME, partner NAME, machine NAME)",
+         name);
     return -1;
 }
 
@@ -910,6 +925,17 @@ static int on_key(void *user, const char *section, const char *name, const char 
         }
         break;
     }
+    case SEC_PORTAL: {
+        const struct key_def *k = find_key(portal_keys, NPORTAL_KEYS, name);
+        if (!k)
+            snprintf(err, sizeof err,
+                     "unknown key '%s' in [portal] (expected base_url, link_ttl, session_ttl, title, logo_url, "
+                     "accent_color)",
+                     name);
+        else
+            rc = apply_key(k, st->cfg, val, err, sizeof err);
+        break;
+    }
     case SEC_RETRY: {
         unsigned set = 0;
         rc = retry_key(&st->cfg->retry, &set, name, val, err, sizeof err);
@@ -946,6 +972,9 @@ static void set_defaults(struct hookd_config *c)
     char err[256];
     for (size_t i = 0; i < sizeof hookd_keys / sizeof hookd_keys[0]; i++)
         if (hookd_keys[i].def && apply_key(&hookd_keys[i], c, hookd_keys[i].def, err, sizeof err) != 0)
+            HOOKD_ASSERT(!"built-in default does not parse");
+    for (size_t i = 0; i < NPORTAL_KEYS; i++)
+        if (portal_keys[i].def && apply_key(&portal_keys[i], c, portal_keys[i].def, err, sizeof err) != 0)
             HOOKD_ASSERT(!"built-in default does not parse");
     backoff_policy_default(&c->retry);
     defer_policy_default(&c->defer);
@@ -1181,6 +1210,33 @@ static int validate_listener(struct parse_state *st)
     return 0;
 }
 
+/* [portal]: the accent colour goes into a style sheet and the URLs into
+ * pages and links, so they are held to shapes that need no escaping. */
+static int validate_portal(struct parse_state *st)
+{
+    const struct portal_config *p = &st->cfg->portal;
+    int line = st->portal_line ? st->portal_line : 1;
+    const char *a = p->accent_color;
+    size_t n = strlen(a);
+    if (a[0] != '#' || (n != 4 && n != 7) || strspn(a + 1, "0123456789abcdefABCDEF") != n - 1)
+        return fail(st, line, "[portal] accent_color must be #rgb or #rrggbb"), -1;
+    if (p->base_url && strncmp(p->base_url, "http://", 7) != 0 && strncmp(p->base_url, "https://", 8) != 0)
+        return fail(st, line, "[portal] base_url must start with http:// or https://"), -1;
+    if (p->logo_url && strncmp(p->logo_url, "https://", 8) != 0 && p->logo_url[0] != '/')
+        return fail(st, line, "[portal] logo_url must be an https:// URL or a path"), -1;
+    if (strlen(p->title) > 80)
+        return fail(st, line, "[portal] title must be at most 80 characters"), -1;
+    if (p->link_ttl < 1000 || p->session_ttl < 60000)
+        return fail(st, line, "[portal] link_ttl must be at least 1s and session_ttl at least 1m"), -1;
+    for (const char *c = p->base_url ? p->base_url : ""; *c; c++)
+        if ((unsigned char)*c <= ' ' || *c == '"' || *c == '<' || *c == '>' || *c == '\\')
+            return fail(st, line, "[portal] base_url must not hold spaces, quotes or angle brackets"), -1;
+    for (const char *c = p->logo_url ? p->logo_url : ""; *c; c++)
+        if ((unsigned char)*c <= ' ' || *c == '"' || *c == '<' || *c == '>' || *c == '\\')
+            return fail(st, line, "[portal] logo_url must not hold spaces, quotes or angle brackets"), -1;
+    return 0;
+}
+
 /* The admin listener and its token: a token an attacker can guess in a day
  * of throttled tries is no token (24 characters of `openssl rand -hex 12`
  * are 96 bits). The length is never printed with the token. */
@@ -1304,7 +1360,7 @@ static int validate(struct parse_state *st)
                -1;
     if (c->max_body < 1)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
-    if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
+    if (validate_listener(st) != 0 || parse_redact_headers(st) != 0 || validate_portal(st) != 0)
         return -1;
     if (c->trusted_proxies && cidr_list_parse(c->trusted_proxies, &c->trusted, err, sizeof err) != 0)
         return fail(st, hookd_line(st, "trusted_proxies"), "[hookd] trusted_proxies: %s", err), -1;
@@ -1406,6 +1462,9 @@ void config_unref(struct hookd_config *c)
         else if (hookd_keys[i].type == KT_SECRET)
             secret_free(field);
     }
+    for (size_t i = 0; i < NPORTAL_KEYS; i++)
+        if (portal_keys[i].type == KT_STRING)
+            free(*(char **)((char *)c + portal_keys[i].offset));
     cidr_list_free(&c->trusted);
     for (size_t i = 0; i < c->nredact; i++)
         free(c->redact_patterns[i]);
@@ -1784,6 +1843,20 @@ static void print_machine(FILE *out, const struct machine_config *m)
         fprintf(out, "emit %s = %s\n", m->emits[k].event, m->emits[k].emit_type);
 }
 
+static void print_portal(FILE *out, const struct portal_config *p)
+{
+    char link[BACKOFF_DURATION_BUFLEN], session[BACKOFF_DURATION_BUFLEN];
+    backoff_format_duration(p->link_ttl, link, sizeof link);
+    backoff_format_duration(p->session_ttl, session, sizeof session);
+    fprintf(out, "\n[portal]\n");
+    if (p->base_url)
+        fprintf(out, "base_url = %s\n", p->base_url);
+    fprintf(out, "link_ttl = %s\nsession_ttl = %s\ntitle = %s\n", link, session, p->title);
+    if (p->logo_url)
+        fprintf(out, "logo_url = %s\n", p->logo_url);
+    fprintf(out, "accent_color = %s\n", p->accent_color);
+}
+
 void config_print(const struct hookd_config *c, FILE *out)
 {
     char buf[BACKOFF_DURATION_BUFLEN];
@@ -1794,6 +1867,7 @@ void config_print(const struct hookd_config *c, FILE *out)
     print_schedule(out, c->defer.schedule_ms, c->defer.nsteps);
     backoff_format_duration(c->defer.max_age_ms, buf, sizeof buf);
     fprintf(out, "max_age = %s\n", buf);
+    print_portal(out, &c->portal);
     for (size_t i = 0; i < c->noverrides; i++) {
         const struct retry_override *o = &c->overrides[i];
         fprintf(out, "\n[retry %s:%s]\n",

@@ -121,10 +121,23 @@ struct machine_config {
     int line;
 };
 
+/* [portal]: the tenants' portal (engine/roles/portal*.c). Every key may
+ * change on reload (the portal reads the config per request). */
+struct portal_config {
+    char *base_url;      /* links' base (NULL: http:// + [hookd] listen) */
+    int64_t link_ttl;    /* ms a login link may be opened in (once) */
+    int64_t session_ttl; /* ms a portal session lives */
+    char *title;
+    char *logo_url;     /* NULL: none */
+    char *accent_color; /* #rgb or #rrggbb */
+};
+
 struct hookd_config {
     int refs;
     char *path;
     uint64_t generation; /* 1 for the first load, +1 per successful reload */
+
+    struct portal_config portal;
 
     /* [hookd] */
     struct config_secret database;

@@ -31,10 +31,14 @@
 #include "log.h"
 #include "ctx.h"
 #include "heartbeat.h"
+#include "backoff.h"
+#include "config.h"
+#include "portal_admin.h"
+#include "portal_token.h"
 #include "sched.h"
 #include "xmalloc.h"
 
-enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY };
+enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY, PAGE_PORTAL };
 
 struct admin {
     struct hookd_ctx *ctx;
@@ -66,6 +70,9 @@ struct job {
     char err[512];
     char csrf[ADMIN_GUARD_TOKEN_HEX]; /* the requester's CSRF token, for the forms */
     bool session;                     /* signed in with a session: offer a logout */
+    json_t *tenants;                  /* PAGE_LIST: the tenants, each with a portal button */
+    struct hookd_config *cfg;         /* PAGE_PORTAL: a ref for the link's base and lifetime */
+    char url[768];                    /* PAGE_PORTAL: the minted link */
 };
 
 /* ---- auth ------------------------------------------------------------------ */
@@ -325,6 +332,7 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     }
     evbuffer_add_printf(b, "</table><p id=count>%zu open dead letter%s</p>", json_array_size(j->result),
                         json_array_size(j->result) == 1 ? "" : "s");
+    portal_admin_render_tenants(b, j->tenants, j->csrf);
     render_overview(j->a, b);
 }
 
@@ -407,6 +415,12 @@ static void work(PGconn *conn, void *arg)
                                500,
                                NULL};
         j->result = dlq_list(conn, &f, j->err, sizeof j->err);
+        j->tenants = j->result ? portal_admin_tenants(conn) : NULL;
+    } else if (j->page == PAGE_PORTAL) {
+        char token[PORTAL_TOKEN_LEN];
+        if (portal_link_mint(conn, j->cfg, j->id, j->url, sizeof j->url, token, j->err, sizeof j->err) == 0)
+            j->result = json_true();
+        OPENSSL_cleanse(token, sizeof token);
     } else if (j->page == PAGE_DETAIL) {
         j->result = dlq_show(conn, j->id, j->err, sizeof j->err);
     } else if (dlq_replay(conn, j->id, false, &j->replayed, j->err, sizeof j->err) == 0) {
@@ -434,7 +448,7 @@ static int shown_error(const struct job *j)
 
 static void render_error(struct job *j, struct evbuffer *b, struct evhttp_request *req)
 {
-    static const char *const pages[] = {"list", "detail", "replay"};
+    static const char *const pages[] = {"list", "detail", "replay", "portal"};
     page_start(b, "Error");
     int code = shown_error(j);
     if (code) {
@@ -473,6 +487,13 @@ static void done(void *arg)
         struct evbuffer *b = evbuffer_new();
         if (!j->result) {
             render_error(j, b, req);
+        } else if (j->page == PAGE_PORTAL) {
+            char ttl[BACKOFF_DURATION_BUFLEN];
+            backoff_format_duration(j->cfg->portal.link_ttl, ttl, sizeof ttl);
+            page_start(b, "Portal link");
+            portal_admin_render_link(b, j->id, j->url, ttl);
+            send_html(req, 200, b);
+            log_info("admin.portal_link", "tenant=%s", j->id);
         } else if (j->page == PAGE_REPLAY) {
             evbuffer_free(b);
             char to[128];
@@ -497,6 +518,9 @@ static void done(void *arg)
         }
     }
     json_decref(j->result);
+    json_decref(j->tenants);
+    config_unref(j->cfg);
+    OPENSSL_cleanse(j->url, sizeof j->url);
     free(j);
 }
 
@@ -652,6 +676,30 @@ static bool throttled(struct admin *a, struct evhttp_request *req)
     return true;
 }
 
+/* POST /admin/tenants/{id}/portal: a portal login link for the tenant. */
+static void handle_portal_link(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *rest)
+{
+    size_t n = strcspn(rest, "/");
+    if (strcmp(rest + n, "/portal") != 0 || n == 0 || n > 63) {
+        http_reply_error(req, 404, "not_found", "no such admin page");
+        return;
+    }
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        http_reply_error(req, 405, "method", "a portal link is made by a POST");
+        return;
+    }
+    if (!csrf_ok(a, req, auth)) {
+        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
+        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
+        return;
+    }
+    struct job *j = xcalloc(1, sizeof *j);
+    j->page = PAGE_PORTAL;
+    j->cfg = config_ref(a->ctx->cfg);
+    snprintf(j->id, sizeof j->id, "%.*s", (int)n, rest);
+    submit(a, req, auth, j);
+}
+
 /* A request for a dead letter: its page, or its replay. */
 static void handle_dlq(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *rest)
 {
@@ -698,6 +746,8 @@ static void route(struct admin *a, struct evhttp_request *req, const char *p)
         handle_list(a, req, &auth);
     } else if (strncmp(p, "/admin/dlq/", 11) == 0) {
         handle_dlq(a, req, &auth, p + 11);
+    } else if (strncmp(p, "/admin/tenants/", 15) == 0) {
+        handle_portal_link(a, req, &auth, p + 15);
     } else {
         http_reply_error(req, 404, "not_found", "no such admin page");
     }

@@ -31,6 +31,7 @@
 #include "db.h"
 #include "http_server.h"
 #include "log.h"
+#include "portal_token.h"
 #include "query.h"
 #include "sched.h"
 #include "xmalloc.h"
@@ -121,7 +122,8 @@ const struct api_route api_routes[] = {
      "EventTypePatch", "EventTypeOut"},
     {"DELETE", "event-type/*", "v1.event-type.delete", api_event_type_delete, "Archive an event type", 204, NULL,
      NULL},
-    {"POST", "auth/app-portal-access/*", "v1.authentication.app-portal-access", NULL, NULL, 0, NULL, NULL},
+    {"POST", "auth/app-portal-access/*", "v1.authentication.app-portal-access", portal_app_portal_access,
+     "A single-use login link to the application's portal (portal_token.c)", 200, NULL, "AppPortalAccessOut"},
     {"POST", "auth/app/*/expire-all", "v1.authentication.expire-all", NULL, NULL, 0, NULL, NULL},
     {"POST", "auth/logout", "v1.authentication.logout", NULL, NULL, 0, NULL, NULL},
 };
@@ -321,7 +323,9 @@ static void run_op(PGconn *conn, struct api_req *r)
         api_error(r, 503, "unavailable", "the database is unavailable");
         return;
     }
-    bool keyed = r->idem_key && strcmp(r->method, "POST") == 0;
+    /* a portal link is never kept in an idempotency record (its token would
+     * be stored in clear); a repeat just mints another link */
+    bool keyed = r->idem_key && strcmp(r->method, "POST") == 0 && r->route->fn != portal_app_portal_access;
     if (keyed) {
         idem_scope(r, scope, sizeof scope);
         int c = claim_key(conn, r, scope);

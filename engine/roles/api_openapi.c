@@ -96,6 +96,8 @@ static const char schemas[] =
     "\"RecoverOut\":{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{"
     "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]},"
     "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"AppPortalAccessOut\":{\"type\":\"object\",\"required\":[\"url\",\"token\"],\"properties\":{"
+    "\"url\":{\"type\":\"string\"},\"token\":{\"type\":\"string\"}}},"
     "\"MessageIn\":{\"type\":\"object\",\"required\":[\"eventType\",\"payload\"],\"properties\":{"
     "\"eventId\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":256},"
     "\"eventType\":{\"type\":\"string\",\"maxLength\":256},\"payload\":{\"type\":\"object\"},"

@@ -439,6 +439,38 @@ static void test_comments_and_blank_lines_keep_line_numbers(void **state)
 
 /* ---- refusals ------------------------------------------------------------ */
 
+/* ---- [portal] ---------------------------------------------------------- */
+
+static void test_portal_section(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN);
+    assert_null(c->portal.base_url);
+    assert_int_equal(c->portal.link_ttl, 10 * 60 * 1000);
+    assert_int_equal(c->portal.session_ttl, 7LL * 24 * 3600 * 1000);
+    assert_string_equal(c->portal.title, "Webhooks");
+    assert_string_equal(c->portal.accent_color, "#2563eb");
+    config_unref(c);
+    c = load_ok(HOOKD_MIN "[portal]\nbase_url = https://hooks.example.com/\nlink_ttl = 2m\nsession_ttl = 1h\n"
+                          "title = Acme hooks\nlogo_url = https://cdn.example.com/logo.png\naccent_color = #0a0\n");
+    assert_string_equal(c->portal.base_url, "https://hooks.example.com/");
+    assert_int_equal(c->portal.link_ttl, 120000);
+    assert_int_equal(c->portal.session_ttl, 3600000);
+    char *printed = print_config(c);
+    assert_contains(printed, "[portal]\nbase_url = https://hooks.example.com/\nlink_ttl = 2m\nsession_ttl = 1h\n");
+    assert_contains(printed, "accent_color = #0a0\n");
+    free(printed);
+    config_unref(c);
+    refuse(HOOKD_MIN "[portal]\naccent_color = red\n", 4, "[portal] accent_color must be #rgb or #rrggbb");
+    refuse(HOOKD_MIN "[portal]\naccent_color = #12345g\n", 4, "accent_color");
+    refuse(HOOKD_MIN "[portal]\nbase_url = ftp://x\n", 4, "[portal] base_url must start with http");
+    refuse(HOOKD_MIN "[portal]\nbase_url = https://x/\"><script>\n", 4, "quotes or angle brackets");
+    refuse(HOOKD_MIN "[portal]\nlogo_url = javascript:alert(1)\n", 4, "logo_url must be an https:// URL");
+    refuse(HOOKD_MIN "[portal]\nsession_ttl = 1s\n", 4, "session_ttl at least 1m");
+    refuse(HOOKD_MIN "[portal]\ncolour = red\n", 5, "unknown key 'colour' in [portal]");
+    refuse(HOOKD_MIN "[portal]\ntitle = a\n[portal]\n", 6, "duplicate section [portal]");
+}
+
 static void test_refuse_unknown_keys(void **state)
 {
     (void)state;
@@ -1731,6 +1763,7 @@ int main(void)
         cmocka_unit_test(test_machine_routing_and_defaults),
         cmocka_unit_test(test_partner_lookup_and_defaults),
         cmocka_unit_test(test_print_load_round_trip),
+        cmocka_unit_test(test_portal_section),
         cmocka_unit_test(test_partner_presets),
         cmocka_unit_test(test_refuse_preset_keys),
         cmocka_unit_test(test_ref_unref),
