@@ -24,6 +24,7 @@ struct batcher {
     char *items;           /* the open batch */
     size_t n, cap, bytes;
     int running;
+    bool stopped;
 };
 
 static void on_turn_end(evutil_socket_t fd, short what, void *arg)
@@ -80,6 +81,8 @@ void batcher_add(struct batcher *b, const void *item, size_t bytes)
     memcpy(b->items + b->n * b->cfg.elem_size, item, b->cfg.elem_size);
     b->n++;
     b->bytes += bytes;
+    if (b->stopped)
+        return;
     if ((b->cfg.max_items && b->n >= b->cfg.max_items) || (b->cfg.max_bytes && b->bytes >= b->cfg.max_bytes)) {
         submit(b);
         return;
@@ -90,7 +93,7 @@ void batcher_add(struct batcher *b, const void *item, size_t bytes)
 
 void batcher_flush(struct batcher *b)
 {
-    if (b->n == 0 || (b->cfg.max_running > 0 && b->running >= b->cfg.max_running))
+    if (b->n == 0 || b->stopped || (b->cfg.max_running > 0 && b->running >= b->cfg.max_running))
         return;
     submit(b);
 }
@@ -100,6 +103,11 @@ void batcher_done(struct batcher *b)
     HOOKD_ASSERT(b->cfg.max_running > 0 && b->running > 0);
     b->running--;
     batcher_flush(b);
+}
+
+void batcher_stop(struct batcher *b)
+{
+    b->stopped = true;
 }
 
 void batcher_set_limits(struct batcher *b, size_t max_items, size_t max_bytes)

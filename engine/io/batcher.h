@@ -58,6 +58,9 @@ void batcher_add(struct batcher *b, const void *item, size_t bytes);
 void batcher_flush(struct batcher *b);
 /* A submitted batch came back: one fewer out, and what waits goes. */
 void batcher_done(struct batcher *b);
+/* Shutdown: nothing is submitted any more (flushes, full batches and the
+ * end of the turn do nothing); items still gather for batcher_take(). */
+void batcher_stop(struct batcher *b);
 /* New limits (a config reload); they apply from the next add. */
 void batcher_set_limits(struct batcher *b, size_t max_items, size_t max_bytes);
 

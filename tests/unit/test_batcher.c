@@ -4,7 +4,7 @@
  * a full batch (by items or bytes) goes at once, even over max_running;
  * with max_running, items wait while batches are out and go together when
  * one comes back; a batch completed from inside submit; no linger means
- * only an explicit flush submits; take, new limits and free.
+ * only an explicit flush submits; take, stop, new limits and free.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -231,6 +231,27 @@ static void test_take_and_free(void **state)
     assert_int_equal(f->seen.nsubmits, 0);
 }
 
+static void test_stopped_submits_nothing(void **state)
+{
+    struct fixture *f = *state;
+    struct batcher *b = make(f, 2, 0, 1, BATCHER_LINGER_TURN);
+    add_range(b, 0, 2, 0); /* full: out */
+    add_range(b, 2, 3, 0);
+    batcher_stop(b);
+    add_range(b, 3, 6, 0); /* would be full twice over */
+    batcher_flush(b);
+    batcher_done(b); /* the batch that was out comes back */
+    turn(f);
+    assert_int_equal(f->seen.nsubmits, 1);
+    size_t n;
+    int *items = batcher_take(b, &n);
+    assert_int_equal(n, 4);
+    assert_int_equal(items[0], 2);
+    assert_int_equal(items[3], 5);
+    free(items);
+    batcher_free(b);
+}
+
 struct wide {
     char id[40];
     long due;
@@ -277,6 +298,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_done_from_inside_submit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_limits_apply_from_the_next_add, setup, teardown),
         cmocka_unit_test_setup_teardown(test_take_and_free, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stopped_submits_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_items_by_value, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
