@@ -1,7 +1,9 @@
 /* Positions by key; see keyindex.h.
  *
  * One entry per distinct key holds the first position not yet taken and
- * the last one added; next[] chains a key's positions in the order added. */
+ * the last one added; next[] chains a key's positions in the order added.
+ * Entries come from one array of n and keys are the caller's, so a batch
+ * costs no allocation per item. */
 #include "keyindex.h"
 
 #include <stdlib.h>
@@ -15,12 +17,12 @@
 struct keyindex_entry {
     UT_hash_handle hh;
     size_t first, last;
-    char key[];
 };
 
 struct keyindex {
     struct keyindex_entry *map;
-    size_t n;
+    struct keyindex_entry *entries; /* n of them; the first nentries in use */
+    size_t n, nentries;
     size_t *next;
 };
 
@@ -28,6 +30,7 @@ struct keyindex *keyindex_new(size_t n)
 {
     struct keyindex *ix = xcalloc(1, sizeof *ix);
     ix->n = n;
+    ix->entries = xmalloc((n ? n : 1) * sizeof *ix->entries);
     ix->next = xmalloc((n ? n : 1) * sizeof *ix->next);
     return ix;
 }
@@ -36,12 +39,8 @@ void keyindex_free(struct keyindex *ix)
 {
     if (!ix)
         return;
-    struct keyindex_entry *e, *tmp;
-    HASH_ITER(hh, ix->map, e, tmp)
-    {
-        HASH_DEL(ix->map, e);
-        free(e);
-    }
+    HASH_CLEAR(hh, ix->map);
+    free(ix->entries);
     free(ix->next);
     free(ix);
 }
@@ -60,11 +59,10 @@ void keyindex_add(struct keyindex *ix, const void *key, size_t len, size_t pos)
         e->last = pos;
         return;
     }
-    e = xmalloc(sizeof *e + len + 1);
-    memcpy(e->key, key, len);
-    e->key[len] = '\0';
+    HOOKD_ASSERT(ix->nentries < ix->n);
+    e = &ix->entries[ix->nentries++];
     e->first = e->last = pos;
-    HASH_ADD_KEYPTR(hh, ix->map, e->key, len, e);
+    HASH_ADD_KEYPTR(hh, ix->map, key, len, e);
 }
 
 size_t keyindex_take(struct keyindex *ix, const void *key, size_t len)

@@ -14,11 +14,13 @@
 
 struct keyindex;
 
-/* Room for positions 0..n-1. Caller frees with keyindex_free. */
+/* Room for positions 0..n-1 (three allocations, whatever n). Caller frees
+ * with keyindex_free. */
 struct keyindex *keyindex_new(size_t n);
 /* Accepts NULL. */
 void keyindex_free(struct keyindex *ix);
-/* Records key (len bytes, copied) at pos (< n; each pos once). */
+/* Records key (len bytes; borrowed: it must stay unchanged until
+ * keyindex_free) at pos (< n; each pos once). */
 void keyindex_add(struct keyindex *ix, const void *key, size_t len, size_t pos);
 /* The earliest position added with key and not taken yet, now taken; or
  * KEYINDEX_NONE. */

@@ -533,10 +533,10 @@ static void reorder(struct inbox_job *job, PGresult *r)
     for (size_t i = 0; i < job->n; i++)
         if (!placed[i])
             sorted[k++] = job->items[i];
+    keyindex_free(ix); /* before the ids it borrows */
     free(job->items);
     job->items = sorted;
     free(placed);
-    keyindex_free(ix);
 }
 
 /* Puts the batch in receipt order (events of one entity that are due

@@ -161,7 +161,7 @@ static void add_text(struct db_array *a, const char *v, bool jsonb)
 }
 
 /* A request's key, partner and event id with a NUL between them, into dst
- * (room for both strings and the NUL); returns its length. */
+ * (room for both strings and a NUL); returns its length. */
 static size_t key_make(char *dst, const char *partner, const char *event_id)
 {
     size_t a = strlen(partner) + 1, b = strlen(event_id);
@@ -175,16 +175,19 @@ static size_t key_make(char *dst, const char *partner, const char *event_id)
  * sent twice at once) stay duplicates of it. One lookup per row. */
 static void match_rows(PGresult *res, struct pending **items, size_t n)
 {
-    size_t longest = 0;
+    size_t longest = 0, total = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(items[i]->partner) + 1 + strlen(items[i]->event_id);
         longest = len > longest ? len : longest;
+        total += len;
     }
-    char *key = xmalloc(longest + 1);
+    char *keys = xmalloc(total + 1), *at = keys, *key = xmalloc(longest + 1);
     struct keyindex *ix = keyindex_new(n);
     for (size_t i = 0; i < n; i++) {
         items[i]->result = RES_DUPLICATE;
-        keyindex_add(ix, key, key_make(key, items[i]->partner, items[i]->event_id), i);
+        size_t len = key_make(at, items[i]->partner, items[i]->event_id);
+        keyindex_add(ix, at, len, i);
+        at += len;
     }
     for (int row = 0; row < PQntuples(res); row++) {
         const char *partner = PQgetvalue(res, row, INGEST_INSERT_PARTNER_NAME);
@@ -201,6 +204,7 @@ static void match_rows(PGresult *res, struct pending **items, size_t n)
     }
     keyindex_free(ix);
     free(key);
+    free(keys);
 }
 
 /* One INSERT for items[0..n). Returns 0, or -1 with err (the statement

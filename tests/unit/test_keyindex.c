@@ -3,6 +3,7 @@
  * back by key, earliest first and each once; keys are byte strings (an
  * embedded NUL separates, a prefix is another key); a key added again
  * after all of its positions were taken; a large batch.
+ * Keys are borrowed: each test keeps them alive until keyindex_free.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,10 +73,11 @@ static void test_large_batch(void **state)
     (void)state;
     enum { N = 5000 };
     struct keyindex *ix = keyindex_new(N);
-    char key[32];
+    static char keys[N][16]; /* borrowed until keyindex_free */
+    char key[16];
     for (size_t i = 0; i < N; i++) { /* every key twice: i and i + N/2 */
-        int n = snprintf(key, sizeof key, "id-%zu", i % (N / 2));
-        keyindex_add(ix, key, (size_t)n, i);
+        int n = snprintf(keys[i], sizeof keys[i], "id-%zu", i % (N / 2));
+        keyindex_add(ix, keys[i], (size_t)n, i);
     }
     for (size_t i = N / 2; i-- > 0;) { /* asked in reverse order */
         int n = snprintf(key, sizeof key, "id-%zu", i);
