@@ -185,7 +185,21 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
         text = cfgs.get("inbox") or next(iter(cfgs.values()))
         lines += [re.sub(r"(secret = ).*", r"\1whsec_... (the harness test key)", l) for l in text.strip().splitlines()]
         lines += ["```", ""]
-    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n")
+    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n" + hand_written_tail())
+
+
+HAND_WRITTEN = "<!-- written by hand from here on: make bench keeps what follows this line -->"
+
+
+def hand_written_tail() -> str:
+    """What people wrote below HAND_WRITTEN in the last report (before/after
+    comparisons of refactors), kept as it is."""
+    try:
+        text = (DOCS / "benchmarks.md").read_text()
+    except OSError:
+        return ""
+    at = text.find(HAND_WRITTEN)
+    return "\n" + text[at:] if at >= 0 else ""
 
 
 def details_lines() -> list[str]:
