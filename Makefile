@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench demo run format format-check check-layers clean services-stop fuzz chaos soak deb
+.PHONY: all deps test unit integration asan valgrind bench bench-redis demo run format format-check check-layers clean services-stop fuzz chaos soak deb
 
 all: deps $(BUILD)/hookd
 
@@ -105,9 +105,16 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
+# The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
+bench-redis: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
+
+# make demo REDIS=tls | cluster | cluster-tls: the same story on another Redis (scripts/demo.py)
+REDIS ?= plain
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py
+	HOOKD_DEMO_REDIS=$(REDIS) HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS; crashes fail the target.
 FUZZ_SECONDS ?= 60
@@ -115,13 +122,16 @@ fuzz: deps $(BUILD)/hookd
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The chaos suite: faults injected under load, then the ledger is checked;
-# then the hostile-client suite in its long form (three times the attackers).
+# again with Redis behind Sentinel on TLS (its own faults); then the
+# hostile-client suite in its long form (three times the attackers).
 # (`make test` runs its short form.)
 CHAOS_FAULTS ?= 24
+CHAOS_SENTINEL_FAULTS ?= 8
 CHAOS_SEED ?= 1
 chaos: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --faults $(CHAOS_FAULTS) --seed $(CHAOS_SEED)
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis sentinel-tls --faults $(CHAOS_SENTINEL_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_HOSTILE_SCALE=3 $(PYTEST) -q tests/integration/test_hostile.py
 
 # Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres

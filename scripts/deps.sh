@@ -9,7 +9,8 @@ build_pkgs=(gcc make pkg-config libevent-dev libhiredis-dev libpq-dev libjansson
             libssl-dev libinih-dev libcmocka-dev uthash-dev python3 openssl)
 test_pkgs=(postgresql-15 postgresql-client-15 redis-server python3-pytest python3-psycopg2
            python3-redis python3-cryptography python3-prometheus-client python3-selenium chromium chromium-driver
-           openssl valgrind procps gnuplot-nox faketime clang-format)
+           openssl valgrind procps gnuplot-nox faketime clang-format
+           strace systemd libseccomp2 iproute2)
 
 want=()
 case "${1:-build}" in

@@ -1,8 +1,15 @@
 /* `hookd status [--json] [--watch]`: the cluster as Redis sees it, without
- * touching Postgres — live and stale workers from their heartbeats, due and
- * inflight depth per queue, the oldest overdue item, the cluster counters
- * with rates (two samples half a second apart), and the DLQ size the workers
- * publish. */
+ * reading Postgres's tables — live and stale workers from their heartbeats,
+ * due and inflight depth per queue, the oldest overdue item, the cluster
+ * counters with rates (two samples half a second apart), and the DLQ size
+ * the workers publish.
+ *
+ * The ages it shows (since a heartbeat, since a worker started, how overdue
+ * the oldest item is) compare now with times the workers wrote on hookd's
+ * one time base, Postgres's clock; so now is read on that clock too: one
+ * connection measures this host's offset (clock_sync_once), again on every
+ * --watch refresh. When Postgres cannot be reached the ages are on this
+ * host's clock, and the output says so. */
 #include "cli_status.h"
 
 #include <hiredis.h>
@@ -15,9 +22,49 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "clock_sync.h"
 #include "config.h"
 #include "ctx.h"
+#include "db.h"
 #include "redis_conn.h"
+
+#define STATUS_PG_TIMEOUT_S 2
+
+/* Where status reads "now": Postgres's clock while it answers. */
+struct status_clock {
+    PGconn *conn;
+    bool synced;   /* an offset was measured (the last one stays applied) */
+    char err[256]; /* why the last measurement failed; empty when it worked */
+};
+
+static void clock_refresh(struct status_clock *sc, const struct hookd_config *cfg)
+{
+    char err[256] = "";
+    if (sc->conn && PQstatus(sc->conn) != CONNECTION_OK) {
+        PQfinish(sc->conn);
+        sc->conn = NULL;
+    }
+    if (!sc->conn)
+        sc->conn = db_connect_timeout(cfg->database.text, STATUS_PG_TIMEOUT_S, err, sizeof err);
+    if (sc->conn && clock_sync_once(sc->conn, err, sizeof err) == 0) {
+        sc->synced = true;
+        sc->err[0] = '\0';
+        return;
+    }
+    if (sc->conn) {
+        PQfinish(sc->conn);
+        sc->conn = NULL;
+    }
+    snprintf(sc->err, sizeof sc->err, "%s", err[0] ? err : "no answer");
+}
+
+/* {"base": "postgres" | "local", "offset_ms": N, "error": null | "..."}:
+ * "postgres" with an error is the offset measured last, applied still. */
+static json_t *clock_json(const struct status_clock *sc)
+{
+    return json_pack("{s:s, s:I, s:o}", "base", sc->synced ? "postgres" : "local", "offset_ms",
+                     (json_int_t)clock_offset_ms(), "error", sc->err[0] ? json_string(sc->err) : json_null());
+}
 
 static json_t *hash_json(redisReply *r)
 {
@@ -81,7 +128,7 @@ static json_t *stats(struct redis_sync *c, const struct hookd_config *cfg)
     return o;
 }
 
-static json_t *snapshot(struct redis_sync *c, const struct hookd_config *cfg)
+static json_t *snapshot(struct redis_sync *c, const struct hookd_config *cfg, const struct status_clock *sc)
 {
     json_t *before = stats(c, cfg);
     usleep(500 * 1000);
@@ -100,9 +147,10 @@ static json_t *snapshot(struct redis_sync *c, const struct hookd_config *cfg)
     json_t *dlq_size = dlq && dlq->type == REDIS_REPLY_STRING ? json_integer(strtoll(dlq->str, NULL, 10))
                                                               : json_null();
     freeReplyObject(dlq);
-    return json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:I}", "workers", workers(c, cfg, now), "queues", "inbox",
-                     queue(c, cfg, "inbox", now), "delivery", queue(c, cfg, "delivery", now), "counters", after,
-                     "rates_per_s", rates, "dlq_size", dlq_size, "at_ms", (json_int_t)now);
+    return json_pack("{s:o, s:{s:o, s:o}, s:o, s:o, s:o, s:I, s:o}", "workers", workers(c, cfg, now), "queues",
+                     "inbox", queue(c, cfg, "inbox", now), "delivery", queue(c, cfg, "delivery", now), "counters",
+                     after, "rates_per_s", rates, "dlq_size", dlq_size, "at_ms", (json_int_t)now, "clock",
+                     clock_json(sc));
 }
 
 static const char *str(json_t *o, const char *k)
@@ -115,6 +163,16 @@ static void print_text(json_t *s)
 {
     size_t i;
     json_t *w;
+    json_t *clk = json_object_get(s, "clock");
+    const char *clk_err = json_string_value(json_object_get(clk, "error"));
+    long long offset = (long long)json_integer_value(json_object_get(clk, "offset_ms"));
+    if (strcmp(str(clk, "base"), "postgres") != 0)
+        printf("CLOCK: Postgres unreachable (%s): ages are on this host's clock, not the workers' time base\n\n",
+               clk_err ? clk_err : "-");
+    else if (clk_err)
+        printf("CLOCK: ages on Postgres's clock as last measured (this host %+lldms; now: %s)\n\n", -offset, clk_err);
+    else
+        printf("CLOCK: ages on Postgres's clock (this host's is %+lldms off)\n\n", -offset);
     json_t *ws = json_object_get(s, "workers");
     printf("WORKERS (%zu)\n  %-34s %-6s %-16s %-8s %-20s %8s %10s %4s %9s\n", json_array_size(ws), "ID", "STATE",
            "HOST", "PID", "ROLES", "UPTIME", "LAST BEAT", "GEN", "CLOCK");
@@ -163,12 +221,15 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
         fprintf(stderr, "hookd status: %s\n", err);
         return 1;
     }
+    struct status_clock sc = {0};
     do {
-        json_t *s = snapshot(c, cfg);
+        clock_refresh(&sc, cfg);
+        json_t *s = snapshot(c, cfg, &sc);
         if (redis_sync_error(c)) {
             fprintf(stderr, "hookd status: Redis: %s\n", redis_sync_error(c));
             json_decref(s);
             redis_sync_free(c);
+            PQfinish(sc.conn);
             return 1;
         }
         if (watch && !json)
@@ -185,6 +246,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
             sleep(2);
     } while (watch);
     redis_sync_free(c);
+    PQfinish(sc.conn);
     return 0;
 }
 
@@ -196,8 +258,10 @@ const struct cli_args_cmd cli_status_cmd = {
     .name = "status",
     .synopsis = "[--json] [--watch]",
     .summary = "the cluster from Redis: workers, queues, counters, DLQ",
-    .help = "Reads the Redis keys only (never Postgres): live and stale workers, queue depths, the oldest\n"
-            "overdue item, counters and rates (two samples half a second apart), and the DLQ size.",
+    .help = "Reads the Redis keys (never Postgres's tables): live and stale workers, queue depths, the oldest\n"
+            "overdue item, counters and rates (two samples half a second apart), and the DLQ size. Ages are\n"
+            "on Postgres's clock, the workers' time base (one connection measures this host's offset); if\n"
+            "Postgres does not answer within 2 s they are on this host's clock, and the output says so.",
     .opts = status_opts,
     .run = run_status,
     .config = true,

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -79,9 +80,69 @@ static void one_line(char *out, size_t outlen, const char *msg)
     }
 }
 
+/* TCP keepalives on every connection, unless the conninfo says otherwise: a
+ * primary that vanished without a word (a host that died, a network cut) is
+ * noticed in about 30 s — an idle connection (the relay's LISTEN) after 10 s
+ * of silence and 4 unanswered probes 5 s apart, a connection waiting for the
+ * acknowledgement of what it sent after tcp_user_timeout — instead of
+ * libpq's and the kernel's defaults (keepalives after 2 h; a send
+ * retransmitted for about 15 min). Each key the user's conninfo sets wins;
+ * tcp_user_timeout is added only when it sets none of the timing keys,
+ * because on Linux it also decides when a keepalive gives up (it would
+ * stretch a user's shorter keepalives_count). */
+static const struct {
+    const char *key, *value;
+    bool timing;
+} keepalive_defaults[] = {
+    {"keepalives", "1", false},      {"keepalives_idle", "10", true},     {"keepalives_interval", "5", true},
+    {"keepalives_count", "4", true}, {"tcp_user_timeout", "30000", true},
+};
+enum { NKEEPALIVE = sizeof keepalive_defaults / sizeof keepalive_defaults[0] };
+
+static PGconn *connect_with_keepalives(const char *conninfo, int connect_timeout_s)
+{
+    bool set[NKEEPALIVE] = {false};
+    bool any_timing = false, timeout_set = false;
+    PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+    for (PQconninfoOption *o = opts; o && o->keyword; o++) {
+        timeout_set |= o->val && *o->val && strcmp(o->keyword, "connect_timeout") == 0;
+        for (size_t i = 0; i < NKEEPALIVE; i++) {
+            if (o->val && *o->val && strcmp(o->keyword, keepalive_defaults[i].key) == 0) {
+                set[i] = true;
+                any_timing |= keepalive_defaults[i].timing;
+            }
+        }
+    }
+    PQconninfoFree(opts); /* NULL (unparsable): libpq reports it below */
+    const char *keys[NKEEPALIVE + 3], *values[NKEEPALIVE + 3];
+    char timeout[16];
+    size_t n = 0;
+    if (connect_timeout_s > 0 && !timeout_set) {
+        snprintf(timeout, sizeof timeout, "%d", connect_timeout_s);
+        keys[n] = "connect_timeout";
+        values[n++] = timeout;
+    }
+    for (size_t i = 0; i < NKEEPALIVE; i++) {
+        bool user_timeout = strcmp(keepalive_defaults[i].key, "tcp_user_timeout") == 0;
+        if (set[i] || (user_timeout && any_timing))
+            continue;
+        keys[n] = keepalive_defaults[i].key;
+        values[n++] = keepalive_defaults[i].value;
+    }
+    keys[n] = "dbname"; /* expanded: the conninfo's own keys come last and win */
+    values[n++] = conninfo;
+    keys[n] = values[n] = NULL;
+    return PQconnectdbParams(keys, values, 1);
+}
+
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen)
 {
-    PGconn *c = PQconnectdb(conninfo);
+    return db_connect_timeout(conninfo, 0, err, errlen);
+}
+
+PGconn *db_connect_timeout(const char *conninfo, int connect_timeout_s, char *err, size_t errlen)
+{
+    PGconn *c = connect_with_keepalives(conninfo, connect_timeout_s);
     if (c)
         PQsetNoticeProcessor(c, ignore_notice, NULL);
     if (!c || PQstatus(c) != CONNECTION_OK) {
@@ -180,17 +241,43 @@ static void mark_up(struct db_thread *t)
     atomic_store(&t->pool->came_up, true);
 }
 
+/* Whether a connection that sat idle is still there. A server that closed it
+ * meanwhile (a restart, a failover, pg_terminate_backend) has left its FATAL
+ * message and the end of the stream on the socket: read them now, so the job
+ * runs on a fresh connection instead of failing on this one "mid-statement".
+ * That matters beyond one wasted round trip: a statement lost mid-way has an
+ * unknown outcome, and ingest's insert retried after one cannot tell its own
+ * row from one a partner's earlier request stored. A peer that vanished
+ * without a word is left to the TCP keepalives (db_connect). */
+static bool idle_conn_alive(PGconn *conn)
+{
+    for (int i = 0; i < 2; i++) { /* the message, then possibly the EOF */
+        struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
+        if (pfd.fd < 0)
+            return false;
+        if (poll(&pfd, 1, 0) <= 0)
+            return true; /* nothing arrived while idle (EINTR: look next time) */
+        if (!PQconsumeInput(conn) || PQstatus(conn) != CONNECTION_OK)
+            return false;
+    }
+    return true;
+}
+
 /* Connects (or reconnects) the thread's connection when its backoff allows.
  * With a multi-host conninfo libpq picks the host (target_session_attrs);
  * a read-only server is refused here whatever the conninfo says, so no
  * thread ever works on a standby. */
 static PGconn *thread_conn(struct db_thread *t)
 {
-    if (t->conn && PQstatus(t->conn) == CONNECTION_OK)
+    if (t->conn && PQstatus(t->conn) == CONNECTION_OK && idle_conn_alive(t->conn))
         return t->conn;
-    if (t->conn) {
+    if (t->conn) { /* lost like a job's (thread_check): the pool comes up again, and says so */
+        atomic_store(&t->pool->healthy, false);
+        log_warn("db.connection_lost", "reason=closed_while_idle");
         PQfinish(t->conn);
         t->conn = NULL;
+        t->dropped = true;
+        doomed.conn = NULL;
     }
     int64_t now = clock_mono_ms();
     if (now < t->next_connect_ms)

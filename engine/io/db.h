@@ -144,7 +144,14 @@ bool db_conn_lost(PGconn *conn);
  * attempt counted, never a dead letter). db.c's own helpers call it on
  * every failure; a role that runs libpq directly calls it itself. */
 bool db_unavailable(PGconn *conn, const PGresult *r);
-/* Connects synchronously (CLI commands). NULL with err on failure. */
+/* Connects synchronously (every libpq connection hookd makes goes through
+ * here), with TCP keepalives that notice a silently dead server in about
+ * 30 s unless the conninfo sets its own (see db.c). NULL with err on
+ * failure. */
 PGconn *db_connect(const char *conninfo, char *err, size_t errlen);
+/* The same, giving up on each host after connect_timeout_s unless the
+ * conninfo sets its own connect_timeout (for a command that can do without
+ * Postgres, such as `hookd status`). */
+PGconn *db_connect_timeout(const char *conninfo, int connect_timeout_s, char *err, size_t errlen);
 
 #endif

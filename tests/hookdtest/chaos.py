@@ -1,6 +1,9 @@
 """The chaos suite: hookd under fire, then a ledger check.
 
-Starts its own throw-away PostgreSQL and Redis (hookdtest.services),
+Starts its own throw-away PostgreSQL - a primary and a synchronous
+streaming standby (PgHA), hookd on the two-host URL with
+target_session_attrs=read-write - and Redis (plain, or with --redis
+sentinel-tls a TLS master, replica and three TLS sentinels: RedisHA),
 three hookd workers with every role, a flaky local receiver subscribed to
 `order.*`, and keeps two kinds of load running: signed partner webhooks
 (order lifecycles started/paid/shipped, shuffled, sometimes duplicated, to
@@ -28,17 +31,20 @@ Then it stops the load, waits for quiescence and checks the ledger:
     and equal it exactly in a fault-free window at the end (see README.md for
     why the whole-run totals are informational).
 
-Usage:  HOOKD_BIN=build/hookd PYTHONPATH=tests /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short] [--keep-logs DIR]
+Usage:  HOOKD_BIN=build/hookd PYTHONPATH=tests /usr/bin/python3 tests/chaos/chaos.py --faults 24 --seed 1 [--short]
+        [--redis plain|sentinel-tls] [--kinds K,K] [--keep-logs DIR]
 Exit status 0 only if every check passes. Everything it starts is stopped.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -50,9 +56,12 @@ from pathlib import Path
 
 import psycopg2
 import psycopg2.extras
+import redis
 
 from hookdtest.client import order_event, post_standard
-from hookdtest.services import Services
+from hookdtest.paths import SERVICES
+from hookdtest.redis_servers import RedisProc, make_certs
+from hookdtest.services import PgPair, PgServer, Services
 from hookdtest.signing import sign_standard
 from hookdtest.util import free_port
 from hookdtest.worker import Worker, run_hookd, write_config
@@ -64,7 +73,16 @@ CHAIN = [("order.started", "draft", "started"), ("order.paid", "started", "paid"
 CHAIN_TYPES = [t for t, _, _ in CHAIN]
 TERMINAL = ("PROCESSED", "QUARANTINED")
 FAULT_KINDS = ["kill9", "sigterm", "redis_flushall", "redis_restart", "redis_down", "pg_restart",
-               "pg_kill_conns", "receiver_down", "sighup_bad_config"]
+               "pg_kill_conns", "pg_failover", "receiver_down", "sighup_bad_config"]
+# --redis sentinel-tls: hookd on rediss+sentinel:// (a TLS master, a TLS
+# replica, three TLS sentinels); the plain Redis faults become these.
+SENTINEL_TLS_KINDS = ["sentinel_failover", "redis_tls_restart", "redis_flushall", "kill9", "pg_failover"]
+REDIS_MODES = {"plain": FAULT_KINDS, "sentinel-tls": SENTINEL_TLS_KINDS}  # the default kinds of each mode
+# what --kinds may name in each mode: the plain Redis faults act on the one plain Redis only
+AVAILABLE = {"plain": FAULT_KINDS,
+             "sentinel-tls": SENTINEL_TLS_KINDS + [k for k in FAULT_KINDS if not k.startswith("redis_")
+                                                   and k not in SENTINEL_TLS_KINDS]}
+APP = "hookd-chaos-w"  # + the worker's index: application_name of a worker's sessions
 # Redis counters and the Postgres facts they count (see pg_counts()).
 RELOADED = re.compile(r"event=config\.reloaded .*?generation=(\d+)")
 COUNTERS = ["ingested", "applied", "noop", "deferred", "retried", "dead", "delivered", "delivery_failed"]
@@ -145,6 +163,229 @@ class Pg:
         self.conn = None
 
 
+# ---- the plain Redis (hookd's Postgres is PgHA below) -----------------------------
+
+class RedisOnly(Services):
+    """Services without its Postgres (no initdb, no server): the throw-away
+    Redis of scripts/services.sh, and the directory the logs go to."""
+
+    def __init__(self) -> None:  # not the parent's: it would start Postgres too
+        self.dir = Path(tempfile.mkdtemp(prefix="hookd-chaos-"))
+        subprocess.run([str(SERVICES), "start-redis", str(self.dir)], check=True, capture_output=True)
+        self.redis_port = int((self.dir / "redis.port").read_text())
+        self.redis_url = f"redis://127.0.0.1:{self.redis_port}/0"
+
+
+# ---- hookd's database: a primary and a synchronous standby ------------------------
+
+class PgHA:
+    """hookd's Postgres in the chaos run: a primary and a streaming standby made
+    with pg_basebackup -R (hookdtest.services.PgPair), replication synchronous
+    (a commit returns once the standby flushed it), and hookd on the two-host
+    URL with target_session_attrs=read-write. The roles move: failover() stops
+    the primary with -m immediate and promotes the standby; rebuild() then
+    makes the dead one a synchronous standby of the new primary again, in the
+    same directory and on the same port, so the URL never changes."""
+
+    def __init__(self) -> None:
+        self.pair = PgPair(sync=True, database="hookd")
+        self.primary: PgServer = self.pair.primary
+        self.standby: PgServer = self.pair.standby
+        self.needs_rebuild = False
+        # A standby whose primary restarted retries every 5 s by default, and
+        # a synchronous commit waits for it meanwhile: retry sooner (the
+        # setting travels to rebuilt standbys with the base backup).
+        for server in (self.primary, self.standby):
+            server.sql("ALTER SYSTEM SET wal_retrieve_retry_interval = '500ms'")
+            server.sql("SELECT pg_reload_conf()")
+
+    def url(self, app: str) -> str:
+        return self.pair.hosts_url() + f"&application_name={app}"
+
+    def restart_primary(self) -> None:
+        self.primary.stop("immediate")
+        self.primary.start()
+
+    def failover(self) -> None:
+        old = self.primary
+        old.stop("immediate")
+        self.standby.promote()
+        self.primary, self.standby = self.standby, old
+        # alone now: a commit must not wait for a synchronous standby that
+        # does not exist yet (the promoted one never had the setting, but a
+        # later cycle must not depend on that)
+        self.primary.sql("ALTER SYSTEM RESET synchronous_standby_names")
+        self.primary.sql("SELECT pg_reload_conf()")
+        self.needs_rebuild = True
+
+    def rebuild(self, timeout: float = 60) -> None:
+        """The dead primary becomes the new primary's synchronous standby."""
+        shutil.rmtree(self.standby.data)
+        # a standby's max_wal_senders etc. must not be below its primary's
+        self.standby.options = list(self.primary.options)
+        self.standby.basebackup_from(self.primary).start()
+        self.primary.sql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        self.primary.sql("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + timeout
+        while self.primary.sql("SELECT string_agg(sync_state, ',') FROM pg_stat_replication") != "sync":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the rebuilt standby did not become synchronous")
+            time.sleep(0.1)
+        self.needs_rebuild = False
+
+    def sessions(self, server: PgServer, sql: str = "true") -> list[dict]:
+        """hookd workers' sessions on server (application_name, query)."""
+        conn = psycopg2.connect(server.url("postgres"), connect_timeout=3)
+        try:
+            with conn.cursor(cursor_factory=psycopg2.extras.RealDictCursor) as cur:
+                cur.execute("SELECT application_name, query, pid FROM pg_stat_activity"
+                            f" WHERE application_name LIKE '{APP}%%' AND ({sql})")
+                return cur.fetchall()
+        finally:
+            conn.close()
+
+    def logs(self) -> list[Path]:
+        return [self.pair.primary.log, self.pair.standby.log]
+
+    def stop(self) -> None:
+        self.pair.stop()
+
+
+# ---- Redis behind Sentinel, all on TLS (--redis sentinel-tls) ----------------------
+
+class RedisHA:
+    """A TLS master and replica watched by three TLS sentinels (service
+    `chaos`), certificates from a throw-away CA; hookd on
+    rediss+sentinel://. Faults: failover() (the master killed, or a
+    SENTINEL FAILOVER; then the old node comes back as a replica of the new
+    master) and restart_master() (the TLS master restarted on its port, empty
+    as it has no persistence; quicker than the sentinels' down-after, so no
+    failover)."""
+
+    SERVICE = "chaos"
+    DOWN_AFTER_MS = 2000
+
+    def __init__(self, dir: Path) -> None:
+        self.dir = dir / "redis-ha"
+        self.certs = make_certs(self.dir / "certs")
+        self.tls = dict(cert=str(self.certs / "server.pem"), key=str(self.certs / "server.key"),
+                        ca=str(self.certs / "ca.pem"))
+        self.nodes: dict[str, RedisProc] = {}
+        self.sentinels: list[RedisProc] = []
+        self.ports = {"a": free_port(), "b": free_port()}
+        self.master = "a"
+        try:
+            self.start_node("a", None)
+            self.start_node("b", "a")
+            self.wait_synced("b")
+            for i in range(3):
+                conf = (f"sentinel monitor {self.SERVICE} 127.0.0.1 {self.ports['a']} 2\n"
+                        f"sentinel down-after-milliseconds {self.SERVICE} {self.DOWN_AFTER_MS}\n"
+                        f"sentinel failover-timeout {self.SERVICE} 10000\n")
+                self.sentinels.append(RedisProc(self.dir, f"sentinel{i}", ["--tls-replication", "yes"], free_port(),
+                                                tls=self.tls, sentinel=True, conf=conf))
+            self.wait(self.agree, 30, "the sentinels to find each other and the replica")
+        except Exception:
+            self.stop()
+            raise
+
+    def start_node(self, name: str, replica_of: str | None) -> None:
+        args = ["--tls-replication", "yes"]
+        if replica_of:
+            args += ["--replicaof", "127.0.0.1", str(self.ports[replica_of])]
+        self.nodes[name] = RedisProc(self.dir, name, args, self.ports[name], tls=self.tls)
+
+    def client(self, port: int) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=port, ssl=True, ssl_ca_certs=self.tls["ca"], decode_responses=True,
+                           socket_timeout=3)
+
+    def master_client(self) -> redis.Redis:
+        return self.client(self.ports[self.master])
+
+    def other(self) -> str:
+        return "b" if self.master == "a" else "a"
+
+    @staticmethod
+    def wait(cond, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if cond():
+                    return
+            except Exception:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"redis-ha: timed out waiting for {what}")
+
+    def wait_synced(self, name: str) -> None:
+        self.wait(lambda: self.client(self.ports[name]).info("replication").get("master_link_status") == "up", 30,
+                  f"{name} to sync")
+
+    def agree(self) -> bool:
+        for s in self.sentinels:
+            c = self.client(s.port)
+            if (len(c.execute_command("SENTINEL", "REPLICAS", self.SERVICE)) < 1
+                    or len(c.execute_command("SENTINEL", "SENTINELS", self.SERVICE)) < len(self.sentinels) - 1):
+                return False
+        return True
+
+    def sentinel_master(self) -> int | None:
+        for s in self.sentinels:
+            try:
+                return int(self.client(s.port).execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                                               self.SERVICE)[1])
+            except Exception:
+                continue
+        return None
+
+    def url(self) -> str:
+        return "rediss+sentinel://" + ",".join(f"127.0.0.1:{s.port}" for s in self.sentinels) + f"/{self.SERVICE}/0"
+
+    def failover(self, kill: bool) -> str:
+        """Until the sentinels name the new master; repair() then brings the
+        old one back as its replica (after the recovery is measured)."""
+        self.repair()
+        old, new = self.master, self.other()
+        if kill:
+            self.nodes[old].kill9()
+        else:
+            self.client(self.sentinels[0].port).execute_command("SENTINEL", "FAILOVER", self.SERVICE)
+        self.wait(lambda: self.sentinel_master() == self.ports[new], 60, "the sentinels to promote the replica")
+        self.master = new
+        self.revive = old if kill else None
+        self.damaged = True
+        return f"master :{self.ports[old]} {'killed (-9)' if kill else 'SENTINEL FAILOVER'}, :{self.ports[new]} promoted"
+
+    def restart_master(self) -> str:
+        self.repair()
+        name = self.master
+        self.nodes[name].stop()
+        self.start_node(name, None)
+        self.revive = None
+        self.damaged = True
+        return f"TLS master :{self.ports[name]} restarted (empty)"
+
+    def repair(self) -> None:
+        """Before the next Redis fault (not at once: the run goes on
+        meanwhile): the replica back in sync, and seen by every sentinel."""
+        if not getattr(self, "damaged", False):
+            return
+        replica = self.other()
+        if getattr(self, "revive", None) == replica:  # as the new master's replica (the sentinels would make it one)
+            self.start_node(replica, self.master)
+        self.revive = None
+        self.wait_synced(replica)
+        self.wait(self.agree, 60, "the sentinels to see the replica again")
+        self.damaged = False
+
+    def logs(self) -> list[Path]:
+        return [p.dir / "log" for p in list(self.nodes.values()) + self.sentinels]
+
+    def stop(self) -> None:
+        for p in self.sentinels + list(self.nodes.values()):
+            p.stop()
+
+
 # ---- the flaky receiver -----------------------------------------------------------
 
 class Receiver:
@@ -221,14 +462,16 @@ class Partner:
         self.accepted: dict[str, dict] = {}   # msg id -> {id, type, order, at}
         self.planned: dict[str, list[str]] = {}  # order -> event types it will get
         self.answers: Counter = Counter()
+        self.accepted_twice: dict[str, list] = {}  # msg id -> the ids of its "accepted" answers, when > 1
         self.anomalies: list[str] = []       # answers that should never happen (4xx)
         self.unaccepted: list[str] = []      # gave up after the deadline
 
-    def send(self, msg_id: str, typ: str, order: str, deadline: float) -> str | None:
-        """Posts until accepted; returns "accepted" / "duplicate", or None."""
+    def send(self, msg_id: str, typ: str, order: str, deadline: float, worker: Worker | None = None) -> str | None:
+        """Posts until accepted (to `worker`, or to random live workers);
+        returns "accepted" / "duplicate", or None."""
         body = order_event(typ, order)
         while time.monotonic() < deadline:
-            w = self.chaos.pick_worker(self.rng)
+            w = worker or self.chaos.pick_worker(self.rng)
             if w is None:
                 time.sleep(0.05)
                 continue
@@ -243,8 +486,12 @@ class Partner:
                 ans = json.loads(raw)
                 with self.lock:
                     self.answers[ans["status"]] += 1
+                    if ans["status"] == "accepted" and msg_id in self.accepted and (
+                            msg_id in self.accepted_twice or self.accepted[msg_id].get("answered") == "accepted"):
+                        self.accepted_twice.setdefault(msg_id, [self.accepted[msg_id]["id"]]).append(ans.get("id"))
                     if msg_id not in self.accepted:
-                        self.accepted[msg_id] = dict(id=ans.get("id"), type=typ, order=order, at=time.time())
+                        self.accepted[msg_id] = dict(id=ans.get("id"), type=typ, order=order, at=time.time(),
+                                                     answered=ans["status"])
                     elif ans.get("id") and not self.accepted[msg_id]["id"]:
                         self.accepted[msg_id]["id"] = ans["id"]
                 return ans["status"]
@@ -388,8 +635,12 @@ class Result:
 # ---- the driver -------------------------------------------------------------------
 
 class Chaos:
-    def __init__(self, faults: int = 24, seed: int = 1, short: bool = False, keep_logs: str | None = None) -> None:
+    def __init__(self, faults: int = 24, seed: int = 1, short: bool = False, keep_logs: str | None = None,
+                 kinds: list[str] | None = None, redis_mode: str = "plain") -> None:
         self.keep_logs = keep_logs
+        self.redis_mode = redis_mode
+        self.kinds = list(kinds or REDIS_MODES[redis_mode])  # the fault kinds to draw from
+        self.rha: RedisHA | None = None
         self.nfaults = faults
         self.seed = seed
         self.short = short
@@ -404,6 +655,8 @@ class Chaos:
         self.load: Load | None = None
         self.emitter: Emitter | None = None
         self.pg: Pg | None = None
+        self.ha: PgHA | None = None
+        self.fo_marks: list[int] = []
         self.t0 = time.monotonic()
         self.probes = 0
         self.unexpected_exits: list[str] = []
@@ -430,11 +683,14 @@ class Chaos:
                 log(f"worker {i} exited unexpectedly ({w.proc.returncode}); restarting it")
                 self.start_worker(w)
 
-    def write_config(self, port: int) -> Path:
-        cfg = write_config(self.services.dir, self.db_url, self.services.redis_url, self.prefix, port=port,
+    def write_config(self, i: int, port: int) -> Path:
+        redis_url = self.rha.url() if self.rha else self.services.redis_url
+        cfg = write_config(self.services.dir, self.ha.url(f"{APP}{i}"), redis_url, self.prefix, port=port,
                            extra="emit order.shipped = order.shipped\n", lease="2s", reconcile_interval="2s",
                            retry_schedule="200ms, 500ms, 1s", defer_schedule="200ms, 500ms", defer_max_age="1h")
         text = cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1)
+        if self.rha:
+            text = text.replace("[hookd]\n", f"[hookd]\nredis_ca_file = {self.rha.tls['ca']}\n", 1)
         assert re.findall(r"^\[[^\]]+\]", text, re.M)[-1] == "[machine order]"  # the emit lands there
         cfg.write_text(text)
         return cfg
@@ -445,11 +701,11 @@ class Chaos:
     # -- faults --
 
     def schedule(self) -> list[str]:
-        first = list(FAULT_KINDS)
+        first = list(self.kinds)
         self.rng.shuffle(first)
         kinds = first[:self.nfaults]
         while len(kinds) < self.nfaults:
-            kinds.append(self.rng.choice(FAULT_KINDS))
+            kinds.append(self.rng.choice(self.kinds))
         return kinds
 
     def inject(self, kind: str) -> str:
@@ -475,8 +731,15 @@ class Chaos:
                 return f"worker {i} (pid {pid}) exited {rc}, restarted"
             return self.bad_config(i, w)
         if kind == "redis_flushall":
-            s.redis_client().flushall()
-            return "FLUSHALL"
+            self.redis_client().flushall()
+            return "FLUSHALL" + (f" on the master :{self.rha.ports[self.rha.master]}" if self.rha else "")
+        if kind in ("sentinel_failover", "redis_tls_restart"):
+            started = time.monotonic()
+            self.rha.repair()  # the last Redis fault's replica back first
+            waited = time.monotonic() - started
+            note = self.rha.failover(kill=self.rng.random() < 0.5) if kind == "sentinel_failover" \
+                else self.rha.restart_master()
+            return note + (f" (after {waited:.1f}s for the replica to be back in sync)" if waited > 0.5 else "")
         if kind == "redis_restart":
             s.stop_redis()
             s.start_redis()
@@ -487,9 +750,13 @@ class Chaos:
             s.start_redis()
             return f"redis down for {self.t.redis_down:g}s"
         if kind == "pg_restart":
-            s.stop_pg()
-            s.start_pg()
-            return "postgres stopped (immediate) and started"
+            self.ha.restart_primary()
+            return f"primary :{self.ha.primary.port} stopped (immediate) and started"
+        if kind == "pg_failover":
+            self.fo_marks = [len(w.output()) for w in self.workers]
+            old, new = self.ha.primary.port, self.ha.standby.port
+            self.ha.failover()
+            return f"primary :{old} stopped (immediate), standby :{new} promoted"
         if kind == "pg_kill_conns":
             conn = psycopg2.connect(self.db_url, connect_timeout=5)
             conn.autocommit = True
@@ -532,6 +799,47 @@ class Chaos:
                           f"refused={refused} alive={alive} ready={ready} good reload={reloaded} "
                           f"generation {gen0} -> {gen1}")
         return f"worker {i}: bad file refused={refused}, still ready={ready}, restored gen {gen0}->{gen1}"
+
+    def after_failover(self, f: Fault) -> None:
+        """After a failover's probes: every worker came back on the new
+        primary - its main pool (reconcile.db_up: the pool is up again and the
+        reconciler ran), its ingest pool (an event posted to it answered 200),
+        its LISTEN (renewed: relay.listening, and a LISTEN session on the new
+        primary) - and none is on the standby. Then the dead primary is
+        rebuilt as the new synchronous standby, ready for the next failover."""
+        problems = []
+        for i, w in enumerate(self.workers):
+            mark = self.fo_marks[i] if i < len(self.fo_marks) else 0
+            for needle, what in (("reconcile.db_up", "main pool up again, reconciler ran"),
+                                 ("relay.listening", "LISTEN renewed")):
+                if not self.wait(lambda: needle in w.output()[mark:], 30):
+                    problems.append(f"worker {i}: no {needle} after the failover ({what})")
+            order = f"fo{f.n}w{i}"
+            with self.partner.lock:
+                self.partner.planned[order] = ["order.started"]
+            if not self.partner.send(f"{order}:order.started", "order.started", order, time.monotonic() + 30,
+                                     worker=w):
+                problems.append(f"worker {i}: no 200 for an event posted to it (ingest pool)")
+        want = {f"{APP}{i}" for i in range(len(self.workers))}
+        listening: set = set()
+
+        def all_listening() -> bool:
+            listening.clear()
+            listening.update(r["application_name"] for r in self.ha.sessions(
+                self.ha.primary, "query = 'LISTEN hookd_outbox'"))
+            return want <= listening
+
+        if not self.wait(all_listening, 30, 0.2):
+            problems.append(f"LISTEN sessions on the new primary: {sorted(listening)} (want {sorted(want)})")
+        started = time.monotonic()
+        self.ha.rebuild()
+        f.note += f"; old primary rebuilt as sync standby in {time.monotonic() - started:.1f}s"
+        on_standby = self.ha.sessions(self.ha.standby)
+        if on_standby:
+            problems.append(f"sessions on the standby: {[r['application_name'] for r in on_standby]}")
+        self.result.check(f"fault #{f.n} pg_failover: every worker back on the new primary (reconcile.db_up,"
+                          " ingest answers 200, LISTEN renewed), none on the standby", not problems,
+                          "\n".join(problems))
 
     @staticmethod
     def wait(cond, timeout: float, interval: float = 0.05) -> bool:
@@ -590,8 +898,11 @@ class Chaos:
             " (SELECT count(*) FROM attempts WHERE source = 'delivery' AND outcome IN ('failed', 'gone'))"
             " AS delivery_failed"))
 
+    def redis_client(self) -> redis.Redis:
+        return self.rha.master_client() if self.rha else self.services.redis_client()
+
     def redis_counts(self) -> dict:
-        h = self.services.redis_client().hgetall(f"{self.prefix}:stats")
+        h = self.redis_client().hgetall(f"{self.prefix}:stats")
         return {k: int(v) for k, v in h.items()}
 
     def stable_counts(self, timeout: float = 30) -> tuple[dict, dict]:
@@ -651,26 +962,30 @@ class Chaos:
         return res
 
     def setup(self) -> None:
-        self.services = Services()
-        dbname = self.services.new_database()
-        self.db_url = self.services.db_url(dbname)
-        self.prefix = f"chaos{dbname}"
+        self.services = RedisOnly()  # hookd's Postgres is the pair below
+        if self.redis_mode == "sentinel-tls":
+            self.rha = RedisHA(self.services.dir)
+        self.ha = PgHA()
+        self.db_url = self.ha.url("hookd-chaos-check")
+        self.prefix = f"chaos{os.getpid()}"
         self.pg = Pg(self.db_url)
         self.receiver = Receiver(fail_rate=0.2, seed=self.seed * 31 + 7)
         ports = [free_port() for _ in range(3)]
         for i, port in enumerate(ports):
-            cfg = self.write_config(port)
+            cfg = self.write_config(i, port)
             self.workers.append(Worker(config=cfg, port=port, log_path=self.services.dir / f"worker-{i}.log"))
+        run_hookd(["-c", str(self.workers[0].config), "migrate"], check=True)
         out = run_hookd(["-c", str(self.workers[0].config), "endpoint", "add", "--name", "chaos-receiver",
                          "--events", "order.*", "--url", f"http://127.0.0.1:{self.receiver.port}/hook"], check=True)
         self.receiver.secret = next(line.split(": ", 1)[1] for line in out.stdout.splitlines()
                                     if line.startswith("secret:"))
         for w in self.workers:
             self.start_worker(w)
-        log(f"services up (db {dbname}, redis prefix {self.prefix}); 3 workers on ports {ports}; "
+        log(f"services up (primary :{self.ha.primary.port}, sync standby :{self.ha.standby.port}, redis prefix"
+            f" {self.prefix}{', redis ' + self.rha.url() if self.rha else ''}); 3 workers on ports {ports}; "
             f"receiver on {self.receiver.port} (20% answered 500)")
         self.load = Load(self)
-        self.emitter = Emitter(self, self.db_url)
+        self.emitter = Emitter(self, self.ha.url("hookd-chaos-app"))
         self.load.start()
         self.emitter.start()
 
@@ -686,6 +1001,8 @@ class Chaos:
             f.took = time.monotonic() - started
             f.wall_end = time.time()
             f.recovery, f.recovery_out = self.probe()
+            if kind == "pg_failover":
+                self.after_failover(f)
             res.faults.append(f)
             log(f"fault {n:2}/{len(kinds)} {kind:<18} took {f.took:5.2f}s  recovery in {secs(f.recovery)}"
                 f" out {secs(f.recovery_out)}  ({f.note})")
@@ -744,6 +1061,10 @@ class Chaos:
         strays = [m for m, r in rows.items() if m not in p.accepted and r["status"] not in TERMINAL]
         res.check("rows never acknowledged to the partner are terminal too", not strays, ", ".join(strays[:10]))
         res.check("no anomalous ingress answers (4xx)", not p.anomalies, "\n".join(p.anomalies[:10]))
+        twice = sorted(p.accepted_twice)
+        res.check("no event answered 'accepted' twice (a later request for a stored event is a 'duplicate')",
+                  not twice, "\n".join(f"{m}: accepted with ids {p.accepted_twice[m]}" for m in twice[:10])
+                  + ("\n" + self.explain(twice, rows) if twice else ""))
 
         # 2. every entity is a serial replay of its accepted events
         dup_effects, entity_problems = self.check_entities(rows)
@@ -966,12 +1287,19 @@ class Chaos:
             if self.keep_logs or not self.result.passed:  # keep the evidence
                 keep = Path(self.keep_logs) if self.keep_logs else Path(tempfile.mkdtemp(prefix="hookd-chaos-logs-"))
                 keep.mkdir(parents=True, exist_ok=True)
-                for f in list(self.services.dir.glob("worker-*.log")) + [self.services.dir / "pg" / "server.log",
-                                                                          self.services.dir / "redis.log"]:
+                logs = list(self.services.dir.glob("worker-*.log")) + [self.services.dir / "redis.log"]
+                logs += self.ha.logs() if self.ha else []
+                logs += self.rha.logs() if self.rha else []
+                for f in logs:
                     if f.exists():
-                        shutil.copy(f, keep / (f.name if f.name != "server.log" else "postgres.log"))
+                        name = {"server.log": f"pg-{f.parent.name}.log", "log": f"redis-{f.parent.name}.log"}
+                        shutil.copy(f, keep / name.get(f.name, f.name))
                 log(f"worker logs kept in {keep}")
             self.services.stop()
+        if self.ha:
+            self.ha.stop()
+        if self.rha:
+            self.rha.stop()
 
     def report(self) -> None:
         res = self.result
@@ -1017,8 +1345,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="seed of the fault schedule")
     ap.add_argument("--short", action="store_true", help="short outages (Redis 4 s, receiver 5 s)")
     ap.add_argument("--keep-logs", metavar="DIR", help="copy the worker logs here (always kept on failure)")
+    ap.add_argument("--redis", choices=sorted(REDIS_MODES), default="plain",
+                    help="plain: one Redis (default); sentinel-tls: rediss+sentinel:// to a TLS master, replica and"
+                         " three sentinels, with faults " + ",".join(SENTINEL_TLS_KINDS))
+    ap.add_argument("--kinds", metavar="K,K", help="only these fault kinds (default: all of the Redis mode's; plain: "
+                                                    + ",".join(FAULT_KINDS) + ")")
     args = ap.parse_args(argv)
-    return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs).run().passed else 1
+    kinds = args.kinds.split(",") if args.kinds else None
+    unknown = sorted(set(kinds or []) - set(AVAILABLE[args.redis]))
+    if unknown:
+        ap.error(f"fault kind(s) not available with --redis {args.redis}: {', '.join(unknown)}")
+    return 0 if Chaos(args.faults, args.seed, args.short, args.keep_logs, kinds, args.redis).run().passed else 1
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import pytest
 
 from hookdtest.client import http, order_event
 from hookdtest.paths import ROOT
-from hookdtest.services import PgPair, PgServer
+from hookdtest.services import Db, PgPair, PgServer
 from hookdtest.signing import SW_SECRET, sign_standard
 from hookdtest.util import wait_for
 from hookdtest.worker import Worker, run_hookd, write_config
@@ -315,6 +315,92 @@ def test_asynchronous_failover_reports_its_loss_window_and_heals(tmp_path, servi
     assert r["lost_inbox"] <= r["answered"] and r["lost_outbox"] <= r["emitted"]
 
 
+def test_asynchronous_failover_with_a_lagging_standby_loses_the_lag_window_and_heals(tmp_path, services):
+    """The loss asynchronous replication allows, made to happen: the standby
+    stops receiving (its primary_conninfo now names a closed port, as if the
+    link were down) while signed events are answered 200 and outbox
+    events are committed; then the primary dies and the standby is promoted.
+    Exactly what was acknowledged in that window is gone, nothing else; and
+    hookd's own state heals: every row that survived is PROCESSED once,
+    every surviving outbox event is delivered once, the Redis schedule
+    (which still named the lost rows) drains, and no attempt was charged."""
+    pair = PgPair(sync=False)
+    prefix = f"lag{os.getpid()}{int(time.time() * 1000) % 100000}"
+    rcv = Receiver()
+    w = None
+    try:
+        url = pair.hosts_url()
+        cfg = hookd_config(tmp_path, services, hookd_url(url), prefix)
+        migrate(cfg)
+        add_endpoint(cfg, rcv.url(), "lag")
+        w = start_worker(tmp_path, cfg)
+        conns = []
+
+        def app():
+            if not conns or conns[-1].closed:
+                conns.append(psycopg2.connect(url))
+                conns[-1].autocommit = True
+            return conns[-1]
+
+        acked_in: dict[str, str] = {}    # webhook-id -> phase
+        acked_out: dict[str, str] = {}   # outbox event id -> phase
+
+        def traffic(phase: str, n: int) -> None:
+            for k in range(n):
+                msg = f"{prefix}-{phase}-{k}"
+                body = order_event("order.started", msg)
+                deadline = time.monotonic() + 60
+                while True:  # a partner retries a 503 until it is answered 200
+                    ts = int(time.time())
+                    status, _, _ = http("POST", f"{w.url}/v1/inbox/shop", body,
+                                        {"content-type": "application/json", "webhook-id": msg,
+                                         "webhook-timestamp": str(ts),
+                                         "webhook-signature": sign_standard(SW_SECRET, msg, ts, body)})
+                    if status == 200:
+                        acked_in[msg] = phase
+                        break
+                    assert status == 503 and time.monotonic() < deadline, status
+                    time.sleep(0.1)
+                with app().cursor() as cur:
+                    cur.execute("SELECT hookd_emit('Order', %s, 'order.noted', '{}'::jsonb)::text", (msg,))
+                    acked_out[cur.fetchone()[0]] = phase
+
+        traffic("streamed", 15)
+        wait_for(lambda: pair.primary.sql("SELECT count(*) FROM pg_stat_replication WHERE replay_lsn ="
+                                          " pg_current_wal_lsn()") == 1, 20, what="the standby to catch up")
+        pair.standby.sql("ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=1 user=postgres'")
+        pair.standby.sql("SELECT pg_reload_conf()")  # the WAL receiver restarts with it, and fails
+        wait_for(lambda: pair.primary.sql("SELECT count(*) FROM pg_stat_replication") == 0, 10,
+                 what="the standby to stop receiving")
+        traffic("lag", 15)  # acknowledged, never sent to the standby
+        app().close()  # the application fails over too (a new connection)
+        pair.failover()
+        new = pair.standby
+        wait_for(lambda: w.ready(), 30, interval=0.1, what="the worker ready on the new primary")
+        traffic("after", 10)
+        app().close()
+        settle(new)
+        present = {r[0] for r in q(new, "SELECT partner_event_id FROM webhook_inbox")}
+        lost_in = Counter(acked_in[m] for m in acked_in if m not in present)
+        present_out = {r[0] for r in q(new, "SELECT id::text FROM outbox_events")}
+        lost_out = Counter(acked_out[e] for e in acked_out if e not in present_out)
+        # exactly the window: what streamed survived, what came after is there
+        assert lost_in == Counter({"lag": 15}) and lost_out == Counter({"lag": 15}), (lost_in, lost_out)
+        state = check_hookd_state(new, services.redis_client(), prefix)
+        wanted = set(acked_out) - {e for e in acked_out if acked_out[e] == "lag"}
+        wait_for(lambda: wanted <= {r.event_id for r in rcv.got()}, 30, what="every surviving outbox event delivered")
+        got = Counter(r.event_id for r in rcv.got())
+        delivered_then_lost = sum(1 for e in got if e in acked_out and acked_out[e] == "lag")
+        report(tmp_path, dict(case="async-lagging", answered=len(acked_in), emitted=len(acked_out),
+                              lost_inbox=sum(lost_in.values()), lost_outbox=sum(lost_out.values()),
+                              delivered_before_the_loss=delivered_then_lost,
+                              redelivered=sum(n - 1 for n in got.values()), **state))
+    finally:
+        stop_worker(w)
+        rcv.stop()
+        pair.stop()
+
+
 def test_read_only_server_first_in_the_host_list_is_skipped(tmp_path, services):
     pair = PgPair(sync=False)
     w = None
@@ -454,3 +540,249 @@ def test_tls_verify_full_passes_with_the_right_ca_and_fails_clearly_with_a_wrong
         stop_worker(w)
         server.stop("immediate")
         shutil.rmtree(base, ignore_errors=True)
+
+
+# ---- a primary that vanishes without a word: TCP keepalives ----------------------
+
+def hookd_socket_fds(pid: int, port: int) -> list[int]:
+    """The fds, in process pid, of its established TCP connections to 127.0.0.1:port."""
+    import re
+    out = subprocess.run(["ss", "-tnHp", "state", "established", "dst", f"127.0.0.1:{port}"], check=True,
+                         capture_output=True, text=True).stdout
+    return [int(m.group(1)) for line in out.splitlines() for m in [re.search(rf"pid={pid},fd=(\d+)", line)] if m]
+
+
+def socket_options(pid: int, fd: int) -> dict:
+    """The keepalive options of another process's socket, read from a copy of
+    its fd (pidfd_getfd(2): Linux 5.6+, needs ptrace rights over pid)."""
+    import ctypes
+    import socket
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    pidfd = os.pidfd_open(pid)
+    try:
+        mine = libc.syscall(438, pidfd, fd, 0)  # SYS_pidfd_getfd
+        if mine < 0:
+            raise OSError(ctypes.get_errno(), "pidfd_getfd")
+    finally:
+        os.close(pidfd)
+    s = socket.socket(fileno=mine)
+    try:
+        return {"keepalives": s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+                "keepalives_idle": s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                "keepalives_interval": s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+                "keepalives_count": s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+                "tcp_user_timeout": s.getsockopt(socket.IPPROTO_TCP, 18)}  # TCP_USER_TIMEOUT
+    finally:
+        s.detach()
+        os.close(mine)
+
+
+def test_every_postgres_connection_has_keepalives_unless_the_conninfo_sets_its_own(tmp_path, services):
+    """Defaults on every connection of a worker (its pools and the relay's
+    LISTEN; CLI commands connect through the same db_connect): the first probe after 10 s of silence, 4 probes 5 s apart, and
+    tcp_user_timeout 30 s - libpq turns keepalives on, but with the kernel's
+    2 h idle time and about 15 min of retransmissions a dead primary went
+    unnoticed that long. A conninfo's own keys win; one that sets any timing
+    key gets no tcp_user_timeout from hookd (on Linux it would also cut a
+    user's keepalives short or long)."""
+    if os.getuid() != 0:
+        pytest.skip("needs ptrace rights over the worker (pidfd_getfd)")
+    db = services.db_url(services.new_database())
+    prefix = f"ka{os.getpid()}{int(time.time() * 1000) % 100000}"
+    defaults = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 4,
+                "tcp_user_timeout": 30000}
+    cases = [(db, defaults),
+             (db + "?keepalives_idle=300", dict(defaults, keepalives_idle=300, tcp_user_timeout=0)),
+             (db + "?tcp_user_timeout=7000&keepalives_count=2", dict(defaults, keepalives_count=2,
+                                                                     tcp_user_timeout=7000))]
+    for url, want in cases:
+        w = start_worker(tmp_path, hookd_config(tmp_path, services, url, prefix))
+        try:
+            fds = wait_for(lambda: (lambda f: f if len(f) >= 4 else None)(hookd_socket_fds(w.proc.pid,
+                                                                                            services.pg_port)),
+                           15, interval=0.2, what="the worker's Postgres connections")
+            got = [socket_options(w.proc.pid, fd) for fd in fds]
+            assert all(g == want for g in got), (url, want, got)
+        finally:
+            stop_worker(w)
+
+
+CLONE_NEWNET = 0x40000000
+
+
+class VanishingPath:
+    """A path to Postgres that can go silent: a TCP proxy whose listening side
+    lives in a network namespace of its own, behind a veth pair. A user-space
+    proxy that merely stops forwarding is not enough: its kernel still
+    acknowledges every keepalive probe. Here cut() takes the namespace's end
+    of the link down, so hookd's packets are dropped without an answer - no
+    FIN, no RST, as when a primary's host dies - and restore() brings it back.
+    Needs root (ip netns)."""
+
+    def __init__(self, upstream_port: int) -> None:
+        import ctypes
+        import random
+        import socket
+        self.socket = socket
+        self.libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        self.ctypes = ctypes
+        self.ns = f"hkka{os.getpid() % 100000}"
+        octet = random.Random().randrange(16, 250)
+        self.host_ip, self.ns_ip = f"10.213.{octet}.1", f"10.213.{octet}.2"
+        self.veth = (f"hkka{os.getpid() % 100000}h", f"hkka{os.getpid() % 100000}n")
+        self.upstream = upstream_port
+        self.stopping = False
+        self.conns: list = []
+        ip = ["ip"]
+        self.run(ip + ["netns", "add", self.ns])
+        try:
+            self.run(ip + ["link", "add", self.veth[0], "type", "veth", "peer", "name", self.veth[1]])
+            self.run(ip + ["link", "set", self.veth[1], "netns", self.ns])
+            self.run(ip + ["addr", "add", f"{self.host_ip}/30", "dev", self.veth[0]])
+            self.run(ip + ["link", "set", self.veth[0], "up"])
+            self.run(ip + ["netns", "exec", self.ns, "ip", "addr", "add", f"{self.ns_ip}/30", "dev", self.veth[1]])
+            self.run(ip + ["netns", "exec", self.ns, "ip", "link", "set", self.veth[1], "up"])
+            self.run(ip + ["netns", "exec", self.ns, "ip", "link", "set", "lo", "up"])
+            self.listener = self.in_netns(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.listener.bind((self.ns_ip, 0))
+            self.listener.listen(64)
+            self.port = self.listener.getsockname()[1]
+            threading.Thread(target=self.accept_loop, daemon=True).start()
+        except Exception:
+            self.close()
+            raise
+
+    @staticmethod
+    def run(cmd: list[str]) -> None:
+        subprocess.run(cmd, check=True, capture_output=True)
+
+    def in_netns(self, make):
+        """make() run with this thread in the namespace (a socket keeps the
+        namespace it was made in); the thread returns to its own after."""
+        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        target = os.open(f"/run/netns/{self.ns}", os.O_RDONLY)
+        try:
+            if self.libc.setns(target, CLONE_NEWNET) != 0:
+                raise OSError(self.ctypes.get_errno(), "setns")
+            try:
+                return make()
+            finally:
+                if self.libc.setns(own, CLONE_NEWNET) != 0:
+                    raise OSError(self.ctypes.get_errno(), "setns back")
+        finally:
+            os.close(own)
+            os.close(target)
+
+    def accept_loop(self) -> None:
+        import select
+        while not self.stopping:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                server = self.socket.create_connection(("127.0.0.1", self.upstream), timeout=5)
+            except OSError:
+                client.close()
+                continue
+            self.conns += [client, server]
+
+            def pump(a=client, b=server):
+                try:
+                    while not self.stopping:
+                        readable, _, _ = select.select([a, b], [], [], 0.5)
+                        for s in readable:
+                            data = s.recv(65536)
+                            if not data:
+                                return
+                            (b if s is a else a).sendall(data)
+                except OSError:
+                    pass
+                finally:
+                    a.close()
+                    b.close()
+            threading.Thread(target=pump, daemon=True).start()
+
+    def url(self, extra: str, db: str = "hookd") -> str:
+        return f"postgresql://postgres@{self.ns_ip}:{self.port}/{db}?connect_timeout=2" + (f"&{extra}" if extra else "")
+
+    def cut(self) -> None:
+        self.run(["ip", "netns", "exec", self.ns, "ip", "link", "set", self.veth[1], "down"])
+
+    def restore(self) -> None:
+        self.run(["ip", "netns", "exec", self.ns, "ip", "link", "set", self.veth[1], "up"])
+
+    def close(self) -> None:
+        self.stopping = True
+        for s in self.conns + [getattr(self, "listener", None)]:
+            try:
+                s and s.close()
+            except OSError:
+                pass
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.veth[0]], capture_output=True)
+
+
+def established_to(pid: int, ip: str, port: int) -> int:
+    out = subprocess.run(["ss", "-tnHp", "state", "established", "dst", f"{ip}:{port}"], capture_output=True,
+                         text=True).stdout
+    return sum(1 for line in out.splitlines() if f"pid={pid}," in line)
+
+
+def test_listen_connection_to_a_silently_vanished_server_is_dropped_and_renewed(tmp_path, services):
+    """The server's end goes silent (packets dropped, nothing closed): the
+    relay's LISTEN connection, idle by nature, is given up once its
+    keepalives go unanswered, and LISTEN is renewed when the path is back.
+    The conninfo's own short keepalives are used (3 s here): the defaults
+    (about 30 s) would miss the deadline, so this also shows that the
+    user's values win. HOOKD_KEEPALIVE_DEFAULTS=1 runs it with hookd's
+    defaults instead (about 35 s longer), which no conninfo key helps."""
+    if os.getuid() != 0:
+        pytest.skip("needs root for a network namespace (ip netns)")
+    dbname = services.new_database()
+    app = f"hookd-ka{os.getpid()}"
+
+    def listening(since: str = "-infinity") -> int:
+        conn = psycopg2.connect(services.db_url(dbname))
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+                            " AND query = 'LISTEN hookd_outbox' AND backend_start > %s::timestamptz", (app, since))
+                return cur.fetchone()[0]
+        finally:
+            conn.close()
+
+    path = w = None
+    try:
+        path = VanishingPath(services.pg_port)
+        prefix = f"kv{os.getpid()}{int(time.time() * 1000) % 100000}"
+        defaults = os.environ.get("HOOKD_KEEPALIVE_DEFAULTS") == "1"
+        keys = "" if defaults else "keepalives_idle=1&keepalives_interval=1&keepalives_count=2&tcp_user_timeout=3000"
+        cfg = hookd_config(tmp_path, services, path.url(keys, dbname) + f"&application_name={app}", prefix)
+        w = start_worker(tmp_path, cfg)
+        wait_for(lambda: listening() == 1, 15, what="the LISTEN session")
+        before = established_to(w.proc.pid, path.ns_ip, path.port)
+        assert before >= 2, before
+        mark = len(w.output())
+        path.cut()
+        cut_at = time.monotonic()
+        # every connection through the silent path is given up (the LISTEN
+        # one by its keepalives; busy ones by tcp_user_timeout)
+        wait_for(lambda: established_to(w.proc.pid, path.ns_ip, path.port) == 0, 60 if defaults else 20,
+                 interval=0.2, what="hookd to give up its connections through the silent path")
+        print(f"\nkeepalive: every connection through the silent path given up {time.monotonic() - cut_at:.1f}s"
+              f" after the cut ({'hookd defaults' if defaults else 'conninfo: 1 s idle, 2 x 1 s probes'})")
+        db = Db(services.db_url(dbname))
+        restored = db.value("SELECT now()::text")
+        db.close()
+        path.restore()
+        wait_for(lambda: "relay.listening" in w.output()[mark:], 30, interval=0.2, what="LISTEN renewed")
+        wait_for(lambda: w.ready(), 20, what="the worker to be ready again")
+        # a new LISTEN session, begun after the path came back (the old
+        # backend may linger: the server never heard of the cut)
+        assert listening(restored) == 1
+    finally:
+        stop_worker(w)
+        if path:
+            path.close()

@@ -185,15 +185,22 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
         text = cfgs.get("inbox") or next(iter(cfgs.values()))
         lines += [re.sub(r"(secret = ).*", r"\1whsec_... (the harness test key)", l) for l in text.strip().splitlines()]
         lines += ["```", ""]
-    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n" + hand_written_tail())
+    tail = hand_written_tail()
+    old = (DOCS / "benchmarks.md").read_text() if (DOCS / "benchmarks.md").exists() else ""
+    begin, end = "<!-- redis-modes: begin", "<!-- redis-modes: end -->"
+    if not tail and begin in old and end in old:
+        # The Redis-mode section that `make bench-redis` writes survives a full run.
+        lines += ["", old[old.index(begin):old.index(end) + len(end)]]
+    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n" + tail)
 
 
 HAND_WRITTEN = "<!-- written by hand from here on: make bench keeps what follows this line -->"
 
 
 def hand_written_tail() -> str:
-    """What people wrote below HAND_WRITTEN in the last report (before/after
-    comparisons of refactors), kept as it is."""
+    """Everything below HAND_WRITTEN in the last report (before/after
+    comparisons, failover figures, the section `make bench-redis` writes),
+    kept as it is."""
     try:
         text = (DOCS / "benchmarks.md").read_text()
     except OSError:
