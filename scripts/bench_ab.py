@@ -142,6 +142,24 @@ def measure(b: Bench, figure: str) -> tuple[float, float]:
     raise AssertionError("unreachable")
 
 
+def series(figures: list[str]) -> dict[tuple[str, str], list[float]]:
+    return {(f, k): [] for f in figures for k in ("old", "new")}
+
+
+def in_pairs(a: argparse.Namespace, figures: list[str]):
+    """Yields (figure, "old" or "new") with that binary in place: each figure
+    as a pair, old and new back to back, the order alternating by round."""
+    for rnd in range(a.rounds):
+        order = [("old", a.old), ("new", a.new)]
+        if rnd % 2:
+            order.reverse()
+        for f in figures:
+            for which, binary in order:
+                hookdtest.worker.HOOKD_BIN = os.path.abspath(binary)
+                log(f"round {rnd + 1}, {which}: {f}")
+                yield f, which
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("old")
@@ -157,24 +175,16 @@ def main() -> int:
     workers = [int(x) for x in a.workers.split(",")]
     figures = (["ingest"] if "ingest" in only else []) + \
               ([f"processing {n}w" for n in workers] if "processing" in only else [])
-    runs: dict[tuple[str, str], list[float]] = {(f, k): [] for f in figures for k in ("old", "new")}
-    cpu: dict[tuple[str, str], list[float]] = {(f, k): [] for f in figures for k in ("old", "new")}
+    runs, cpu = series(figures), series(figures)
     b = Bench()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
         b.start()
-        for rnd in range(a.rounds):
-            order = [("old", a.old), ("new", a.new)]
-            if rnd % 2:
-                order.reverse()
-            for f in figures:
-                for which, binary in order:
-                    hookdtest.worker.HOOKD_BIN = os.path.abspath(binary)
-                    log(f"round {rnd + 1}, {which}: {f}")
-                    v, us = measure(b, f)
-                    runs[(f, which)].append(v)
-                    cpu[(f, which)].append(us)
-                    log(f"   {which} {f}: {v:,.0f}/s, hookd CPU {us:.1f} us an event")
+        for f, which in in_pairs(a, figures):
+            v, us = measure(b, f)
+            runs[(f, which)].append(v)
+            cpu[(f, which)].append(us)
+            log(f"   {which} {f}: {v:,.0f}/s, hookd CPU {us:.1f} us an event")
     finally:
         b.stop()
     print(f"\nbench_ab {started} .. {time.strftime('%H:%M UTC', time.gmtime())}, BENCH_SCALE="
@@ -195,22 +205,15 @@ def main() -> int:
 
 def callgrind_main(a: argparse.Namespace) -> int:
     figures = [f for f in ("ingest", "processing 1w") if f.split()[0] in a.only.split(",")]
-    ir: dict[tuple[str, str], list[float]] = {(f, k): [] for f in figures for k in ("old", "new")}
-    path: dict[tuple[str, str], list[float]] = {(f, k): [] for f in figures for k in ("old", "new")}
+    ir, path = series(figures), series(figures)
     b = Bench()
     try:
         b.start()
-        for rnd in range(a.rounds):
-            order = [("old", a.old), ("new", a.new)]
-            if rnd % 2:
-                order.reverse()
-            for f in figures:
-                for which, binary in order:
-                    hookdtest.worker.HOOKD_BIN = os.path.abspath(binary)
-                    events, per, own = callgrind_once(b, f)
-                    ir[(f, which)].append(per)
-                    path[(f, which)].append(own)
-                    log(f"   {which} {f}: {events} events, {per:,.0f} instructions an event, {own:,.0f} on its path")
+        for f, which in in_pairs(a, figures):
+            events, per, own = callgrind_once(b, f)
+            ir[(f, which)].append(per)
+            path[(f, which)].append(own)
+            log(f"   {which} {f}: {events} events, {per:,.0f} instructions an event, {own:,.0f} on its path")
     finally:
         b.stop()
     print(f"\nbench_ab --callgrind, BENCH_SCALE={os.environ.get('BENCH_SCALE', '1.0')}, rounds {a.rounds}\n"
