@@ -4,7 +4,8 @@
  * the timer is armed for 0 (the batch was full: more is due), for the
  * earliest due score (asked with ZRANGE … LIMIT 1), or for max_sleep. A wake
  * message or a verdict that frees capacity re-arms it for 0. Verdicts are
- * buffered and sent as one `ack` and one `reschedule` call per loop turn.
+ * gathered (batcher.h) and sent as one `ack` and one `reschedule` call per
+ * loop turn.
  *
  * Scores are on Postgres's clock (clock_wall_ms(), see clock.h); until this
  * worker has measured its offset to it, nothing is claimed or reaped: a
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batcher.h"
 #include "log.h"
 #include "clock.h"
 #include "ctx.h"
@@ -29,10 +31,10 @@
 #define LATENESS_WINDOW 1024
 #define CLOCK_WAIT_MS 100 /* before the first offset: how often to look again */
 
-struct verdicts {
-    char **ids;
-    char **scores; /* NULL entries for acks */
-    size_t n, cap;
+/* One verdict waiting for the end of the loop turn. */
+struct verdict {
+    char *id;       /* owned */
+    int64_t due_ms; /* < 0: ack */
 };
 
 /* One id this worker holds (claimed or adopted, no verdict yet), keyed by
@@ -50,12 +52,12 @@ struct sched {
     char due_key[160], inflight_key[160], woken_key[160];
     sched_process_fn fn;
     void *arg;
-    struct event *timer, *reap_timer, *flush_ev, *renew_timer;
+    struct event *timer, *reap_timer, *renew_timer;
     struct held_item *held; /* ids claimed and not yet done: their leases are renewed */
     bool claiming, woken, stopped, starved;
     int64_t armed_at_ms; /* monotonic time the timer fires; INT64_MAX if idle */
     size_t inflight;
-    struct verdicts acks, reschedules;
+    struct batcher *verdicts; /* struct verdict, sent once a loop turn */
     int64_t lateness[LATENESS_WINDOW];
     size_t nlateness;
 };
@@ -252,74 +254,55 @@ static void on_reap_timer(evutil_socket_t fd, short what, void *arg)
         stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
 }
 
-static void verdicts_push(struct verdicts *v, const char *id, const char *score)
+/* batcher_submit_fn: sends a loop turn's verdicts. If Redis is unreachable
+ * they are dropped: the items stay in inflight, their lease expires, they
+ * are reaped and re-evaluated, and Postgres (already terminal) turns that
+ * into an ack. */
+static void on_verdicts(void *arg, void *items, size_t n, size_t bytes)
 {
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 64;
-        v->ids = xrealloc(v->ids, v->cap * sizeof *v->ids);
-        v->scores = xrealloc(v->scores, v->cap * sizeof *v->scores);
-    }
-    v->ids[v->n] = xstrdup(id);
-    v->scores[v->n] = score ? xstrdup(score) : NULL;
-    v->n++;
-}
-
-static void verdicts_clear(struct verdicts *v)
-{
-    for (size_t i = 0; i < v->n; i++) {
-        free(v->ids[i]);
-        free(v->scores[i]);
-    }
-    v->n = 0;
-}
-
-static void verdicts_free(struct verdicts *v)
-{
-    verdicts_clear(v);
-    free(v->ids);
-    free(v->scores);
-}
-
-/* Sends the buffered verdicts. If Redis is unreachable they are dropped:
- * the items stay in inflight, their lease expires, they are reaped and
- * re-evaluated, and Postgres (already terminal) turns that into an ack. */
-static void flush_verdicts(struct sched *s)
-{
+    (void)bytes;
+    struct sched *s = arg;
     struct hookd_ctx *ctx = s->ctx;
-    if (s->acks.n > 0) {
-        size_t argc = s->acks.n + 2;
+    struct verdict *v = items;
+    size_t nacks = 0;
+    for (size_t i = 0; i < n; i++)
+        nacks += v[i].due_ms < 0;
+    size_t nres = n - nacks;
+    if (nacks > 0) {
+        size_t argc = 2 + nacks, k = 2;
         const char **argv = xcalloc(argc, sizeof *argv);
         argv[0] = s->inflight_key;
         argv[1] = s->woken_key;
-        for (size_t i = 0; i < s->acks.n; i++)
-            argv[i + 2] = s->acks.ids[i];
+        for (size_t i = 0; i < n; i++)
+            if (v[i].due_ms < 0)
+                argv[k++] = v[i].id;
         if (redis_conn_eval(ctx->redis, &ctx->scripts.ack, NULL, NULL, 2, (int)argc, argv, NULL) != 0)
             stats_add(&ctx->stats, STAT_REDIS_ERRORS, 1);
         free(argv);
     }
-    if (s->reschedules.n > 0) {
-        size_t argc = 2 * s->reschedules.n + 3;
+    if (nres > 0) {
+        size_t argc = 3 + 2 * nres, j = 0;
         const char **argv = xcalloc(argc, sizeof *argv);
+        char(*scores)[24] = xcalloc(nres, sizeof *scores);
         argv[0] = s->inflight_key;
         argv[1] = s->due_key;
         argv[2] = s->woken_key;
-        for (size_t i = 0; i < s->reschedules.n; i++) {
-            argv[3 + 2 * i] = s->reschedules.ids[i];
-            argv[4 + 2 * i] = s->reschedules.scores[i];
+        for (size_t i = 0; i < n; i++) {
+            if (v[i].due_ms < 0)
+                continue;
+            snprintf(scores[j], sizeof scores[j], "%lld", (long long)v[i].due_ms);
+            argv[3 + 2 * j] = v[i].id;
+            argv[4 + 2 * j] = scores[j];
+            j++;
         }
         if (redis_conn_eval(ctx->redis, &ctx->scripts.reschedule, NULL, NULL, 3, (int)argc, argv, NULL) != 0)
             stats_add(&ctx->stats, STAT_REDIS_ERRORS, 1);
+        free(scores);
         free(argv);
     }
-    verdicts_clear(&s->acks);
-    verdicts_clear(&s->reschedules);
-}
-
-static void on_flush(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    flush_verdicts(arg);
+    for (size_t i = 0; i < n; i++)
+        free(v[i].id);
+    free(items);
 }
 
 static void forget_held(struct sched *s, const char *id)
@@ -366,15 +349,10 @@ void sched_done(struct sched *s, const char *id, int64_t next_due_ms)
     HOOKD_ASSERT(s->inflight > 0);
     s->inflight--;
     forget_held(s, id);
-    if (next_due_ms < 0) {
-        verdicts_push(&s->acks, id, NULL);
-    } else {
-        char score[24];
-        snprintf(score, sizeof score, "%lld", (long long)next_due_ms);
-        verdicts_push(&s->reschedules, id, score);
+    struct verdict v = {xstrdup(id), next_due_ms < 0 ? -1 : next_due_ms};
+    batcher_add(s->verdicts, &v, 0); /* sent at the end of the loop turn */
+    if (next_due_ms >= 0)
         arm(s, next_due_ms - clock_wall_ms());
-    }
-    event_active(s->flush_ev, EV_TIMEOUT, 0);
     if (s->starved) {
         s->starved = false;
         arm(s, 0);
@@ -430,7 +408,9 @@ struct sched *sched_new(struct hookd_ctx *ctx, const char *queue, sched_process_
     s->arg = arg;
     s->armed_at_ms = INT64_MAX;
     s->timer = evtimer_new(ctx->base, on_timer, s);
-    s->flush_ev = event_new(ctx->base, -1, 0, on_flush, s);
+    struct batcher_config bc = {sizeof(struct verdict), 0, 0, 0, BATCHER_LINGER_TURN};
+    s->verdicts = batcher_new(ctx->base, &bc, on_verdicts, s);
+    HOOKD_ASSERT(s->verdicts);
     s->reap_timer = event_new(ctx->base, -1, EV_PERSIST, on_reap_timer, s);
     int64_t reap_ms = ctx->cfg->lease / 2 < 1000 ? ctx->cfg->lease / 2 : 1000;
     struct timeval tv = {reap_ms / 1000, (reap_ms % 1000) * 1000};
@@ -452,19 +432,17 @@ void sched_free(struct sched *s)
     if (!s)
         return;
     redis_conn_off_ready(s->ctx->redis, on_redis_ready, s);
-    flush_verdicts(s);
+    batcher_flush(s->verdicts);
+    batcher_free(s->verdicts);
     event_free(s->timer);
     event_free(s->reap_timer);
     event_free(s->renew_timer);
-    event_free(s->flush_ev);
     struct held_item *h, *tmp;
     HASH_ITER(hh, s->held, h, tmp)
     {
         HASH_DEL(s->held, h);
         free(h);
     }
-    verdicts_free(&s->acks);
-    verdicts_free(&s->reschedules);
     free(s);
 }
 

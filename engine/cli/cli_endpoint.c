@@ -57,6 +57,20 @@ static int check_secret(const char *secret)
     return 0;
 }
 
+/* The --secret given, checked, or a new one written to buf; NULL (said on
+ * stderr) when the given one is not a whsec_ secret or none can be made. */
+static const char *secret_arg(const struct cli_args *a, char *buf, size_t buflen)
+{
+    const char *secret = cli_args_value(a, "secret");
+    if (secret)
+        return check_secret(secret) == 0 ? secret : NULL;
+    if (new_secret(buf, buflen) != 0) {
+        fail("cannot generate a secret");
+        return NULL;
+    }
+    return buf;
+}
+
 /* URL syntax, and (unless allowed) that no address it resolves to is private. */
 static int check_url(const char *url, bool allow_private)
 {
@@ -109,7 +123,7 @@ static PGconn *connect_db(const struct hookd_config *cfg)
 static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
 {
     const char *url = cli_args_value(a, "url"), *events = cli_args_value(a, "events");
-    const char *secret = cli_args_value(a, "secret"), *name = cli_args_value(a, "name");
+    const char *secret, *name = cli_args_value(a, "name");
     const char *timeout = cli_args_value(a, "timeout"), *inflight = cli_args_value(a, "max-inflight");
     const char *tenant = cli_args_value(a, "tenant"), *filter = cli_args_value(a, "filter");
     int64_t timeout_ms = 10000;
@@ -132,13 +146,8 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
     events = events ? events : "*";
     if (check_url(url, cfg->allow_private_networks) != 0)
         return 1;
-    if (secret && check_secret(secret) != 0)
+    if (!(secret = secret_arg(a, generated, sizeof generated)))
         return 1;
-    if (!secret) {
-        if (new_secret(generated, sizeof generated) != 0)
-            return fail("cannot generate a secret");
-        secret = generated;
-    }
     struct netguard_url u;
     if (netguard_parse_url(url, &u, err, sizeof err) != 0)
         return fail("bad URL: %s", err);
@@ -170,8 +179,9 @@ done:
     return rc;
 }
 
-static int list(PGconn *conn, const char *tenant)
+static int list(PGconn *conn, const struct cli_args *a)
 {
+    const char *tenant = cli_args_value(a, "tenant");
     char err[512], tid[128];
     if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "endpoint list") != 0)
         return 1;
@@ -192,8 +202,10 @@ static int list(PGconn *conn, const char *tenant)
     return 0;
 }
 
-static int show(PGconn *conn, const char *name, bool show_secret)
+static int show(PGconn *conn, const struct cli_args *a)
 {
+    const char *name = a->args[0];
+    bool show_secret = cli_args_flag(a, "show-secret");
     char err[512];
     const char *p[] = {name};
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_SHOW), 1, p, err, sizeof err);
@@ -214,8 +226,10 @@ static int show(PGconn *conn, const char *name, bool show_secret)
     return 0;
 }
 
-static int set_enabled(PGconn *conn, const char *name, bool enable)
+static int set_enabled(PGconn *conn, const struct cli_args *a)
 {
+    const char *name = a->args[0];
+    bool enable = strcmp(a->cmd->name, "enable") == 0;
     const char *p[] = {name, enable ? "true" : "false"};
     int rc = exec_print(conn, query_sql(Q_ENDPOINT_SET_ENABLED), 2, p, 1, name);
     if (rc == 0)
@@ -237,50 +251,42 @@ static int rotate(PGconn *conn, const char *name, const char *secret, int64_t gr
 
 /* ---- the subcommands: options checked first, then one connection ---------- */
 
-static int run_list(const struct cli_args *a, const struct hookd_config *cfg)
+/* Runs fn on one connection to the configured database. */
+static int with_db(const struct cli_args *a, const struct hookd_config *cfg,
+                   int (*fn)(PGconn *conn, const struct cli_args *a))
 {
     PGconn *conn = connect_db(cfg);
     if (!conn)
         return 1;
-    int rc = list(conn, cli_args_value(a, "tenant"));
+    int rc = fn(conn, a);
     PQfinish(conn);
     return rc;
+}
+
+static int run_list(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    return with_db(a, cfg, list);
 }
 
 static int run_show(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    PGconn *conn = connect_db(cfg);
-    if (!conn)
-        return 1;
-    int rc = show(conn, a->args[0], cli_args_flag(a, "show-secret"));
-    PQfinish(conn);
-    return rc;
+    return with_db(a, cfg, show);
 }
 
 static int run_enable(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    PGconn *conn = connect_db(cfg);
-    if (!conn)
-        return 1;
-    int rc = set_enabled(conn, a->args[0], strcmp(a->cmd->name, "enable") == 0);
-    PQfinish(conn);
-    return rc;
+    return with_db(a, cfg, set_enabled);
 }
 
 static int run_rotate(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    const char *secret = cli_args_value(a, "secret"), *grace_arg = cli_args_value(a, "grace");
+    const char *secret, *grace_arg = cli_args_value(a, "grace");
     int64_t grace = 24LL * 3600 * 1000;
     char err[256], generated[80];
     if (grace_arg && backoff_parse_duration(grace_arg, &grace, err, sizeof err) != 0)
         return fail("--grace: %s", err);
-    if (secret && check_secret(secret) != 0)
+    if (!(secret = secret_arg(a, generated, sizeof generated)))
         return 1;
-    if (!secret) {
-        if (new_secret(generated, sizeof generated) != 0)
-            return fail("cannot generate a secret");
-        secret = generated;
-    }
     PGconn *conn = connect_db(cfg);
     if (!conn)
         return 1;
@@ -325,56 +331,33 @@ static const struct cli_args_cmd list_cmd = {
     .config = true,
 };
 
+/* A subcommand that acts on one endpoint, named by its one argument. */
+#define BY_NAME(word, syn, sum, options, fn)                                                                          \
+    {                                                                                                                 \
+        .name = (word), .synopsis = (syn), .summary = (sum), .opts = (options), .run = (fn), .min_args = 1,           \
+        .max_args = 1, .config = true                                                                                 \
+    }
+
 static const struct cli_args_opt show_opts[] = {
     {"show-secret", NULL, "print the signing secret too", NULL},
     {0},
 };
-static const struct cli_args_cmd show_cmd = {
-    .name = "show",
-    .synopsis = "NAME [--show-secret]",
-    .summary = "one endpoint, with its pending and dead deliveries",
-    .opts = show_opts,
-    .run = run_show,
-    .min_args = 1,
-    .max_args = 1,
-    .config = true,
-};
-
-static const struct cli_args_cmd disable_cmd = {
-    .name = "disable",
-    .synopsis = "NAME",
-    .summary = "stop delivering to an endpoint",
-    .run = run_enable,
-    .min_args = 1,
-    .max_args = 1,
-    .config = true,
-};
-
-static const struct cli_args_cmd enable_cmd = {
-    .name = "enable",
-    .synopsis = "NAME",
-    .summary = "deliver to a disabled endpoint again",
-    .run = run_enable,
-    .min_args = 1,
-    .max_args = 1,
-    .config = true,
-};
+static const struct cli_args_cmd show_cmd = BY_NAME("show", "NAME [--show-secret]",
+                                                    "one endpoint, with its pending and dead deliveries", show_opts,
+                                                    run_show);
+static const struct cli_args_cmd disable_cmd = BY_NAME("disable", "NAME", "stop delivering to an endpoint", NULL,
+                                                       run_enable);
+static const struct cli_args_cmd enable_cmd = BY_NAME("enable", "NAME", "deliver to a disabled endpoint again", NULL,
+                                                      run_enable);
 
 static const struct cli_args_opt rotate_opts[] = {
     {"secret", "whsec_...", "the new secret (default: a new random one, printed once)", NULL},
     {"grace", "24h", "how long deliveries also carry the previous secret's signature (default: 24h)", NULL},
     {0},
 };
-static const struct cli_args_cmd rotate_cmd = {
-    .name = "rotate-secret",
-    .synopsis = "NAME [--secret whsec_...] [--grace 24h]",
-    .summary = "new secret; during the grace period deliveries carry both signatures",
-    .opts = rotate_opts,
-    .run = run_rotate,
-    .min_args = 1,
-    .max_args = 1,
-    .config = true,
-};
+static const struct cli_args_cmd rotate_cmd =
+    BY_NAME("rotate-secret", "NAME [--secret whsec_...] [--grace 24h]",
+            "new secret; during the grace period deliveries carry both signatures", rotate_opts, run_rotate);
 
 static const struct cli_args_cmd *const endpoint_subs[] = {
     &add_cmd, &list_cmd, &show_cmd, &disable_cmd, &enable_cmd, &rotate_cmd, NULL,

@@ -24,10 +24,12 @@
 
 #include "alert.h"
 #include "backoff.h"
+#include "batcher.h"
 #include "clock.h"
 #include "db.h"
 #include "inbox_decide.h"
 #include "inbox_eval.h"
+#include "keyindex.h"
 #include "log.h"
 #include "machine.h"
 #include "query.h"
@@ -37,11 +39,9 @@
 
 struct inbox {
     struct hookd_ctx *ctx;
-    struct alerter *alerter;    /* borrowed */
-    struct sched *sched;        /* owned: the inbox queue */
-    struct inbox_item *waiting; /* claimed, not yet submitted (ids only) */
-    size_t nwaiting, capwaiting;
-    int running, max_running; /* batch jobs on DB threads */
+    struct alerter *alerter; /* borrowed */
+    struct sched *sched;     /* owned: the inbox queue */
+    struct batcher *batcher; /* claimed struct inbox_item (ids only) for the next batch job */
 };
 
 uint64_t inbox_rnd64(void)
@@ -512,6 +512,33 @@ static int evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item *
     return savepoint(conn, "RELEASE SAVEPOINT ev");
 }
 
+/* Stable reorder: the items whose rows were found first, in receipt order
+ * (the order of r's rows), then the rest as they were claimed. */
+static void reorder(struct inbox_job *job, PGresult *r)
+{
+    struct keyindex *ix = keyindex_new(job->n);
+    for (size_t i = 0; i < job->n; i++)
+        keyindex_add(ix, job->items[i].id, strlen(job->items[i].id), i);
+    struct inbox_item *sorted = xmalloc(job->n * sizeof *sorted);
+    bool *placed = xcalloc(job->n, sizeof *placed);
+    size_t k = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        const char *id = PQgetvalue(r, i, INBOX_BATCH_ORDER_ID);
+        size_t at = keyindex_take(ix, id, strlen(id));
+        if (at != KEYINDEX_NONE) {
+            sorted[k++] = job->items[at];
+            placed[at] = true;
+        }
+    }
+    for (size_t i = 0; i < job->n; i++)
+        if (!placed[i])
+            sorted[k++] = job->items[i];
+    keyindex_free(ix); /* before the ids it borrows */
+    free(job->items);
+    job->items = sorted;
+    free(placed);
+}
+
 /* Puts the batch in receipt order (events of one entity that are due
  * together are evaluated in the order they arrived, not in the random order
  * of equal Redis scores) and creates the batch's missing entities (machines
@@ -536,17 +563,7 @@ static void prepare_batch(PGconn *conn, struct inbox_job *job)
     free(ids.buf);
     if (!r)
         return; /* the evaluation reports what is wrong */
-    size_t placed = 0;
-    for (int i = 0; i < PQntuples(r); i++) { /* stable reorder: rows found first, in receipt order */
-        for (size_t k = placed; k < job->n; k++) {
-            if (strcmp(job->items[k].id, PQgetvalue(r, i, INBOX_BATCH_ORDER_ID)) == 0) {
-                struct inbox_item tmp = job->items[placed];
-                job->items[placed++] = job->items[k];
-                job->items[k] = tmp;
-                break;
-            }
-        }
-    }
+    reorder(job, r);
     json_t *builtin = json_object(); /* machine name -> {entity id: true} */
     for (int i = 0; i < PQntuples(r); i++) {
         if (PQgetisnull(r, i, INBOX_BATCH_ORDER_ENTITY_ID) || PQgetvalue(r, i, INBOX_BATCH_ORDER_OPEN)[0] != 't')
@@ -695,8 +712,6 @@ static void report(struct inbox *ib, struct inbox_item *it)
     }
 }
 
-static void submit(struct inbox *ib);
-
 static void done_batch(void *arg)
 {
     struct inbox_job *job = arg;
@@ -719,45 +734,39 @@ static void done_batch(void *arg)
     config_unref(job->cfg);
     free(job->items);
     free(job);
-    ib->running--;
-    submit(ib);
+    batcher_done(ib->batcher);
 }
 
-/* Claimed items wait here while every DB thread the role may use is busy,
- * and go as one job when one finishes: under load batches grow by
- * themselves (one commit for more events), idle ones still go at once. */
-static void submit(struct inbox *ib)
+/* batcher_submit_fn: one batch job on the shared pool. */
+static void on_batch(void *arg, void *items, size_t n, size_t bytes)
 {
-    if (ib->nwaiting == 0 || ib->running >= ib->max_running)
-        return;
+    (void)bytes;
+    struct inbox *ib = arg;
     struct inbox_job *job = xcalloc(1, sizeof *job);
     job->ib = ib;
     job->cfg = config_ref(ib->ctx->cfg);
-    job->items = ib->waiting;
-    job->n = ib->nwaiting;
+    job->items = items;
+    job->n = n;
     snprintf(job->worker_id, sizeof job->worker_id, "%s", ib->ctx->id);
-    ib->waiting = NULL;
-    ib->nwaiting = ib->capwaiting = 0;
-    ib->running++;
     db_pool_submit(ib->ctx->db, work_batch, done_batch, job);
 }
 
-/* sched_process_fn of the inbox queue. */
+/* sched_process_fn of the inbox queue. Claimed items wait in the batcher
+ * while every DB thread the role may use is busy, and go as one job when
+ * one finishes: under load batches grow by themselves (one commit for more
+ * events), idle ones still go at once. */
 static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
 {
     (void)due_ms;
     (void)s;
     struct inbox *ib = arg;
-    if (ib->nwaiting + n > ib->capwaiting) {
-        ib->capwaiting = ib->nwaiting + n > 2 * ib->capwaiting ? ib->nwaiting + n : 2 * ib->capwaiting;
-        ib->waiting = xrealloc(ib->waiting, ib->capwaiting * sizeof *ib->waiting);
-    }
+    struct inbox_item it;
     for (size_t i = 0; i < n; i++) {
-        struct inbox_item *it = &ib->waiting[ib->nwaiting++];
-        memset(it, 0, sizeof *it);
-        snprintf(it->id, sizeof it->id, "%s", ids[i]);
+        memset(&it, 0, sizeof it);
+        snprintf(it.id, sizeof it.id, "%s", ids[i]);
+        batcher_add(ib->batcher, &it, 0);
     }
-    submit(ib);
+    batcher_flush(ib->batcher);
 }
 
 struct inbox *inbox_new(struct hookd_ctx *ctx, struct alerter *alerter)
@@ -769,7 +778,13 @@ struct inbox *inbox_new(struct hookd_ctx *ctx, struct alerter *alerter)
      * one's work, few enough that they grow under load (one commit for more
      * events) rather than split; one DB thread stays free for the others. */
     int64_t spare = ctx->cfg->db_pool_size - 1;
-    ib->max_running = spare < 1 ? 1 : spare > 3 ? 3 : (int)spare;
+    struct batcher_config bc = {sizeof(struct inbox_item), 0, 0,
+                                spare < 1   ? 1
+                                : spare > 3 ? 3
+                                            : (int)spare,
+                                BATCHER_LINGER_NONE};
+    ib->batcher = batcher_new(ctx->base, &bc, on_batch, ib);
+    HOOKD_ASSERT(ib->batcher); /* no loop event without a linger */
     ib->sched = sched_new(ctx, "inbox", on_claimed, ib);
     return ib;
 }
@@ -794,6 +809,8 @@ void inbox_free(struct inbox *ib)
     if (!ib)
         return;
     sched_free(ib->sched);
-    free(ib->waiting); /* still leased in Redis: the reaper hands them out again */
+    size_t n;
+    free(batcher_take(ib->batcher, &n)); /* still leased in Redis: the reaper hands them out again */
+    batcher_free(ib->batcher);
     free(ib);
 }

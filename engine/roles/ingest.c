@@ -1,10 +1,10 @@
 /* Inbound webhooks; see ingest.h.
  *
- * Group commit: a request that passed every check is appended to the open
- * batch. The batch is submitted at the end of the current loop turn when
- * fewer than ingest_concurrency inserts are running, or as soon as one of
- * them completes, or when it is full. So a lone request waits for nothing,
- * and under load each commit (one fsync) carries many rows. */
+ * Group commit (batcher.h): a request that passed every check is appended
+ * to the open batch. The batch is submitted at the end of the current loop
+ * turn when fewer than ingest_concurrency inserts are running, or as soon as
+ * one of them completes, or when it is full. So a lone request waits for
+ * nothing, and under load each commit (one fsync) carries many rows. */
 #include "ingest.h"
 
 #include <ctype.h>
@@ -19,12 +19,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "batcher.h"
 #include "clock.h"
 #include "encoding.h"
 #include "db.h"
 #include "handshake.h"
 #include "http_server.h"
 #include "jsonpath.h"
+#include "keyindex.h"
 #include "log.h"
 #include "query.h"
 #include "sched.h"
@@ -56,17 +58,14 @@ struct pending {
 struct batch {
     struct ingest *in;
     struct pending **items;
-    size_t n, cap;
-    size_t bytes; /* payloads and headers */
+    size_t n;
 };
 
 struct ingest {
     struct hookd_ctx *ctx;
     struct http_server *http; /* borrowed: the listener the route is on */
     struct db_pool *db;       /* inserts only, so they never queue behind processing */
-    struct batch *open;       /* gathering */
-    struct event *flush_ev;
-    int running; /* insert jobs in flight */
+    struct batcher *batcher;  /* gathers struct pending *, weighed by payload and headers */
     size_t pending;
 };
 
@@ -163,6 +162,53 @@ static void add_text(struct db_array *a, const char *v, bool jsonb)
         db_array_text(a, v);
 }
 
+/* A request's key, partner and event id with a NUL between them, into dst
+ * (room for both strings and a NUL); returns its length. */
+static size_t key_make(char *dst, const char *partner, const char *event_id)
+{
+    size_t a = strlen(partner) + 1, b = strlen(event_id);
+    memcpy(dst, partner, a);
+    memcpy(dst + a, event_id, b);
+    return a + b;
+}
+
+/* Marks every request a duplicate, then gives each row the INSERT returned
+ * to the first request of its key in the batch; the rest (the same event
+ * sent twice at once) stay duplicates of it. One lookup per row. */
+static void match_rows(PGresult *res, struct pending **items, size_t n)
+{
+    size_t longest = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(items[i]->partner) + 1 + strlen(items[i]->event_id);
+        longest = len > longest ? len : longest;
+        total += len;
+    }
+    char *keys = xmalloc(total + 1), *at = keys, *key = xmalloc(longest + 1);
+    struct keyindex *ix = keyindex_new(n);
+    for (size_t i = 0; i < n; i++) {
+        items[i]->result = RES_DUPLICATE;
+        size_t len = key_make(at, items[i]->partner, items[i]->event_id);
+        keyindex_add(ix, at, len, i);
+        at += len;
+    }
+    for (int row = 0; row < PQntuples(res); row++) {
+        const char *partner = PQgetvalue(res, row, INGEST_INSERT_PARTNER_NAME);
+        const char *event_id = PQgetvalue(res, row, INGEST_INSERT_PARTNER_EVENT_ID);
+        if (strlen(partner) + 1 + strlen(event_id) > longest)
+            continue; /* no request has a key this long */
+        size_t i = keyindex_take(ix, key, key_make(key, partner, event_id));
+        if (i == KEYINDEX_NONE)
+            continue;
+        struct pending *p = items[i];
+        p->result = RES_ACCEPTED;
+        snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, row, INGEST_INSERT_ID));
+        p->due_ms = strtoll(PQgetvalue(res, row, INGEST_INSERT_DUE_MS), NULL, 10);
+    }
+    keyindex_free(ix);
+    free(key);
+    free(keys);
+}
+
 /* One INSERT for items[0..n). Returns 0, or -1 with err (the statement
  * failed as a whole; nothing of it was stored) and *content set when
  * Postgres refused what a row holds (SQLSTATE class 22, data exception, or
@@ -202,24 +248,7 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
         PQclear(res);
         return -1;
     }
-    for (size_t i = 0; i < n; i++)
-        items[i]->result = RES_DUPLICATE;
-    for (int row = 0; row < PQntuples(res); row++) {
-        const char *partner = PQgetvalue(res, row, INGEST_INSERT_PARTNER_NAME);
-        const char *event_id = PQgetvalue(res, row, INGEST_INSERT_PARTNER_EVENT_ID);
-        /* The first request for a key in the batch gets the row; the rest
-         * (the same event sent twice at once) are duplicates of it. */
-        for (size_t i = 0; i < n; i++) {
-            struct pending *p = items[i];
-            if (p->result == RES_DUPLICATE && !p->id[0] && strcmp(p->partner, partner) == 0 &&
-                strcmp(p->event_id, event_id) == 0) {
-                p->result = RES_ACCEPTED;
-                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, row, INGEST_INSERT_ID));
-                p->due_ms = strtoll(PQgetvalue(res, row, INGEST_INSERT_DUE_MS), NULL, 10);
-                break;
-            }
-        }
-    }
+    match_rows(res, items, n);
     PQclear(res);
     if (retried) {
         /* The first attempt's commit may have landed before the connection
@@ -276,8 +305,6 @@ static void work_batch(PGconn *conn, void *arg)
     }
 }
 
-static void start_batches(struct ingest *in);
-
 static void done_batch(void *arg)
 {
     struct batch *b = arg;
@@ -305,51 +332,26 @@ static void done_batch(void *arg)
     free(due);
     free(b->items);
     free(b);
-    in->running--;
-    start_batches(in);
+    batcher_done(in->batcher);
 }
 
-static void start_batches(struct ingest *in)
+/* batcher_submit_fn: one insert job for the batch. */
+static void on_batch(void *arg, void *items, size_t n, size_t bytes)
 {
-    if (!in->open || in->open->n == 0 || in->running >= in->ctx->cfg->ingest_concurrency)
-        return;
-    struct batch *b = in->open;
-    in->open = NULL;
-    in->running++;
-    db_pool_submit(in->db, work_batch, done_batch, b);
-}
-
-static void on_flush(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    start_batches(arg);
+    (void)bytes;
+    struct batch *b = xcalloc(1, sizeof *b);
+    b->in = arg;
+    b->items = items;
+    b->n = n;
+    db_pool_submit(b->in->db, work_batch, done_batch, b);
 }
 
 static void enqueue(struct ingest *in, struct pending *p)
 {
-    if (!in->open) {
-        in->open = xcalloc(1, sizeof *in->open);
-        in->open->in = in;
-    }
-    struct batch *b = in->open;
-    if (b->n == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->items = xrealloc(b->items, b->cap * sizeof *b->items);
-    }
-    b->items[b->n++] = p;
-    b->bytes += strlen(p->payload) + (p->headers ? strlen(p->headers) : 0);
     in->pending++;
+    /* before the add: a full batch is submitted, and may be answered, in it */
     evhttp_connection_set_closecb(evhttp_request_get_connection(p->req), on_client_closed, p);
-    if ((int64_t)b->n >= in->ctx->cfg->ingest_batch_max || b->bytes >= BATCH_BYTES_MAX) {
-        if (in->running < in->ctx->cfg->ingest_concurrency)
-            start_batches(in);
-        else
-            in->open = NULL, in->running++, db_pool_submit(in->db, work_batch, done_batch, b);
-        return;
-    }
-    /* End of this loop turn: requests read in the same turn share a commit. */
-    event_active(in->flush_ev, EV_TIMEOUT, 0);
+    batcher_add(in->batcher, &p, strlen(p->payload) + (p->headers ? strlen(p->headers) : 0));
 }
 
 /* ---- request checks ------------------------------------------------------- */
@@ -682,7 +684,16 @@ struct ingest *ingest_new(struct hookd_ctx *ctx, struct http_server *http, char 
     in->ctx = ctx;
     in->http = http;
     in->db = db;
-    in->flush_ev = event_new(ctx->base, -1, 0, on_flush, in);
+    /* Requests read in the same loop turn share a commit. */
+    struct batcher_config bc = {sizeof(struct pending *), (size_t)ctx->cfg->ingest_batch_max, BATCH_BYTES_MAX,
+                                (int)ctx->cfg->ingest_concurrency, BATCHER_LINGER_TURN};
+    in->batcher = batcher_new(ctx->base, &bc, on_batch, in);
+    if (!in->batcher) {
+        snprintf(err, errlen, "cannot create the ingest batcher");
+        db_pool_free(db);
+        free(in);
+        return NULL;
+    }
     http_server_route(http, "/v1/inbox/*", handle_inbox, in);
     ingest_config_changed(in);
     return in;
@@ -694,11 +705,12 @@ void ingest_config_changed(struct ingest *in)
      * before they are buffered; smaller per-partner limits are checked in
      * the handler. */
     http_server_set_max_body(in->http, largest_body(in->ctx->cfg));
+    batcher_set_limits(in->batcher, (size_t)in->ctx->cfg->ingest_batch_max, BATCH_BYTES_MAX);
 }
 
 void ingest_flush(struct ingest *in)
 {
-    start_batches(in);
+    batcher_flush(in->batcher);
 }
 
 size_t ingest_pending(const struct ingest *in)
@@ -719,16 +731,14 @@ void ingest_free(struct ingest *in)
     if (!in)
         return;
     ingest_close(in);
-    if (in->open) {
-        for (size_t i = 0; i < in->open->n; i++) {
-            struct pending *p = in->open->items[i];
-            p->result = RES_UNAVAILABLE;
-            answer(p);
-            pending_free(p);
-        }
-        free(in->open->items);
-        free(in->open);
+    size_t n;
+    struct pending **open = batcher_take(in->batcher, &n);
+    for (size_t i = 0; i < n; i++) {
+        open[i]->result = RES_UNAVAILABLE;
+        answer(open[i]);
+        pending_free(open[i]);
     }
-    event_free(in->flush_ev);
+    free(open);
+    batcher_free(in->batcher);
     free(in);
 }

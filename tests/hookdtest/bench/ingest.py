@@ -11,6 +11,14 @@ from hookdtest.bench.common import (BODY_TEMPLATE, Bench, EXTRA, INGEST_CONNECTI
 from hookdtest.signing import SW_SECRET
 
 
+def ingest_load(b: Bench, w, id_prefix: str) -> dict:
+    """INGEST_REQUESTS signed POSTs from loadgen to worker w; loadgen's result."""
+    return b.loadgen(["--url", f"{w.url}/v1/inbox/shop", "--connections", str(INGEST_CONNECTIONS),
+                      "--requests", str(INGEST_REQUESTS), "--secret", SW_SECRET, "--scheme", "standard-webhooks",
+                      "--body-template", BODY_TEMPLATE, "--entities", str(INGEST_ENTITIES),
+                      "--id-prefix", id_prefix, "--max-seconds", str(RUN_CAP_S)])
+
+
 def bench_ingest(b: Bench) -> None:
     log(f"1. ingest: {INGEST_REQUESTS} signed events over {INGEST_CONNECTIONS} connections, roles = ingest")
     url, db = b.new_db()
@@ -18,10 +26,7 @@ def bench_ingest(b: Bench) -> None:
     w = b.worker(cfg, port, "ingest")
     id_prefix = f"bench-{os.getpid()}-{int(time.time())}"
     cpu0 = cpu_seconds(w.proc.pid)
-    res = b.loadgen(["--url", f"{w.url}/v1/inbox/shop", "--connections", str(INGEST_CONNECTIONS),
-                     "--requests", str(INGEST_REQUESTS), "--secret", SW_SECRET, "--scheme", "standard-webhooks",
-                     "--body-template", BODY_TEMPLATE, "--entities", str(INGEST_ENTITIES),
-                     "--id-prefix", id_prefix, "--max-seconds", str(RUN_CAP_S)])
+    res = ingest_load(b, w, id_prefix)
     cpu = cpu_seconds(w.proc.pid) - cpu0
     m = metrics(w)
     w.stop()

@@ -186,12 +186,28 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
         text = cfgs.get("inbox") or next(iter(cfgs.values()))
         lines += [re.sub(r"(secret = ).*", r"\1whsec_... (the harness test key)", l) for l in text.strip().splitlines()]
         lines += ["```", ""]
-    # The Redis-mode section that `make bench-redis` writes survives a full run.
+    tail = hand_written_tail()
     old = (DOCS / "benchmarks.md").read_text() if (DOCS / "benchmarks.md").exists() else ""
     begin, end = "<!-- redis-modes: begin", "<!-- redis-modes: end -->"
-    if begin in old and end in old:
+    if not tail and begin in old and end in old:
+        # The Redis-mode section that `make bench-redis` writes survives a full run.
         lines += ["", old[old.index(begin):old.index(end) + len(end)]]
-    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n")
+    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n" + tail)
+
+
+HAND_WRITTEN = "<!-- written by hand from here on: make bench keeps what follows this line -->"
+
+
+def hand_written_tail() -> str:
+    """Everything below HAND_WRITTEN in the last report (before/after
+    comparisons, failover figures, the section `make bench-redis` writes),
+    kept as it is."""
+    try:
+        text = (DOCS / "benchmarks.md").read_text()
+    except OSError:
+        return ""
+    at = text.find(HAND_WRITTEN)
+    return "\n" + text[at:] if at >= 0 else ""
 
 
 def details_lines() -> list[str]:

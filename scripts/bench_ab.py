@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Before/after of two hookd binaries on the same Postgres and Redis in one
+session, for a refactor that must not cost speed: the ingest scenario
+(signed POSTs through loadgen, roles = ingest) and the processing scenario
+(PENDING rows to terminal, roles = inbox, 1 and 2 workers) of `make bench`,
+without their pgbench ceilings. Each figure is measured as a pair, old and
+new back to back (in the order A B, then B A in the next round), so that a
+drift of the shared machine's load hits both binaries alike; the verdict is
+the median of the pairs' new/old ratios next to the ratio of the means.
+
+    HOOKD_TOOLS=build/tools PYTHONPATH=tests /usr/bin/python3 scripts/bench_ab.py \\
+        OLD_BIN NEW_BIN [--rounds 2] [--only ingest,processing] [--workers 1,2]
+
+BENCH_SCALE shrinks the sizes as in `make bench`. Prints every run and, per
+figure, the means and NEW/OLD.
+
+--callgrind runs each figure once per binary under valgrind's callgrind
+and compares instructions executed per event, which the machine's load
+hardly changes: throughput on a shared machine varies by tens of percent,
+instruction counts by a few. Two figures: the whole process (start-up,
+shutdown and the timers that run once a second included, so a longer run
+costs more), and the event's own path (the inclusive cost of the callbacks
+that handle it: PATHS). Use a small BENCH_SCALE (0.1 or less): callgrind
+is ~50x slower."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import hookdtest.worker
+from hookdtest.bench.common import Bench, cpu_seconds, log
+from hookdtest.bench.ingest import ingest_load
+from hookdtest.bench.common import PROC_ENTITIES
+from hookdtest.bench.processing import bench_processing_run, remaining, seed_processing_rows
+from hookdtest.util import wait_for
+from hookdtest.worker import Worker
+
+
+def ingest_once(b: Bench) -> tuple[float, float]:
+    """accepted/s, and hookd's CPU microseconds per accepted request"""
+    url, db = b.new_db()
+    cfg, port = b.config(url, b.prefix(), roles="ingest")
+    w = b.worker(cfg, port, f"ingest-{b.nprefix}")
+    id_prefix = f"ab-{os.getpid()}-{b.nprefix}"
+    cpu0 = cpu_seconds(w.proc.pid)
+    res = ingest_load(b, w, id_prefix)
+    cpu = cpu_seconds(w.proc.pid) - cpu0
+    w.stop()
+    stored = db.value("SELECT count(*) FROM webhook_inbox WHERE partner_event_id LIKE %s", id_prefix + "-%")
+    db.close()
+    if stored != res["ok"] or res["errors"]:
+        raise RuntimeError(f"ingest run lost something: stored {stored}, answered {res}")
+    return res["ok_rps"], cpu * 1e6 / max(1, res["ok"])
+
+
+def processing_once(b: Bench, workers: int) -> tuple[float, float]:
+    """events/s, and the workers' CPU microseconds per event"""
+    r = bench_processing_run(b, workers)
+    if not r["complete"] or r["shipped"] != r["entities"]:
+        raise RuntimeError(f"processing run incomplete or wrong: {r['done']}/{r['total']}, shipped {r['shipped']}")
+    return r["rate"], sum(r["cpu_s"]) * 1e6 / r["total"]
+
+
+# The callbacks an event passes through, old and new names (file:function,
+# inclusive cost; DB-thread work included: callgrind adds all threads up).
+PATHS = {
+    "ingest": ["engine/roles/ingest.c:handle_inbox", "engine/roles/ingest.c:work_batch",
+               "engine/roles/ingest.c:done_batch", "engine/roles/ingest.c:on_flush", "engine/io/batcher.c:on_turn_end"],
+    "processing": ["schedulers/sched.c:on_timer", "schedulers/sched.c:on_next_due", "schedulers/sched.c:on_claimed",
+                   "engine/roles/inbox.c:work_batch", "engine/roles/inbox.c:done_batch", "schedulers/sched.c:on_flush",
+                   "engine/io/batcher.c:on_turn_end"],
+}
+
+
+def callgrind_path(out: Path, figure: str) -> int:
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+                          capture_output=True, text=True, check=True).stdout
+    total = 0
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+\S*?((?:engine|schedulers)/\S+:\w+) ", line)
+        if m and m.group(2) in PATHS[figure.split()[0]]:
+            total += int(m.group(1).replace(",", ""))
+    return total
+
+
+def callgrind_worker(b: Bench, cfg: Path, port: int, name: str) -> tuple[Worker, Path]:
+    out = b.work / f"callgrind-{name}.out"
+    w = Worker(config=cfg, port=port, log_path=b.work / f"{name}.log",
+               prefix=["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"])
+    b.workers.append(w)
+    w.start(wait_ready=False)
+    wait_for(lambda: w.alive() and w.ready(), 120, what=f"{name} under callgrind to be ready")
+    return w, out
+
+
+def callgrind_total(w: Worker, out: Path) -> int:
+    w.stop(timeout=300)
+    m = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), flags=re.M)
+    return int(m.group(1))
+
+
+def callgrind_once(b: Bench, figure: str) -> tuple[int, float, float]:
+    """(events, instructions an event: whole process, the event's path) of
+    one run under callgrind; for processing an event is one evaluation"""
+    url, db = b.new_db()
+    if figure == "ingest":
+        cfg, port = b.config(url, b.prefix(), roles="ingest")
+        w, out = callgrind_worker(b, cfg, port, f"ingest-{b.nprefix}")
+        res = ingest_load(b, w, f"cg-{os.getpid()}-{b.nprefix}")
+        events = res["ok"]
+    else:
+        seed_processing_rows(db, PROC_ENTITIES)
+        cfg, port = b.config(url, b.prefix(), roles="inbox")
+        w, out = callgrind_worker(b, cfg, port, f"proc-{b.nprefix}")
+        wait_for(lambda: w.alive() and remaining(db) == 0, 600, interval=0.5, what="processing under callgrind")
+        # per evaluation (an attempts row each, deferrals included): how
+        # often an event is deferred depends on timing, not on the binary
+        events = db.value("SELECT count(*) FROM attempts")
+    db.close()
+    total = callgrind_total(w, out)
+    return events, total / max(1, events), callgrind_path(out, figure) / max(1, events)
+
+
+def measure(b: Bench, figure: str) -> tuple[float, float]:
+    """One run of a figure; a run that fails (a worker gone, on a shared
+    machine) is logged and run once more."""
+    for attempt in (1, 2):
+        try:
+            return ingest_once(b) if figure == "ingest" else processing_once(b, int(figure.split()[1][:-1]))
+        except Exception as e:
+            if attempt == 2:
+                raise
+            log(f"   run failed, once more: {str(e)[:300]}")
+            for w in b.workers:
+                if w.proc and w.proc.poll() is None:
+                    w.stop(timeout=20)
+    raise AssertionError("unreachable")
+
+
+def series(figures: list[str]) -> dict[tuple[str, str], list[float]]:
+    return {(f, k): [] for f in figures for k in ("old", "new")}
+
+
+def in_pairs(a: argparse.Namespace, figures: list[str]):
+    """Yields (figure, "old" or "new") with that binary in place: each figure
+    as a pair, old and new back to back, the order alternating by round."""
+    for rnd in range(a.rounds):
+        order = [("old", a.old), ("new", a.new)]
+        if rnd % 2:
+            order.reverse()
+        for f in figures:
+            for which, binary in order:
+                hookdtest.worker.HOOKD_BIN = os.path.abspath(binary)
+                log(f"round {rnd + 1}, {which}: {f}")
+                yield f, which
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", default="ingest,processing")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--callgrind", action="store_true", help="instructions an event, under callgrind")
+    a = ap.parse_args()
+    if a.callgrind:
+        return callgrind_main(a)
+    only = set(a.only.split(","))
+    workers = [int(x) for x in a.workers.split(",")]
+    figures = (["ingest"] if "ingest" in only else []) + \
+              ([f"processing {n}w" for n in workers] if "processing" in only else [])
+    runs, cpu = series(figures), series(figures)
+    b = Bench()
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    try:
+        b.start()
+        for f, which in in_pairs(a, figures):
+            v, us = measure(b, f)
+            runs[(f, which)].append(v)
+            cpu[(f, which)].append(us)
+            log(f"   {which} {f}: {v:,.0f}/s, hookd CPU {us:.1f} us an event")
+    finally:
+        b.stop()
+    print(f"\nbench_ab {started} .. {time.strftime('%H:%M UTC', time.gmtime())}, BENCH_SCALE="
+          f"{os.environ.get('BENCH_SCALE', '1.0')}, rounds {a.rounds}\nold: {a.old}\nnew: {a.new}\n")
+    print("| figure | old (runs) -> mean | new (runs) -> mean | new / old (means) | new / old (median pair) |\n"
+          "| --- | --- | --- | ---: | ---: |")
+    for f in figures:
+        old, new = runs[(f, "old")], runs[(f, "new")]
+        mo, mn = statistics.mean(old), statistics.mean(new)
+        pairs = statistics.median(n / o for o, n in zip(old, new))
+        fmt = lambda xs, m: " · ".join(f"{x:,.0f}" for x in xs) + f" -> {m:,.0f}"  # noqa: E731
+        print(f"| {f}, /s | {fmt(old, mo)} | {fmt(new, mn)} | {mn / mo:.2f} | {pairs:.2f} |")
+    for f in figures:
+        co, cn = statistics.mean(cpu[(f, "old")]), statistics.mean(cpu[(f, "new")])
+        print(f"| {f}, hookd CPU us an event | {co:.1f} | {cn:.1f} | {cn / co:.2f} | |")
+    return 0
+
+
+def callgrind_main(a: argparse.Namespace) -> int:
+    figures = [f for f in ("ingest", "processing 1w") if f.split()[0] in a.only.split(",")]
+    ir, path = series(figures), series(figures)
+    b = Bench()
+    try:
+        b.start()
+        for f, which in in_pairs(a, figures):
+            events, per, own = callgrind_once(b, f)
+            ir[(f, which)].append(per)
+            path[(f, which)].append(own)
+            log(f"   {which} {f}: {events} events, {per:,.0f} instructions an event, {own:,.0f} on its path")
+    finally:
+        b.stop()
+    print(f"\nbench_ab --callgrind, BENCH_SCALE={os.environ.get('BENCH_SCALE', '1.0')}, rounds {a.rounds}\n"
+          f"old: {a.old}\nnew: {a.new}\n")
+    print("| figure, instructions an event | old | new | new / old |\n| --- | --- | --- | ---: |")
+    for f in figures:
+        for what, d in (("whole process", ir), ("the event's path", path)):
+            o, n = statistics.mean(d[(f, "old")]), statistics.mean(d[(f, "new")])
+            print(f"| {f}, {what} | {o:,.0f} | {n:,.0f} | {n / o:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
