@@ -25,20 +25,19 @@ static void iso(int64_t ms, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void print_storage(const struct retention_storage *s, bool json)
+json_t *cli_retention_storage_json(const struct retention_storage *s)
 {
-    if (json) {
-        json_t *arr = json_array();
-        for (size_t i = 0; i < s->n; i++)
-            json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "table", s->t[i].name, "bytes",
-                                                 (json_int_t)s->t[i].bytes, "rows", (json_int_t)s->t[i].rows,
-                                                 "oldest_ms", (json_int_t)s->t[i].oldest_ms, "next_expiry_ms",
-                                                 (json_int_t)s->t[i].next_expiry_ms));
-        json_dumpf(arr, stdout, JSON_COMPACT);
-        putchar('\n');
-        json_decref(arr);
-        return;
-    }
+    json_t *arr = json_array();
+    for (size_t i = 0; i < s->n; i++)
+        json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:I}", "table", s->t[i].name, "bytes",
+                                             (json_int_t)s->t[i].bytes, "rows", (json_int_t)s->t[i].rows, "oldest_ms",
+                                             (json_int_t)s->t[i].oldest_ms, "next_expiry_ms",
+                                             (json_int_t)s->t[i].next_expiry_ms));
+    return arr;
+}
+
+void cli_retention_storage_text(const struct retention_storage *s)
+{
     printf("STORAGE\n  %-18s %12s %12s %-20s %-20s\n", "TABLE", "BYTES", "ROWS~", "OLDEST", "NEXT EXPIRY");
     for (size_t i = 0; i < s->n; i++) {
         char a[32], b[32];
@@ -49,16 +48,22 @@ static void print_storage(const struct retention_storage *s, bool json)
     }
 }
 
-int cli_retention_print_storage(PGconn *conn, const struct hookd_config *cfg, bool json);
-int cli_retention_print_storage(PGconn *conn, const struct hookd_config *cfg, bool json)
+static int print_storage(PGconn *conn, const struct hookd_config *cfg, bool json)
 {
     char err[512];
     struct retention_storage s;
     if (retention_storage(conn, &cfg->retention, &s, err, sizeof err) != 0) {
-        fprintf(stderr, "hookd: storage: %s\n", err);
+        fprintf(stderr, "hookd retention: storage: %s\n", err);
         return -1;
     }
-    print_storage(&s, json);
+    if (json) {
+        json_t *arr = cli_retention_storage_json(&s);
+        json_dumpf(arr, stdout, JSON_COMPACT);
+        putchar('\n');
+        json_decref(arr);
+    } else {
+        cli_retention_storage_text(&s);
+    }
     return 0;
 }
 
@@ -88,7 +93,7 @@ static int run_pass(const struct cli_args *a, const struct hookd_config *cfg)
         printf("%s: %ld partitions expired, %ld postponed, %ld rows deleted\n", dry ? "dry run" : "done", rep.expired,
                rep.postponed, rep.pruned);
     }
-    if (status == 0 && cli_retention_print_storage(conn, cfg, a->json) != 0)
+    if (status == 0 && print_storage(conn, cfg, a->json) != 0)
         status = 1;
     PQfinish(conn);
     return status;
