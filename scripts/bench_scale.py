@@ -213,7 +213,7 @@ def migration(b: Bench) -> None:
         time.sleep(1.0)
         p = Db(url)
         t = time.monotonic()
-        p.all("SELECT count(*) FROM outbox_events WHERE false")
+        p.all("SELECT count(*) FROM webhook_inbox WHERE false")
         probe["wait_s"] = time.monotonic() - t
         p.close()
 
@@ -233,7 +233,7 @@ def migration(b: Bench) -> None:
     RESULTS.append(("hookd migrate, 0011 -> 0012", f"{took:.1f} s for {total} rows",
                     f"{took / (total / 1e6):.1f} s per million rows; ~{took / (total / 1e6) * 45:.0f} s for"
                     " 20M+20M+5M+5M (linear)"))
-    RESULTS.append(("  a reader of outbox_events meanwhile", f"waited {probe.get('wait_s', 0):.1f} s",
+    RESULTS.append(("  a reader of webhook_inbox meanwhile", f"waited {probe.get('wait_s', 0):.1f} s",
                     "(started 1 s after migrate)"))
     RESULTS.append(("  ACCESS EXCLUSIVE seen", ", ".join(sorted({n_ for n_, _ in locks}))[:200], ""))
     db.close()
