@@ -46,6 +46,17 @@ TABLES = ["webhook_inbox", "outbox_events", "outbox_deliveries", "attempts"]
 RESULTS: list[tuple[str, str, str]] = []
 
 
+class Results(list):
+    """RESULTS, each row logged as it comes (a later failure keeps the earlier figures)."""
+
+    def append(self, row) -> None:
+        log(f"RESULT {row[0]}: {row[1]} {row[2]}")
+        super().append(row)
+
+
+RESULTS = Results()
+
+
 def layout_30_days(db: Db) -> None:
     """_legacy emptied down to [1970-01-02, now-30d) and four 7.5-day partitions up to its old end."""
     for t in TABLES:
@@ -75,7 +86,7 @@ def load_history(db: Db) -> float:
            " SELECT 'shop', 'h-' || g, md5('i' || g)::uuid, " + ts + " FROM generate_series(1, %s) g",
            N_INBOX, N_INBOX)
     db.all("INSERT INTO attempts (source, source_id, attempted_at, outcome, duration_ms, part_at)"
-           " SELECT 'inbox', md5('i' || (g % %s))::uuid, " + ts + ", 'applied', 1.5, " + ts +
+           " SELECT 'inbox', md5('i' || mod(g, %s))::uuid, " + ts + ", 'applied', 1.5, " + ts +
            " FROM generate_series(1, %s) g", max(N_INBOX, 1), N_ATTEMPTS, N_ATTEMPTS, N_ATTEMPTS)
     db.all("INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, created_at,"
            " fanned_out_at, processed_at, part_at) SELECT md5('e' || g)::uuid, 'order', 'h' || g, 'order.paid',"
@@ -231,7 +242,7 @@ def migration(b: Bench) -> None:
     assert kept == 2 * n, kept
     total = 2 * n + 2 * ne
     RESULTS.append(("hookd migrate, 0011 -> 0012", f"{took:.1f} s for {total} rows",
-                    f"{took / (total / 1e6):.1f} s per million rows; ~{took / (total / 1e6) * 45:.0f} s for"
+                    f"{took / (total / 1e6):.1f} s per million rows; ~{took / (total / 1e6) * 50:.0f} s for"
                     " 20M+20M+5M+5M (linear)"))
     RESULTS.append(("  a reader of webhook_inbox meanwhile", f"waited {probe.get('wait_s', 0):.1f} s",
                     "(started 1 s after migrate)"))

@@ -25,15 +25,21 @@
 -- stays the mechanism (ingest inserts the key and the row in one statement).
 --
 -- What this migration locks, measured (README "Retention"): it runs in one
--- transaction and holds ACCESS EXCLUSIVE on the four tables from the first
--- RENAME to the commit; ingest, workers and hookd_emit wait meanwhile. The
--- time is the copy of the inbox keys into hookd_dedup, the new primary-key
--- indexes built on the legacy rows, and the scans that validate the legacy
--- partitions: 1M inbox rows + 1M attempts + 250k events with 250k deliveries
--- took 10.9 s on the shared 2-core test machine (2026-12-03), i.e. about
--- 5 s per million rows, so ~105 s for 20M inbox rows, 20M attempts and 5M
--- events (extrapolated, linear). Stop the workers (or accept that they
--- wait) for that long.
+-- transaction and holds ACCESS EXCLUSIVE on webhook_inbox, outbox_events,
+-- outbox_deliveries and attempts from its first statement to its commit
+-- (from the first, so that no inbox row committed during the copy of the
+-- keys is missing from hookd_dedup, and no worker's lock can deadlock with
+-- the conversion): ingest, workers and hookd_emit wait meanwhile. Its time is the
+-- key copy, the new primary-key indexes built on the existing rows and the
+-- scans that validate the _legacy partitions. Measured by `make bench-scale`
+-- (SCALE_ONLY=migrate) on 2026-12-03, Postgres 15 with fsync on, on a shared
+-- 2-core machine under heavy load (load average about 15): 1M inbox rows, 1M
+-- attempts, 250k events and 250k deliveries converted in 32.9 s, about 13 s
+-- per million rows; extrapolated linearly, about 11 minutes for 20M inbox
+-- rows, 20M attempts and 5M events with 5M deliveries (not measured at that
+-- size). Stop the workers (or accept that they wait) for that long.
+
+LOCK TABLE webhook_inbox, outbox_events, outbox_deliveries, attempts IN ACCESS EXCLUSIVE MODE;
 
 -- ---- dedup -------------------------------------------------------------
 
