@@ -95,7 +95,7 @@ def load_history(db: Db) -> float:
     db.all("INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, created_at, delivered_at,"
            " last_status_code, part_at) SELECT md5('d' || g)::uuid, md5('e' || g)::uuid,"
            " '00000000-0000-0000-0000-000000000001', 'SUCCEEDED', 1, " + ts + ", " + ts + ", 200, " + ts +
-           " FROM generate_series(1, %s) g", N_EVENTS, N_EVENTS, N_EVENTS, N_EVENTS, N_EVENTS)
+           " FROM generate_series(1, %s) g", N_EVENTS, N_EVENTS, N_EVENTS, N_EVENTS)
     for t in TABLES + ["hookd_dedup"]:
         db.all(f"VACUUM ANALYZE {t}")
     return time.monotonic() - t
