@@ -73,7 +73,7 @@ def layout_30_days(db: Db) -> None:
 
 
 def load_history(db: Db) -> float:
-    t = time.monotonic()
+    started = time.monotonic()
     log(f"   loading {N_INBOX} inbox rows (+dedup keys), {N_ATTEMPTS} attempts, {N_EVENTS} events + deliveries")
     ts = "now() - interval '30 days' + (g::float8 / %s) * interval '29 days'"
     db.all("INSERT INTO webhook_inbox (id, partner_name, partner_event_id, payload, signature_verified, status,"
@@ -96,9 +96,9 @@ def load_history(db: Db) -> float:
            " last_status_code, part_at) SELECT md5('d' || g)::uuid, md5('e' || g)::uuid,"
            " '00000000-0000-0000-0000-000000000001', 'SUCCEEDED', 1, " + ts + ", " + ts + ", 200, " + ts +
            " FROM generate_series(1, %s) g", N_EVENTS, N_EVENTS, N_EVENTS, N_EVENTS)
-    for t in TABLES + ["hookd_dedup"]:
-        db.all(f"VACUUM ANALYZE {t}")
-    return time.monotonic() - t
+    for table in TABLES + ["hookd_dedup"]:
+        db.all(f"VACUUM ANALYZE {table}")
+    return time.monotonic() - started
 
 
 def run_ingest(b: Bench, url: str) -> float:
