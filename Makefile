@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench bench-scale demo run format format-check check-layers clean services-stop fuzz chaos soak deb
+.PHONY: all deps test unit integration asan valgrind bench bench-redis bench-scale demo run format format-check check-layers clean services-stop fuzz chaos soak deb
 
 all: deps $(BUILD)/hookd
 
@@ -112,9 +112,16 @@ bench-scale: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_scale.py
 
+# The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
+bench-redis: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
+
+# make demo REDIS=tls | cluster | cluster-tls: the same story on another Redis (scripts/demo.py)
+REDIS ?= plain
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh
-	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py
+	HOOKD_DEMO_REDIS=$(REDIS) HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py
 
 # libFuzzer targets (clang), each for FUZZ_SECONDS; crashes fail the target.
 FUZZ_SECONDS ?= 60

@@ -14,6 +14,11 @@ flaky local receiver, then plays the story with short backoffs
 
 It ends with a summary table that it checks, exits non-zero if any check
 fails, and stops everything it started.
+
+`make demo REDIS=tls` plays the same story on a Redis that speaks TLS only
+(a throw-away CA made for the run, `rediss://` and `redis_ca_file`);
+`REDIS=cluster` on a three-master Redis Cluster (`redis+cluster://`), and
+`REDIS=cluster-tls` on the same over TLS (`rediss+cluster://`).
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from pathlib import Path
 # The test harness (tests/hookdtest: services, workers, signing); `make demo`
 # puts tests/ on PYTHONPATH.
 from hookdtest.client import order_event, post_standard
+from hookdtest.redis_servers import RedisGroup, make_certs
 from hookdtest.services import Db, Services
 from hookdtest.signing import sign_standard
 from hookdtest.util import free_port, wait_for
@@ -86,12 +92,31 @@ class FlakyReceiver:
 
 
 ADMIN_PORTS: dict[int, int] = {}  # listen port -> admin_listen port, the same across rewrites
+REDIS_EXTRA = ""  # [hookd] lines the Redis mode needs (redis_ca_file)
+REDIS_MODES = ("plain", "tls", "cluster", "cluster-tls")
+
+
+def start_redis(mode: str, tmp: Path, group: RedisGroup):
+    """The Redis of the chosen mode: (URL, a redis-py client for the alerts
+    channel, the [hookd] lines it needs)."""
+    tls = None
+    extra = ""
+    if mode in ("tls", "cluster-tls"):
+        certs = make_certs(tmp / "certs")
+        tls = dict(cert=str(certs / "node.pem"), key=str(certs / "node.key"), ca=str(certs / "ca.pem"))
+        extra = f"redis_ca_file = {certs / 'ca.pem'}\n"
+    if mode == "tls":
+        p = group.server("redis-tls", tls=tls)
+        return f"rediss://127.0.0.1:{p.port}/0", p.client(), extra
+    cl = group.cluster(replicas=0, tls=tls)
+    return cl.url("rediss+cluster" if tls else "redis+cluster"), cl.nodes[0].client(), extra
 
 
 def make_config(tmp: Path, port: int, fixed: bool) -> Path:
     admin_port = ADMIN_PORTS.setdefault(port, free_port())
     text = (ROOT / "examples" / "demo.conf").read_text().replace("${PORT}", str(port))
     text = text.replace("${ADMIN_PORT}", str(admin_port))
+    text = text.replace("redis = env:HOOKD_REDIS_URL\n", "redis = env:HOOKD_REDIS_URL\n" + REDIS_EXTRA, 1)
     if fixed:  # the "fix": refunds become a known transition
         text = text.replace("emit order.shipped", "transition order.refunded = shipped -> refunded\nemit order.shipped")
     path = tmp / f"demo-{port}.conf"
@@ -100,24 +125,31 @@ def make_config(tmp: Path, port: int, fixed: bool) -> Path:
 
 
 def main() -> int:
+    global REDIS_EXTRA
     started = time.monotonic()
+    mode = os.environ.get("HOOKD_DEMO_REDIS") or "plain"
+    if mode not in REDIS_MODES:
+        print(f"REDIS={mode}: use one of {', '.join(REDIS_MODES)}", file=sys.stderr)
+        return 2
     services = Services()
+    group = RedisGroup(services.dir / "redis-modes")
     workers: list[Worker] = []
     receiver = FlakyReceiver()
     failures: list[str] = []
     try:
         tmp = services.dir
         dbname = services.new_database(migrated=False)
-        env = dict(HOOKD_PG_URL=services.db_url(dbname), HOOKD_REDIS_URL=services.redis_url,
-                   HOOKD_ADMIN_TOKEN=ADMIN_TOKEN)
+        redis_url, r = services.redis_url, services.redis_client()
+        if mode != "plain":
+            redis_url, r, REDIS_EXTRA = start_redis(mode, tmp, group)
+        env = dict(HOOKD_PG_URL=services.db_url(dbname), HOOKD_REDIS_URL=redis_url, HOOKD_ADMIN_TOKEN=ADMIN_TOKEN)
         os.environ.update(env)
-        say(f"PostgreSQL and Redis are up ({services.db_url(dbname)}, {services.redis_url})")
+        say(f"PostgreSQL and Redis ({mode}) are up ({services.db_url(dbname)}, {redis_url})")
         ports = [free_port(), free_port()]
         configs = [make_config(tmp, p, fixed=False) for p in ports]
         out = run_hookd(["-c", str(configs[0]), "migrate"], check=True)
         print(out.stdout.strip())
         db = Db(services.db_url(dbname))
-        r = services.redis_client()
 
         out = run_hookd(["-c", str(configs[0]), "endpoint", "add", "--name", "warehouse", "--events", "order.shipped",
                          "--url", f"http://127.0.0.1:{receiver.port}/hooks"], check=True)
@@ -225,6 +257,7 @@ def main() -> int:
             except AssertionError as e:
                 failures.append(str(e))
         receiver.stop()
+        group.stop()
         services.stop()
     return 1 if failures else 0
 

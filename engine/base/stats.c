@@ -7,9 +7,10 @@ static const char *const names[STAT__COUNT] = {
 };
 
 static const char *const reject_names[REJECT__COUNT] = {
-    "unknown_partner", "missing_signature", "malformed_signature", "bad_signature",
-    "timestamp",       "bad_body",          "too_large",           "method",
-    "content_type",    "unavailable",
+    "unknown_partner",  "missing_signature", "malformed_signature", "bad_signature",
+    "timestamp",        "bad_body",          "too_large",           "method",
+    "content_type",     "unavailable",       "address_not_allowed", "event_type_not_allowed",
+    "bad_verify_token",
 };
 
 void stats_add(struct stats *s, enum stat_id id, uint64_t n)

@@ -36,6 +36,9 @@ enum reject_reason {
     REJECT_METHOD,
     REJECT_CONTENT_TYPE,
     REJECT_UNAVAILABLE,
+    REJECT_ADDRESS,      /* not from the partner's allow_ips */
+    REJECT_EVENT_TYPE,   /* not one of the partner's event_types */
+    REJECT_VERIFY_TOKEN, /* a subscription check (Meta) with the wrong verify_token */
     REJECT__COUNT
 };
 

@@ -62,7 +62,8 @@ static const struct key_def hookd_keys[] = {
     HK(max_body, KT_SIZE, "1MiB", true),
     HK(ca_file, KT_STRING, NULL, true),
     HK(redact_headers, KT_STRING, CONFIG_REDACT_HEADERS_DEFAULT, true),
-    HK(redis_ca_file, KT_STRING, NULL, false), /* rediss: the CA (default: the system store) */
+    HK(trusted_proxies, KT_STRING, NULL, true), /* CIDR list; X-Forwarded-For is believed only from these */
+    HK(redis_ca_file, KT_STRING, NULL, false),  /* rediss: the CA (default: the system store) */
     HK(redis_cert_file, KT_STRING, NULL, false),
     HK(redis_key_file, KT_STRING, NULL, false),
     HK(redis_sentinel_password, KT_SECRET, NULL, false),
@@ -284,8 +285,13 @@ static int parse_field_source(const char *v, struct field_source *out, char *err
         out->kind = FIELD_JSON;
     } else if (strncmp(v, "header:", 7) == 0 && v[7]) {
         out->kind = FIELD_HEADER;
+    } else if (strcmp(v, "digest") == 0) {
+        free(out->path);
+        out->path = NULL;
+        out->kind = FIELD_DIGEST;
+        return 0;
     } else {
-        snprintf(err, errlen, "bad source '%s': use json:PATH or header:NAME", v);
+        snprintf(err, errlen, "bad source '%s': use json:PATH, header:NAME or digest", v);
         return -1;
     }
     free(out->path);
@@ -379,6 +385,7 @@ static int open_section(struct parse_state *st, const char *name)
         p->line = st->line;
         p->tolerance = 5 * 60 * 1000;
         p->scheme = (enum sig_scheme) - 1;
+        p->spec.alg = SIG_ALG_HMAC_SHA256; /* scheme = hmac's default algorithm */
         st->kind = SEC_PARTNER;
         st->section = p;
         return 0;
@@ -521,26 +528,221 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
     return -1;
 }
 
+/* Bits of partner_config.hmac_keys: the keys of `scheme = hmac`. */
+enum {
+    HK_ALGORITHM = 1,
+    HK_SIGNED = 2,
+    HK_SIGNATURE_HEADER = 4,
+    HK_SIGNATURE_PREFIX = 8,
+    HK_ENCODING = 16,
+    HK_TIMESTAMP_HEADER = 32,
+    HK_TIMESTAMP_PREFIX = 64,
+    HK_TIMESTAMP_FORMAT = 128,
+    HK_SEVERAL = 256,
+    HK_SEPARATORS = 512,
+};
+
+static void set_string(char **dst, const char *v)
+{
+    free(*dst);
+    *dst = xstrdup(v);
+}
+
+/* `separators = comma, semicolon, space` (any of the three): what splits
+ * the elements of the signature header, as the characters. */
+static int parse_separators(struct partner_config *p, const char *v, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        char c;
+    } names[] = {{"comma", ','}, {"semicolon", ';'}, {"space", ' '}};
+    char chars[4] = "", *text = xstrdup(v), *save = NULL;
+    size_t n = 0;
+    int rc = 0;
+
+    for (char *tok = strtok_r(text, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        char *name = trim(tok);
+        size_t i = 0;
+        while (i < 3 && strcmp(name, names[i].name) != 0)
+            i++;
+        if (i == 3 || n == 3 || strchr(chars, names[i].c))
+            rc = -1;
+        else
+            chars[n++] = names[i].c;
+    }
+    free(text);
+    if (rc != 0 || n == 0)
+        return snprintf(err, errlen, "bad separators '%s' (a list of comma, semicolon, space)", v), -1;
+    set_string(&p->hmac_separators, chars);
+    p->hmac_keys |= HK_SEPARATORS;
+    return 0;
+}
+
+/* The keys of `scheme = hmac` (a scheme written in the config). Returns 1
+ * if name is not one of them. */
+static int partner_hmac_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } strings[] = {{"signed", HK_SIGNED},
+                   {"signature_header", HK_SIGNATURE_HEADER},
+                   {"signature_prefix", HK_SIGNATURE_PREFIX},
+                   {"timestamp_header", HK_TIMESTAMP_HEADER},
+                   {"timestamp_prefix", HK_TIMESTAMP_PREFIX}};
+    char **dst[] = {&p->hmac_signed, &p->hmac_signature_header, &p->hmac_signature_prefix, &p->hmac_timestamp_header,
+                    &p->hmac_timestamp_prefix};
+
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+        if (strcmp(name, strings[i].name) != 0)
+            continue;
+        if (strings[i].bit == HK_SIGNED && sig_template_check(v, err, errlen) != 0)
+            return -1;
+        set_string(dst[i], v);
+        p->hmac_keys |= strings[i].bit;
+        return 0;
+    }
+    if (strcmp(name, "algorithm") == 0) {
+        if (strcasecmp(v, "sha1") == 0)
+            p->spec.alg = SIG_ALG_HMAC_SHA1;
+        else if (strcasecmp(v, "sha256") == 0)
+            p->spec.alg = SIG_ALG_HMAC_SHA256;
+        else if (strcasecmp(v, "sha512") == 0)
+            p->spec.alg = SIG_ALG_HMAC_SHA512;
+        else
+            return snprintf(err, errlen, "bad algorithm '%s' (use sha1, sha256, sha512)", v), -1;
+        p->hmac_keys |= HK_ALGORITHM;
+        return 0;
+    }
+    if (strcmp(name, "encoding") == 0) {
+        if (strcasecmp(v, "hex") == 0)
+            p->spec.encoding = SIG_ENC_HEX;
+        else if (strcasecmp(v, "base64") == 0)
+            p->spec.encoding = SIG_ENC_BASE64;
+        else
+            return snprintf(err, errlen, "bad encoding '%s' (use hex, base64)", v), -1;
+        p->hmac_keys |= HK_ENCODING;
+        return 0;
+    }
+    if (strcmp(name, "timestamp_format") == 0) {
+        if (strcasecmp(v, "unix") == 0)
+            p->spec.timestamp_format = SIG_TS_UNIX;
+        else if (strcasecmp(v, "unix_ms") == 0)
+            p->spec.timestamp_format = SIG_TS_UNIX_MS;
+        else if (strcasecmp(v, "rfc3339") == 0)
+            p->spec.timestamp_format = SIG_TS_RFC3339;
+        else
+            return snprintf(err, errlen, "bad timestamp_format '%s' (use unix, unix_ms, rfc3339)", v), -1;
+        p->hmac_keys |= HK_TIMESTAMP_FORMAT;
+        return 0;
+    }
+    if (strcmp(name, "separators") == 0)
+        return parse_separators(p, v, err, errlen);
+    if (strcmp(name, "several_signatures") == 0) {
+        if (strcasecmp(v, "true") == 0 || strcasecmp(v, "yes") == 0 || strcmp(v, "1") == 0)
+            p->spec.multiple = true;
+        else if (strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 || strcmp(v, "0") == 0)
+            p->spec.multiple = false;
+        else
+            return snprintf(err, errlen, "bad several_signatures '%s' (use true or false)", v), -1;
+        p->hmac_keys |= HK_SEVERAL;
+        return 0;
+    }
+    return 1;
+}
+
+/* The inbound policy's partner keys: allow_ips (a CIDR list) and
+ * event_types (globs). Returns 1 when name is neither; else 0, or -1 with
+ * err set. */
+static int partner_policy_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(name, "allow_ips") == 0) {
+        struct cidr_list l = {NULL, 0};
+        if (cidr_list_parse(v, &l, err, errlen) != 0)
+            return -1;
+        cidr_list_free(&p->allow_ips);
+        p->allow_ips = l;
+        set_string(&p->allow_ips_text, v);
+        return 0;
+    }
+    if (strcmp(name, "event_types") == 0) {
+        char *copy = xstrdup(v), *save = NULL;
+        for (size_t i = 0; i < p->nevent_types; i++)
+            free(p->event_types[i]);
+        p->nevent_types = 0;
+        for (char *tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+            p->event_types = xrealloc(p->event_types, (p->nevent_types + 1) * sizeof *p->event_types);
+            p->event_types[p->nevent_types++] = xstrdup(tok);
+        }
+        free(copy);
+        if (p->nevent_types == 0) {
+            snprintf(err, errlen, "event_types is empty (give globs such as order.*, or leave the key out)");
+            return -1;
+        }
+        set_string(&p->event_types_text, v);
+        return 0;
+    }
+    return 1;
+}
+
+bool config_partner_takes_event(const struct partner_config *p, const char *event_type)
+{
+    if (p->nevent_types == 0)
+        return true;
+    for (size_t i = 0; i < p->nevent_types; i++)
+        if (config_glob_match(p->event_types[i], event_type))
+            return true;
+    return false;
+}
+
+/* `secret =` / `public_key =`: appended, for rotation. */
+static int add_key_text(struct config_secret *arr, size_t *n, const char *what, const char *v, char *err,
+                        size_t errlen)
+{
+    if (*n == CONFIG_PARTNER_KEYS_MAX) {
+        snprintf(err, errlen, "too many %ss (at most %d)", what, CONFIG_PARTNER_KEYS_MAX);
+        return -1;
+    }
+    if (resolve_secret(v, &arr[*n], err, errlen) != 0)
+        return -1;
+    (*n)++;
+    return 0;
+}
+
 static int partner_key(struct partner_config *p, const char *name, const char *v, char *err, size_t errlen)
 {
+    int rc;
+
     if (strcmp(name, "scheme") == 0) {
         if (sig_scheme_parse(v, &p->scheme) == 0)
             return 0;
-        snprintf(err, errlen, "unknown scheme '%s' (use standard-webhooks, stripe, github, hmac-sha256)", v);
+        snprintf(err, errlen,
+                 "unknown scheme '%s' (use a preset: standard-webhooks, stripe, github, hmac-sha256, shopify, slack, "
+                 "twilio, square, paddle, zoom, linear, intercom, mailgun, sendgrid, discord, meta, twitch, typeform, "
+                 "hubspot, calendly, gitlab, bitbucket, pagerduty, woocommerce, x; or hmac)",
+                 v);
         return -1;
     }
-    if (strcmp(name, "secret") == 0) {
-        if (p->nsecrets == sizeof p->secrets / sizeof p->secrets[0]) {
-            snprintf(err, errlen, "too many secrets (at most 8)");
+    if (strcmp(name, "secret") == 0)
+        return add_key_text(p->secrets, &p->nsecrets, "secret", v, err, errlen);
+    if (strcmp(name, "public_key") == 0)
+        return add_key_text(p->public_keys, &p->npublic_keys, "public key", v, err, errlen);
+    if (strcmp(name, "verify_token") == 0) {
+        secret_free(&p->verify_token);
+        return resolve_secret(v, &p->verify_token, err, errlen);
+    }
+    if (strcmp(name, "public_url") == 0) {
+        if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
+            snprintf(err, errlen, "bad public_url '%s': use the full http:// or https:// URL the provider calls", v);
             return -1;
         }
-        if (resolve_secret(v, &p->secrets[p->nsecrets], err, errlen) != 0)
-            return -1;
-        p->nsecrets++;
+        set_string(&p->public_url, v);
         return 0;
     }
-    if (strcmp(name, "tolerance") == 0)
+    if (strcmp(name, "tolerance") == 0) {
+        p->tolerance_set = true;
         return backoff_parse_duration(v, &p->tolerance, err, errlen);
+    }
     if (strcmp(name, "max_body") == 0)
         return config_parse_size(v, &p->max_body, err, errlen);
     if (strcmp(name, "event_id") == 0)
@@ -550,14 +752,19 @@ static int partner_key(struct partner_config *p, const char *name, const char *v
     if (strcmp(name, "entity_id") == 0)
         return parse_field_source(v, &p->entity_id, err, errlen);
     if (strcmp(name, "entity_type") == 0 || strcmp(name, "header") == 0) {
-        char **dst = name[0] == 'e' ? &p->entity_type : &p->header;
-        free(*dst);
-        *dst = xstrdup(v);
+        set_string(name[0] == 'e' ? &p->entity_type : &p->header, v);
         return 0;
     }
+    if ((rc = partner_policy_key(p, name, v, err, errlen)) <= 0)
+        return rc;
+    if ((rc = partner_hmac_key(p, name, v, err, errlen)) <= 0)
+        return rc;
     snprintf(err, errlen,
-             "unknown key '%s' in [partner %s] (expected scheme, secret, tolerance, header, event_id, event_type, "
-             "entity_id, entity_type, max_body)",
+             "unknown key '%s' in [partner %s] (expected scheme, secret, public_key, verify_token, public_url, "
+             "tolerance, header, event_id, event_type, entity_id, entity_type, max_body, allow_ips, event_types; with "
+             "scheme = hmac also "
+             "algorithm, signed, signature_header, signature_prefix, encoding, timestamp_header, timestamp_prefix, "
+             "timestamp_format, several_signatures, separators)",
              name, p->name);
     return -1;
 }
@@ -679,7 +886,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
     int rc = -1;
     char *v = xstrdup(value);
     char *val = trim(v);
-    bool repeatable = st->kind == SEC_PARTNER && strcmp(name, "secret") == 0;
+    bool repeatable = st->kind == SEC_PARTNER && (strcmp(name, "secret") == 0 || strcmp(name, "public_key") == 0);
 
     if (st->kind == SEC_NONE) {
         fail(st, st->line, "key '%s' outside any section", name);
@@ -748,56 +955,133 @@ static void set_defaults(struct hookd_config *c)
     c->retention = (struct retention_config){month, month, month, month, month, 60 * 1000};
 }
 
-static void default_source(struct field_source *f, enum field_kind kind, const char *path)
+/* A preset's default ("json:id", "header:X", "digest") for a field the
+ * partner did not set. The table's values always parse. */
+static void default_source(struct field_source *f, const char *def)
 {
-    if (f->kind == FIELD_NONE && path) {
-        f->kind = kind;
-        f->path = xstrdup(path);
+    char err[160];
+    if (f->kind == FIELD_NONE && def) {
+        int rc = parse_field_source(def, f, err, sizeof err);
+        HOOKD_ASSERT(rc == 0);
     }
 }
 
 /* Whether a value read from f is covered by the partner's signature. */
-static bool field_signed(enum sig_scheme scheme, const struct field_source *f)
+static bool field_signed(const struct sig_spec *spec, const struct field_source *f)
 {
-    return f->kind == FIELD_NONE || f->kind == FIELD_JSON || sig_signs_header(scheme, f->path);
+    return f->kind == FIELD_NONE || f->kind == FIELD_DIGEST || (f->kind == FIELD_JSON && sig_spec_signs_body(spec)) ||
+           (f->kind == FIELD_HEADER && sig_spec_signs_header(spec, f->path));
+}
+
+/* scheme = hmac: the spec from the partner's keys. */
+static int build_hmac_spec(struct parse_state *st, struct partner_config *p)
+{
+    struct sig_spec *s = &p->spec;
+    if (!p->hmac_signature_header)
+        return fail(st, p->line, "[partner %s] uses scheme hmac and needs 'signature_header'", p->name), -1;
+    s->key_format = SIG_KEY_RAW;
+    s->signed_template = p->hmac_signed ? p->hmac_signed : "{body}";
+    s->signature_header = p->hmac_signature_header;
+    s->signature_prefix = p->hmac_signature_prefix;
+    s->timestamp_header = p->hmac_timestamp_header;
+    s->timestamp_prefix = p->hmac_timestamp_prefix;
+    s->separators = p->hmac_separators;
+    if (!(p->hmac_keys & HK_ENCODING))
+        s->encoding = SIG_ENC_HEX;
+    if (p->hmac_timestamp_prefix && !p->hmac_timestamp_header)
+        s->timestamp_header = p->hmac_signature_header; /* t= inside the signature header */
+    bool has_ts = s->timestamp_header != NULL;
+    bool signs_ts = strstr(s->signed_template, "{timestamp}") != NULL;
+    if (signs_ts && !has_ts)
+        return fail(st, p->line, "[partner %s] signs {timestamp} but has no timestamp_header", p->name), -1;
+    if (has_ts && !signs_ts)
+        return fail(st, p->line,
+                    "[partner %s] has a timestamp_header that the signed template does not contain: an unsigned "
+                    "timestamp proves nothing (add {timestamp} to 'signed')",
+                    p->name),
+               -1;
+    return 0;
+}
+
+static int decode_partner_keys(struct parse_state *st, struct partner_config *p)
+{
+    char err[256];
+    bool public = p->spec.alg == SIG_ALG_PUBLIC_KEY;
+    const struct config_secret *texts = public ? p->public_keys : p->secrets;
+    size_t n = public ? p->npublic_keys : p->nsecrets;
+    const char *what = public ? "public_key" : "secret";
+
+    if (public && p->nsecrets)
+        return fail(st, p->line, "[partner %s] scheme %s verifies with a public key: use public_key, not secret",
+                    p->name, p->preset->name),
+               -1;
+    if (!public && p->npublic_keys)
+        return fail(st, p->line, "[partner %s] scheme %s verifies with a shared secret: use secret, not public_key",
+                    p->name, p->preset->name),
+               -1;
+    if (n == 0)
+        return fail(st, p->line, "[partner %s] has no %s", p->name, what), -1;
+    for (size_t i = 0; i < n; i++) {
+        int rc = public ? sig_public_key_decode(p->scheme, texts[i].text, &p->keys[i], err, sizeof err)
+                        : sig_key_decode(p->scheme, texts[i].text, &p->keys[i], err, sizeof err);
+        if (rc != 0)
+            return fail(st, p->line, "[partner %s] %s %zu: %s", p->name, what, i + 1, err), -1;
+        p->nkeys = i + 1;
+        /* A short key can be guessed offline from one captured request. */
+        if (!public && p->keys[i].len < CONFIG_PARTNER_SECRET_MIN)
+            return fail(st, p->line, "[partner %s] secret %zu is %zu bytes%s; at least %d are required", p->name,
+                        i + 1, p->keys[i].len,
+                        p->spec.key_format == SIG_KEY_WHSEC_BASE64 ? " after base64 decoding" : "",
+                        CONFIG_PARTNER_SECRET_MIN),
+                   -1;
+    }
+    return 0;
 }
 
 static int validate_partner(struct parse_state *st, struct partner_config *p)
 {
-    char err[256];
     if ((int)p->scheme == -1)
         return fail(st, p->line, "[partner %s] has no scheme", p->name), -1;
-    if (p->nsecrets == 0)
-        return fail(st, p->line, "[partner %s] has no secret", p->name), -1;
-    if (p->scheme == SIG_HMAC_SHA256 && !p->header)
-        return fail(st, p->line,
-                    "[partner %s] uses scheme hmac-sha256 and needs 'header' (the header holding the signature)",
-                    p->name),
-               -1;
-    for (size_t i = 0; i < p->nsecrets; i++) {
-        if (sig_key_decode(p->scheme, p->secrets[i].text, &p->keys[i], err, sizeof err) != 0)
-            return fail(st, p->line, "[partner %s] secret %zu: %s", p->name, i + 1, err), -1;
-        /* A short key can be guessed offline from one captured request. */
-        if (p->keys[i].len < CONFIG_PARTNER_SECRET_MIN)
-            return fail(st, p->line, "[partner %s] secret %zu is %zu bytes%s; at least %d are required", p->name,
-                        i + 1, p->keys[i].len, p->scheme == SIG_STANDARD_WEBHOOKS ? " after base64 decoding" : "",
-                        CONFIG_PARTNER_SECRET_MIN),
+    p->preset = sig_preset_get(p->scheme);
+    if (p->scheme == SIG_HMAC) {
+        if (build_hmac_spec(st, p) != 0)
+            return -1;
+    } else {
+        if (p->hmac_keys)
+            return fail(st, p->line,
+                        "[partner %s] sets keys of scheme = hmac (algorithm, signed, signature_header, …) but uses "
+                        "scheme %s",
+                        p->name, p->preset->name),
                    -1;
+        p->spec = p->preset->spec;
     }
-    switch (p->scheme) {
-    case SIG_STANDARD_WEBHOOKS: default_source(&p->event_id, FIELD_HEADER, "webhook-id"); break;
-    case SIG_STRIPE: default_source(&p->event_id, FIELD_JSON, "id"); break;
-    case SIG_GITHUB:
-        default_source(&p->event_id, FIELD_HEADER, "X-GitHub-Delivery");
-        default_source(&p->event_type, FIELD_HEADER, "X-GitHub-Event");
-        break;
-    case SIG_HMAC_SHA256: break;
+    if (p->scheme == SIG_HMAC_SHA256) {
+        if (!p->header)
+            return fail(st, p->line,
+                        "[partner %s] uses scheme hmac-sha256 and needs 'header' (the header holding the signature)",
+                        p->name),
+                   -1;
+        p->spec.signature_header = p->header;
     }
-    default_source(&p->event_type, FIELD_JSON, "type");
+    if (decode_partner_keys(st, p) != 0)
+        return -1;
+    if (!p->tolerance_set && p->preset->tolerance_s > 0)
+        p->tolerance = p->preset->tolerance_s * 1000;
+    default_source(&p->event_id, p->preset->event_id);
+    default_source(&p->event_type, p->preset->event_type);
+    default_source(&p->entity_id, p->preset->entity_id);
     if (p->event_id.kind == FIELD_NONE)
-        return fail(st, p->line, "[partner %s] needs 'event_id' (json:PATH or header:NAME)", p->name), -1;
-    p->content_dedup = !sig_signs_timestamp(p->scheme) || !field_signed(p->scheme, &p->event_id) ||
-                       !field_signed(p->scheme, &p->event_type) || !field_signed(p->scheme, &p->entity_id);
+        return fail(st, p->line, "[partner %s] needs 'event_id' (json:PATH, header:NAME or digest)", p->name), -1;
+    if (p->event_type.kind == FIELD_NONE)
+        return fail(st, p->line,
+                    "[partner %s] needs 'event_type' (json:PATH or header:NAME): scheme %s has no event type of its "
+                    "own",
+                    p->name, p->preset->name),
+               -1;
+    if (p->event_type.kind == FIELD_DIGEST || p->entity_id.kind == FIELD_DIGEST)
+        return fail(st, p->line, "[partner %s] 'digest' is a source for event_id only", p->name), -1;
+    p->content_dedup = !sig_spec_signs_timestamp(&p->spec) || !field_signed(&p->spec, &p->event_id) ||
+                       !field_signed(&p->spec, &p->event_type) || !field_signed(&p->spec, &p->entity_id);
     if (p->entity_type && !config_machine(st->cfg, p->entity_type))
         return fail(st, p->line, "[partner %s] names entity_type '%s', but there is no [machine %s]", p->name,
                     p->entity_type, p->entity_type),
@@ -1061,6 +1345,8 @@ static int validate(struct parse_state *st)
         return fail(st, hookd_line(st, "max_body"), "[hookd] max_body must be at least 1 byte"), -1;
     if (validate_listener(st) != 0 || parse_redact_headers(st) != 0)
         return -1;
+    if (c->trusted_proxies && cidr_list_parse(c->trusted_proxies, &c->trusted, err, sizeof err) != 0)
+        return fail(st, hookd_line(st, "trusted_proxies"), "[hookd] trusted_proxies: %s", err), -1;
     if (validate_retry(st, &c->retry, "[retry]", st->retry_line ? st->retry_line : 1) != 0)
         return -1;
     if (defer_policy_validate(&c->defer, err, sizeof err) != 0)
@@ -1153,6 +1439,7 @@ void config_unref(struct hookd_config *c)
         else if (hookd_keys[i].type == KT_SECRET)
             secret_free(field);
     }
+    cidr_list_free(&c->trusted);
     for (size_t i = 0; i < c->nredact; i++)
         free(c->redact_patterns[i]);
     free(c->redact_patterns);
@@ -1161,12 +1448,28 @@ void config_unref(struct hookd_config *c)
     free(c->overrides);
     for (size_t i = 0; i < c->npartners; i++) {
         struct partner_config *p = &c->partners[i];
-        for (size_t k = 0; k < p->nsecrets; k++) {
+        for (size_t k = 0; k < p->nsecrets; k++)
             secret_free(&p->secrets[k]);
+        for (size_t k = 0; k < p->npublic_keys; k++)
+            secret_free(&p->public_keys[k]);
+        for (size_t k = 0; k < CONFIG_PARTNER_KEYS_MAX; k++)
             sig_key_clear(&p->keys[k]);
-        }
+        secret_free(&p->verify_token);
+        cidr_list_free(&p->allow_ips);
+        free(p->allow_ips_text);
+        for (size_t k = 0; k < p->nevent_types; k++)
+            free(p->event_types[k]);
+        free(p->event_types);
+        free(p->event_types_text);
         free(p->name);
         free(p->header);
+        free(p->public_url);
+        free(p->hmac_signed);
+        free(p->hmac_signature_header);
+        free(p->hmac_signature_prefix);
+        free(p->hmac_timestamp_header);
+        free(p->hmac_timestamp_prefix);
+        free(p->hmac_separators);
         free(p->entity_type);
         field_free(&p->event_id);
         field_free(&p->event_type);
@@ -1412,8 +1715,43 @@ size_t config_restart_keys(const struct hookd_config *old, const struct hookd_co
 
 static void print_source(FILE *out, const char *key, const struct field_source *f)
 {
-    if (f->kind != FIELD_NONE)
+    if (f->kind == FIELD_DIGEST)
+        fprintf(out, "%s = digest\n", key);
+    else if (f->kind != FIELD_NONE)
         fprintf(out, "%s = %s:%s\n", key, f->kind == FIELD_JSON ? "json" : "header", f->path);
+}
+
+/* scheme = hmac: the spec as keys. */
+static void print_hmac(FILE *out, const struct partner_config *p)
+{
+    static const char *const algs[] =
+        {[SIG_ALG_HMAC_SHA1] = "sha1", [SIG_ALG_HMAC_SHA256] = "sha256", [SIG_ALG_HMAC_SHA512] = "sha512"};
+    static const char *const formats[] =
+        {[SIG_TS_UNIX] = "unix", [SIG_TS_UNIX_MS] = "unix_ms", [SIG_TS_RFC3339] = "rfc3339"};
+    const struct sig_spec *s = &p->spec;
+    if (p->scheme != SIG_HMAC)
+        return;
+    fprintf(out, "algorithm = %s\nsigned = %s\nsignature_header = %s\n", algs[s->alg], s->signed_template,
+            s->signature_header);
+    if (s->signature_prefix)
+        fprintf(out, "signature_prefix = %s\n", s->signature_prefix);
+    fprintf(out, "encoding = %s\nseveral_signatures = %s\n", s->encoding == SIG_ENC_BASE64 ? "base64" : "hex",
+            s->multiple ? "true" : "false");
+    if (p->hmac_timestamp_header)
+        fprintf(out, "timestamp_header = %s\n", p->hmac_timestamp_header);
+    if (s->timestamp_prefix)
+        fprintf(out, "timestamp_prefix = %s\n", s->timestamp_prefix);
+    if (s->separators) {
+        fprintf(out, "separators = ");
+        for (const char *c = s->separators; *c; c++)
+            fprintf(out, "%s%s", c == s->separators ? "" : ", ",
+                    *c == ','   ? "comma"
+                    : *c == ';' ? "semicolon"
+                                : "space");
+        fprintf(out, "\n");
+    }
+    if (s->timestamp_header)
+        fprintf(out, "timestamp_format = %s\n", formats[s->timestamp_format]);
 }
 
 static void print_hookd(FILE *out, const struct hookd_config *c)
@@ -1514,10 +1852,22 @@ void config_print(const struct hookd_config *c, FILE *out)
         fprintf(out, "\n[partner %s]\nscheme = %s\n", p->name, sig_scheme_name(p->scheme));
         for (size_t k = 0; k < p->nsecrets; k++)
             print_secret(out, "secret", &p->secrets[k]);
+        for (size_t k = 0; k < p->npublic_keys; k++)
+            fprintf(out, "public_key = %s%s\n", p->public_keys[k].env ? "env:" : "",
+                    p->public_keys[k].env ? p->public_keys[k].env : p->public_keys[k].text);
+        if (p->verify_token.text)
+            print_secret(out, "verify_token", &p->verify_token);
+        if (p->public_url)
+            fprintf(out, "public_url = %s\n", p->public_url);
+        if (p->allow_ips_text)
+            fprintf(out, "allow_ips = %s\n", p->allow_ips_text);
+        if (p->event_types_text)
+            fprintf(out, "event_types = %s\n", p->event_types_text);
         backoff_format_duration(p->tolerance, buf, sizeof buf);
         fprintf(out, "tolerance = %s\n", buf);
         if (p->header)
             fprintf(out, "header = %s\n", p->header);
+        print_hmac(out, p);
         print_source(out, "event_id", &p->event_id);
         print_source(out, "event_type", &p->event_type);
         print_source(out, "entity_id", &p->entity_id);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "backoff.h"
+#include "cidr.h"
 #include "machine.h"
 #include "signature.h"
 
@@ -28,28 +29,58 @@ struct config_secret {
     char *env;
 };
 
-/* Where an inbound event's id, type or entity id is found. */
-enum field_kind { FIELD_NONE = 0, FIELD_JSON, FIELD_HEADER };
+/* Where an inbound event's id, type or entity id is found: a JSON path,
+ * a header, or (`digest`) the hex SHA-256 of the signed content, for
+ * providers that send no id (sig_verify_digest()). */
+enum field_kind { FIELD_NONE = 0, FIELD_JSON, FIELD_HEADER, FIELD_DIGEST };
 struct field_source {
     enum field_kind kind;
-    char *path; /* dotted JSON path or header name */
+    char *path; /* dotted JSON path or header name; NULL for FIELD_DIGEST */
 };
 
 /* The shortest partner secret accepted, in bytes of the HMAC key (after
  * decoding, for standard-webhooks' base64). */
 #define CONFIG_PARTNER_SECRET_MIN 16
 
+/* Keys of a partner: secrets, or public keys (rotation: any may match). */
+#define CONFIG_PARTNER_KEYS_MAX 8
+
 struct partner_config {
     char *name;
     enum sig_scheme scheme;
-    struct config_secret secrets[8]; /* key rotation: any may match */
+    const struct sig_preset *preset; /* sig_preset_get(scheme) */
+    /* What sig_verify() checks: the preset's spec, or for `scheme = hmac`
+     * (and hmac-sha256's header) one built from the keys below; its strings
+     * point into this partner_config. Pass &spec as sig_params.spec. */
+    struct sig_spec spec;
+    struct config_secret secrets[CONFIG_PARTNER_KEYS_MAX]; /* `secret =` */
     size_t nsecrets;
-    struct sig_key keys[8]; /* decoded secrets[] */
-    int64_t tolerance;      /* ms */
-    char *header;           /* hmac-sha256: the header holding the MAC */
+    struct config_secret public_keys[CONFIG_PARTNER_KEYS_MAX]; /* `public_key =` (sendgrid, discord) */
+    size_t npublic_keys;
+    struct sig_key keys[CONFIG_PARTNER_KEYS_MAX]; /* decoded secrets[] or public_keys[] */
+    size_t nkeys;                                 /* pass as sig_params.nkeys */
+    struct config_secret verify_token;            /* meta: hub.verify_token; text NULL when unset */
+    char *public_url;  /* the URL the provider calls (Twilio, Square, HubSpot sign it); NULL = from Host */
+    int64_t tolerance; /* ms; the preset's default unless set */
+    bool tolerance_set;
+    char *header; /* hmac-sha256: the header holding the MAC */
+    /* scheme = hmac: the spec's strings (owned) */
+    char *hmac_signed, *hmac_signature_header, *hmac_signature_prefix, *hmac_timestamp_header, *hmac_timestamp_prefix,
+        *hmac_separators;
+    unsigned hmac_keys; /* which scheme = hmac keys were given (bits, config.c) */
     struct field_source event_id, event_type, entity_id;
     char *entity_type; /* machine name; NULL = the machine naming the event type */
     int64_t max_body;  /* bytes; 0 = [hookd] max_body */
+    /* allow_ips: the CIDR ranges a request may come from (NULL text = any);
+     * the client address is the peer, or behind [hookd] trusted_proxies the
+     * right-most untrusted X-Forwarded-For entry (cidr.h). */
+    char *allow_ips_text;
+    struct cidr_list allow_ips;
+    /* event_types: globs the event type must match (none = any); other
+     * types are refused (422 event_type_not_allowed) and not stored. */
+    char *event_types_text;
+    char **event_types;
+    size_t nevent_types;
     /* Derived, not a key: the signature covers neither a timestamp nor every
      * field the event is read from (id, type, entity id), so a captured body
      * could be sent again under a new id or type. Ingest then also
@@ -138,6 +169,10 @@ struct hookd_config {
     char *redact_headers;
     char **redact_patterns;
     size_t nredact;
+    /* Proxies whose X-Forwarded-For is believed for partners' allow_ips:
+     * the key's text and its ranges (empty: X-Forwarded-For is ignored). */
+    char *trusted_proxies;
+    struct cidr_list trusted;
     char *redis_ca_file;   /* rediss: the server's CA; NULL = the system store */
     char *redis_cert_file; /* rediss: a client certificate (with redis_key_file) */
     char *redis_key_file;
@@ -201,6 +236,10 @@ const struct backoff_policy *config_retry_for_endpoint(const struct hookd_config
 /* True if an inbound header of this name (any case) is stored as
  * "<redacted>": it matches a glob of [hookd] redact_headers. */
 bool config_header_redacted(const struct hookd_config *, const char *name);
+
+/* True if the partner takes this event type: it has no event_types, or
+ * the type matches one of its globs. */
+bool config_partner_takes_event(const struct partner_config *p, const char *event_type);
 
 /* Glob with `*` (any run of characters) — event-type filters and overrides. */
 bool config_glob_match(const char *pattern, const char *text);

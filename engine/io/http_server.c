@@ -142,6 +142,8 @@ void http_reply_json(struct evhttp_request *req, int code, json_t *body)
     free(text);
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     evhttp_add_header(out, "Content-Type", "application/json");
+    if (code == 204) /* No Content: the answer is the status alone */
+        evbuffer_drain(buf, evbuffer_get_length(buf));
     if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
         /* evhttp 2.1 would send a body to HEAD too: a keep-alive client
          * would then read it as the start of the next response. */

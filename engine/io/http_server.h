@@ -58,7 +58,8 @@ int64_t http_server_buffered(const struct http_server *srv);
  * max_connections to the limit). */
 void http_server_raise_fd_limit(void);
 
-/* Sends body (reference stolen) as application/json. */
+/* Sends body (reference stolen) as application/json; with 204, the status
+ * alone (the body is dropped). */
 void http_reply_json(struct evhttp_request *req, int code, json_t *body);
 /* {"error": code_word, "message": msg} */
 void http_reply_error(struct evhttp_request *req, int code, const char *error_code, const char *fmt, ...)

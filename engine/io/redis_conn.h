@@ -1,6 +1,8 @@
 /* One Redis connection used from the libevent loop (over redis_link: a
  * bufferevent, plain or TLS, with hiredis's reply reader): finds the master
- * through Sentinel when asked to, connects, authenticates, selects the db,
+ * through Sentinel when asked to, or — for Redis Cluster — reads the slot
+ * map and keeps one link per master, sending each command to the master of
+ * its key's slot and following MOVED and ASK; connects, authenticates, selects the db,
  * reconnects with backoff after any failure, watches liveness with PINGs, and
  * runs Lua scripts with EVALSHA, transparently re-loading a script that a
  * restarted or flushed Redis has forgotten (NOSCRIPT). A subscriber
@@ -35,14 +37,15 @@ void redis_script_init(struct redis_script *s, const char *name, const char *bod
 
 /* A parsed Redis URL. */
 struct redis_url {
-    char host[256]; /* plain and TLS: the server; Sentinel: the first sentinel */
+    char host[256]; /* plain and TLS: the server; Sentinel, Cluster: the first host of the list */
     int port;
     int db;
     char user[128];
     char password[256];
     bool tls;      /* rediss:// and rediss+sentinel:// */
     bool sentinel; /* redis+sentinel:// and rediss+sentinel:// */
-    int nhosts;    /* Sentinel: the sentinels */
+    bool cluster;  /* redis+cluster:// and rediss+cluster:// */
+    int nhosts;    /* Sentinel: the sentinels; Cluster: the seed nodes */
     struct {
         char host[256];
         int port;
@@ -50,10 +53,11 @@ struct redis_url {
     char service[128]; /* Sentinel: the master's name */
 };
 /* redis[s]://[[user]:password@]host[:port][/db] and
- * redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/SERVICE[/db]:
+ * redis[s]+sentinel://[[user]:password@]host[:port][,host[:port]…]/SERVICE[/db] and
+ * redis[s]+cluster://[[user]:password@]host[:port][,host[:port]…][/0]:
  * hosts a name, an IPv4 address or an [IPv6] literal, credentials
  * percent-encoded (url.h); the credentials are the data node's (the
- * sentinels' password is separate). The sentinel host list is split here
+ * sentinels' password is separate). A sentinel or cluster host list is split here
  * before each host goes through url_parse, which refuses lists. -1 with a
  * precise reason in err when malformed. */
 __attribute__((warn_unused_result)) int redis_url_parse(const char *url, struct redis_url *out, char *err,

@@ -290,7 +290,19 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
     return 0;
 }
 
+bool redis_link_is_ip(const char *host)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
 int redis_link_open(struct redis_link *l, const char *host, int port, SSL_CTX *tls_ctx, char *err, size_t errlen)
+{
+    return redis_link_open_as(l, host, port, tls_ctx, NULL, err, errlen);
+}
+
+int redis_link_open_as(struct redis_link *l, const char *host, int port, SSL_CTX *tls_ctx, const char *tls_name,
+                       char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     socklen_t sslen;
@@ -301,8 +313,8 @@ int redis_link_open(struct redis_link *l, const char *host, int port, SSL_CTX *t
     struct bufferevent *bev;
     if (tls_ctx) {
         ssl = SSL_new(tls_ctx);
-        if (!ssl || redis_link_tls_bind(ssl, host) != 0) {
-            snprintf(err, errlen, "cannot set up TLS for %s", host);
+        if (!ssl || redis_link_tls_bind(ssl, tls_name ? tls_name : host) != 0) {
+            snprintf(err, errlen, "cannot set up TLS for %s", tls_name ? tls_name : host);
             SSL_free(ssl);
             return -1;
         }

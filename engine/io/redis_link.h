@@ -79,6 +79,14 @@ void redis_link_init(struct redis_link *l, struct event_base *base, redis_link_s
  * -1 with err when it cannot even start (then on_state is not called). */
 __attribute__((warn_unused_result)) int redis_link_open(struct redis_link *l, const char *host, int port,
                                                         struct ssl_ctx_st *tls_ctx, char *err, size_t errlen);
+/* As redis_link_open, but a TLS certificate must name tls_name (also sent
+ * as SNI) rather than host; NULL for host. For cluster nodes announced by
+ * IP address behind a service's DNS name (Azure Cache for Redis). */
+__attribute__((warn_unused_result)) int redis_link_open_as(struct redis_link *l, const char *host, int port,
+                                                           struct ssl_ctx_st *tls_ctx, const char *tls_name, char *err,
+                                                           size_t errlen);
+/* True for an IPv4 or IPv6 address literal. */
+bool redis_link_is_ip(const char *host);
 /* Closes the link (if open): pending callbacks run with NULL, in order;
  * on_state is not called. Safe from inside any link callback. */
 void redis_link_close(struct redis_link *l);

@@ -1,7 +1,10 @@
 /* Blocking Redis connections for the command line; see redis_conn.h
  * (redis_sync_*). The same URLs as the daemon's connection: a socket, OpenSSL
  * on it for rediss, hiredis's formatter and reply reader on top; with
- * Sentinel the sentinels are asked in turn for the master first. */
+ * Sentinel the sentinels are asked in turn for the master first. With
+ * Cluster the handle is a router: the seeds are asked for the slot map,
+ * each command goes to the master of its key's slot over a connection made
+ * on first use, and MOVED, ASK and TRYAGAIN are followed. */
 #include <errno.h>
 #include <hiredis.h>
 #include <netdb.h>
@@ -20,9 +23,26 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include "redis_cluster.h"
 #include "redis_conn.h"
 #include "redis_link.h"
 #include "xmalloc.h"
+
+#define SYNC_MAX_NODES 64
+
+/* Cluster: the masters and the slot map (node index + 1, 0 unknown). */
+struct sync_cluster {
+    struct redis_url url; /* holds the password: wiped on free */
+    int timeout_ms;
+    int seed; /* the URL's host that gave the slot map */
+    int nnodes;
+    struct {
+        char host[256];
+        int port;
+        struct redis_sync *conn; /* NULL until first used */
+    } nodes[SYNC_MAX_NODES];
+    unsigned char slots[REDIS_CLUSTER_SLOTS];
+};
 
 struct redis_sync {
     int fd;
@@ -30,6 +50,7 @@ struct redis_sync {
     SSL *ssl;
     redisReader *reader;
     char errstr[128];
+    struct sync_cluster *cl; /* Cluster: this handle is a router, fd < 0 */
 };
 
 const char *redis_sync_error(const struct redis_sync *s)
@@ -50,6 +71,12 @@ void redis_sync_free(struct redis_sync *s)
         close(s->fd);
     if (s->reader)
         redisReaderFree(s->reader);
+    if (s->cl) {
+        for (int i = 0; i < s->cl->nnodes; i++)
+            redis_sync_free(s->cl->nodes[i].conn);
+        OPENSSL_cleanse(&s->cl->url, sizeof s->cl->url);
+        free(s->cl);
+    }
     free(s);
 }
 
@@ -103,8 +130,8 @@ static int sock_connect(const char *host, int port, int timeout_ms, char *err, s
     return fd;
 }
 
-static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx, int timeout_ms, char *err,
-                                       size_t errlen)
+static struct redis_sync *node_connect_as(const char *host, int port, SSL_CTX *ctx, const char *tls_name,
+                                          int timeout_ms, char *err, size_t errlen)
 {
     struct redis_sync *s = xcalloc(1, sizeof *s);
     s->fd = sock_connect(host, port, timeout_ms, err, errlen);
@@ -115,7 +142,8 @@ static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx,
         SSL_CTX_up_ref(ctx);
         s->ctx = ctx;
         s->ssl = SSL_new(ctx);
-        if (!s->ssl || redis_link_tls_bind(s->ssl, host) != 0 || SSL_set_fd(s->ssl, s->fd) != 1) {
+        if (!s->ssl || redis_link_tls_bind(s->ssl, tls_name ? tls_name : host) != 0 ||
+            SSL_set_fd(s->ssl, s->fd) != 1) {
             snprintf(err, errlen, "cannot set up TLS for %s", host);
             goto fail;
         }
@@ -132,6 +160,12 @@ static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx,
 fail:
     redis_sync_free(s);
     return NULL;
+}
+
+static struct redis_sync *node_connect(const char *host, int port, SSL_CTX *ctx, int timeout_ms, char *err,
+                                       size_t errlen)
+{
+    return node_connect_as(host, port, ctx, NULL, timeout_ms, err, errlen);
 }
 
 static int sync_write(struct redis_sync *s, const char *buf, size_t len)
@@ -182,6 +216,8 @@ static redisReply *sync_send(struct redis_sync *s, char *cmd, int len)
     return r;
 }
 
+static redisReply *cluster_command(struct redis_sync *s, char *cmd, int len);
+
 redisReply *redis_sync_command(struct redis_sync *s, const char *fmt, ...)
 {
     char *cmd = NULL;
@@ -189,6 +225,8 @@ redisReply *redis_sync_command(struct redis_sync *s, const char *fmt, ...)
     va_start(ap, fmt);
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
+    if (s->cl)
+        return cluster_command(s, cmd, len);
     return sync_send(s, cmd, len);
 }
 
@@ -270,6 +308,148 @@ static int node_setup(struct redis_sync *s, const struct redis_url *u, char *err
     return master ? 0 : -1;
 }
 
+/* ---- Cluster ------------------------------------------------------------ */
+
+static int cluster_node(struct sync_cluster *cl, const char *host, int port)
+{
+    for (int i = 0; i < cl->nnodes; i++)
+        if (cl->nodes[i].port == port && strcmp(cl->nodes[i].host, host) == 0)
+            return i;
+    if (cl->nnodes == SYNC_MAX_NODES)
+        return -1;
+    snprintf(cl->nodes[cl->nnodes].host, sizeof cl->nodes[0].host, "%s", host);
+    cl->nodes[cl->nnodes].port = port;
+    return cl->nnodes++;
+}
+
+/* The master's connection, made (and set up) on first use. */
+static struct redis_sync *cluster_conn(struct redis_sync *s, int idx)
+{
+    struct sync_cluster *cl = s->cl;
+    char err[320];
+    if (cl->nodes[idx].conn && !cl->nodes[idx].conn->errstr[0])
+        return cl->nodes[idx].conn;
+    redis_sync_free(cl->nodes[idx].conn);
+    /* an address announced behind a seed's DNS name: the certificate names the seed (see redis_conn.c) */
+    const char *h = cl->nodes[idx].host, *seed = cl->url.hosts[cl->seed].host;
+    const char *name = s->ctx && redis_link_is_ip(h) && !redis_link_is_ip(seed) ? seed : NULL;
+    cl->nodes[idx].conn = node_connect_as(h, cl->nodes[idx].port, s->ctx, name, cl->timeout_ms, err, sizeof err);
+    if (cl->nodes[idx].conn && node_setup(cl->nodes[idx].conn, &cl->url, err, sizeof err) != 0) {
+        redis_sync_free(cl->nodes[idx].conn);
+        cl->nodes[idx].conn = NULL;
+    }
+    if (!cl->nodes[idx].conn)
+        snprintf(s->errstr, sizeof s->errstr, "%.127s", err);
+    return cl->nodes[idx].conn;
+}
+
+/* Sends cmd (freed here) to the master of its slot, following MOVED, ASK
+ * and TRYAGAIN up to five times. */
+static redisReply *cluster_command(struct redis_sync *s, char *cmd, int len)
+{
+    struct sync_cluster *cl = s->cl;
+    const char *key;
+    size_t klen;
+    int idx = 0;
+    bool ask = false;
+    redisReply *r = NULL;
+    if (len < 0) {
+        free(cmd);
+        return NULL;
+    }
+    if (redis_cluster_cmd_key(cmd, (size_t)len, &key, &klen) && cl->slots[redis_cluster_slot(key, klen)])
+        idx = cl->slots[redis_cluster_slot(key, klen)] - 1;
+    for (int tries = 0; tries < 6; tries++) {
+        struct redis_sync *n = cluster_conn(s, idx);
+        if (!n)
+            break;
+        if (ask)
+            freeReplyObject(sync_argv(n, 1, (const char *[]){"ASKING"}));
+        char *copy = xmalloc((size_t)len);
+        memcpy(copy, cmd, (size_t)len);
+        r = sync_send(n, copy, len);
+        if (!r) {
+            snprintf(s->errstr, sizeof s->errstr, "%.40s:%d: %.70s", cl->nodes[idx].host, cl->nodes[idx].port,
+                     n->errstr);
+            break;
+        }
+        if (r->type != REDIS_REPLY_ERROR || tries == 5)
+            break;
+        char host[256];
+        int slot, port;
+        if (strncmp(r->str, "TRYAGAIN", 8) == 0) {
+            poll(NULL, 0, 25);
+        } else if (redis_cluster_redirect(r->str, &ask, &slot, host, sizeof host, &port) == 0) {
+            int to = cluster_node(cl, host[0] ? host : cl->nodes[idx].host, port);
+            if (to < 0)
+                break;
+            if (!ask)
+                cl->slots[slot] = (unsigned char)(to + 1);
+            idx = to;
+        } else {
+            break;
+        }
+        freeReplyObject(r);
+        r = NULL;
+    }
+    free(cmd);
+    return r;
+}
+
+/* Asks the seeds in turn for the slot map: the router, or NULL with err. */
+static struct redis_sync *cluster_connect(const struct redis_url *u, SSL_CTX *ctx, int timeout_ms, char *err,
+                                          size_t errlen)
+{
+    char last[320] = "no seed";
+    for (int i = 0; i < u->nhosts; i++) {
+        struct redis_sync *seed = node_connect(u->hosts[i].host, u->hosts[i].port, ctx, timeout_ms, last, sizeof last);
+        if (!seed)
+            continue;
+        if (node_setup(seed, u, err, errlen) != 0) { /* a wrong password is wrong on every seed */
+            redis_sync_free(seed);
+            return NULL;
+        }
+        redisReply *r = sync_argv(seed, 2, (const char *[]){"CLUSTER", "SLOTS"});
+        struct redis_sync *s = xcalloc(1, sizeof *s);
+        s->fd = -1;
+        s->cl = xcalloc(1, sizeof *s->cl);
+        s->cl->url = *u;
+        s->cl->timeout_ms = timeout_ms;
+        s->cl->seed = i;
+        if (ctx) {
+            SSL_CTX_up_ref(ctx);
+            s->ctx = ctx;
+        }
+        struct redis_cluster_range *ranges = NULL;
+        int n = -1;
+        if (r && r->type == REDIS_REPLY_ARRAY) {
+            ranges = xcalloc(r->elements ? r->elements : 1, sizeof *ranges);
+            n = redis_cluster_parse_slots(r, u->hosts[i].host, ranges, (int)r->elements);
+        }
+        for (int k = 0; k < n; k++) {
+            int idx = cluster_node(s->cl, ranges[k].host, ranges[k].port);
+            if (idx >= 0)
+                memset(s->cl->slots + ranges[k].from, idx + 1, (size_t)(ranges[k].to - ranges[k].from + 1));
+        }
+        free(ranges);
+        if (n > 0 && s->cl->nnodes > 0) {
+            freeReplyObject(r);
+            redis_sync_free(seed);
+            return s;
+        }
+        snprintf(last, sizeof last, "%s:%d: %s", u->hosts[i].host, u->hosts[i].port,
+                 !r                             ? "connection lost"
+                 : r->type == REDIS_REPLY_ERROR ? r->str
+                 : n == 0                       ? "the cluster serves no slot"
+                                                : "unexpected reply to CLUSTER SLOTS");
+        freeReplyObject(r);
+        redis_sync_free(seed);
+        redis_sync_free(s);
+    }
+    snprintf(err, errlen, "no cluster seed node gave the slot map (last: %s)", last);
+    return NULL;
+}
+
 struct redis_sync *redis_sync_connect(const char *url, const struct redis_options *opts, int timeout_ms, char *err,
                                       size_t errlen)
 {
@@ -285,6 +465,10 @@ struct redis_sync *redis_sync_connect(const char *url, const struct redis_option
                                     opts ? opts->key_file : NULL};
         if (!(ctx = redis_link_tls_ctx(&f, err, errlen)))
             goto done;
+    }
+    if (u.cluster) {
+        s = cluster_connect(&u, ctx, timeout_ms, err, errlen);
+        goto done;
     }
     snprintf(host, sizeof host, "%s", u.host);
     port = u.port;

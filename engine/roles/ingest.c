@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "encoding.h"
 #include "db.h"
+#include "handshake.h"
 #include "http_server.h"
 #include "jsonpath.h"
 #include "log.h"
@@ -43,7 +44,8 @@ struct pending {
     int64_t arrived_us;
     struct evhttp_request *req; /* NULL once the client went away */
     char *partner, *event_id, *event_type, *entity_type, *entity_id, *payload, *headers;
-    char *digest; /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
+    char *digest;   /* hex SHA-256 of the body, for partners with content_dedup; else NULL */
+    int ack_status; /* 200, or what the provider insists on (handshake_ack_status) */
     /* filled by the batch job */
     enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
     char id[40];
@@ -127,13 +129,13 @@ static void answer(struct pending *p)
         stats_add(&ctx->stats, STAT_INGESTED, 1);
         log_debug("ingest.accepted", "partner=%s event_id=%s id=%s", p->partner, p->event_id, p->id);
         if (p->req)
-            http_reply_json(p->req, 200, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
+            http_reply_json(p->req, p->ack_status, json_pack("{s:s, s:s}", "status", "accepted", "id", p->id));
         break;
     case RES_DUPLICATE:
         stats_add(&ctx->stats, STAT_DUPLICATE, 1);
         log_debug("ingest.duplicate", "partner=%s event_id=%s", p->partner, p->event_id);
         if (p->req)
-            http_reply_json(p->req, 200, json_pack("{s:s}", "status", "duplicate"));
+            http_reply_json(p->req, p->ack_status, json_pack("{s:s}", "status", "duplicate"));
         break;
     case RES_INVALID:
         if (p->req)
@@ -375,6 +377,8 @@ static char *extract(const struct field_source *f, json_t *body, struct evkeyval
 
 static bool secret_header(const char *name, const struct partner_config *p)
 {
+    if (p->spec.signature_header && strcasecmp(name, p->spec.signature_header) == 0)
+        return true; /* X-Gitlab-Token is the secret itself */
     static const char *const drop[] = {"authorization",      "cookie",          "webhook-signature",
                                        "stripe-signature",   "x-hub-signature", "x-hub-signature-256",
                                        "proxy-authorization"};
@@ -415,14 +419,82 @@ static char *kept_headers(struct evkeyvalq *headers, const struct partner_config
 /* The hex digest deduplicating a body of a partner whose signature covers
  * neither the event id and type nor a timestamp (config.h, content_dedup):
  * whatever id or type header a replay carries, its body is stored once. */
+static char *hex_digest(const unsigned char d[SIG_DIGEST_LEN])
+{
+    char *hex = xmalloc(ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
+    int rc = enc_hex_encode(d, SIG_DIGEST_LEN, hex, ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
+    HOOKD_ASSERT(rc == 0);
+    return hex;
+}
+
 static char *content_digest(const unsigned char *raw, size_t len)
 {
     unsigned char d[SIG_DIGEST_LEN];
-    char *hex = xmalloc(ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
     sig_content_digest(raw, len, d);
-    int rc = enc_hex_encode(d, sizeof d, hex, ENC_HEX_LEN(SIG_DIGEST_LEN) + 1);
-    HOOKD_ASSERT(rc == 0);
-    return hex;
+    return hex_digest(d);
+}
+
+static bool form_content_type(const char *ct)
+{
+    static const char form[] = "application/x-www-form-urlencoded";
+    if (!ct)
+        return false;
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && ct[n - 1] == ' ')
+        n--;
+    return n == sizeof form - 1 && strncasecmp(ct, form, n) == 0;
+}
+
+/* A form body (Twilio, Slack's interactive payloads) as the JSON object
+ * that is stored: each field a string, a repeated field an array of them,
+ * in the order sent. NULL if the body is not a well-formed form. */
+static json_t *form_to_json(const unsigned char *raw, size_t len)
+{
+    char *text = xstrndup((const char *)raw, len);
+    struct evkeyvalq fields;
+    fields.tqh_first = NULL;
+    fields.tqh_last = &fields.tqh_first;
+    json_t *obj = NULL;
+    if (evhttp_parse_query_str(text, &fields) == 0) {
+        obj = json_object();
+        for (struct evkeyval *kv = fields.tqh_first; kv; kv = kv->next.tqe_next) {
+            json_t *old = json_object_get(obj, kv->key);
+            if (!old) {
+                json_object_set_new(obj, kv->key, json_string(kv->value));
+            } else if (json_is_array(old)) {
+                json_array_append_new(old, json_string(kv->value));
+            } else {
+                json_t *arr = json_pack("[O, s]", old, kv->value);
+                json_object_set_new(obj, kv->key, arr);
+            }
+        }
+    }
+    evhttp_clear_headers(&fields);
+    free(text);
+    return obj;
+}
+
+/* The URL the provider called, as it signed it: the partner's public_url
+ * (with the query received), else built from the Host header. Caller
+ * frees. */
+static char *signed_url(struct evhttp_request *req, const struct partner_config *p, struct evkeyvalq *headers)
+{
+    const char *uri = evhttp_request_get_uri(req);
+    const char *q = uri ? strchr(uri, '?') : NULL;
+    char *out;
+    if (p->public_url) {
+        out = xmalloc(strlen(p->public_url) + (q ? strlen(q) : 0) + 1);
+        strcpy(out, p->public_url);
+        if (q)
+            strcat(out, q);
+        return out;
+    }
+    const char *host = evhttp_find_header(headers, "Host");
+    if (!host || !uri)
+        return xstrdup("");
+    out = xmalloc(strlen("http://") + strlen(host) + strlen(uri) + 1);
+    sprintf(out, "http://%s%s", host, uri);
+    return out;
 }
 
 static bool json_content_type(const char *ct)
@@ -457,9 +529,17 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     json_t *body = NULL;
     struct pending *pend = NULL;
     bool enqueued = false;
+    char *url = NULL, *form_payload = NULL;
 
+    struct partner_refusal refusal;
     if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
+        /* Meta's and X's subscription checks are GETs (handshake.c). */
+        p = config_partner(cfg, name);
+        enum handshake_verdict hv = p ? handshake_get(req, cfg, p, &refusal) : HANDSHAKE_NONE;
+        if (hv == HANDSHAKE_REFUSED)
+            reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        else if (hv == HANDSHAKE_NONE)
+            reject(in, req, NULL, 405, REJECT_METHOD, "use POST");
         goto done;
     }
     if (in->ctx->draining) {
@@ -471,6 +551,10 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         reject(in, req, NULL, 404, REJECT_UNKNOWN_PARTNER, "unknown partner '%.50s'", name);
         goto done;
     }
+    if (partner_policy_address(req, cfg, p, &refusal) != 0) {
+        reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        goto done;
+    }
     struct evbuffer *buf = evhttp_request_get_input_buffer(req);
     size_t len = evbuffer_get_length(buf);
     int64_t max = p->max_body ? p->max_body : cfg->max_body;
@@ -479,15 +563,24 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     struct evkeyvalq *headers = evhttp_request_get_input_headers(req);
-    if (!json_content_type(evhttp_find_header(headers, "Content-Type"))) {
-        reject(in, req, p->name, 415, REJECT_CONTENT_TYPE, "Content-Type must be application/json");
+    if (handshake_unsigned(req, p, len ? evbuffer_pullup(buf, -1) : (const unsigned char *)"", len) ==
+        HANDSHAKE_ANSWERED)
+        goto done;
+    const char *ctype = evhttp_find_header(headers, "Content-Type");
+    bool form = (p->preset->bodies & SIG_BODY_FORM) && form_content_type(ctype);
+    if (!form && !json_content_type(ctype)) {
+        reject(in, req, p->name, 415, REJECT_CONTENT_TYPE, "Content-Type must be application/json%s",
+               (p->preset->bodies & SIG_BODY_FORM) ? " or application/x-www-form-urlencoded" : "");
         goto done;
     }
     const unsigned char *raw = len ? evbuffer_pullup(buf, -1) : (const unsigned char *)"";
-    struct sig_params sp = {p->scheme, p->keys, p->nsecrets, p->tolerance / 1000, p->header};
-    struct sig_request sr = {raw, len, header_lookup, headers, clock_wall_ms() / 1000}; /* Postgres's clock */
+    url = signed_url(req, p, headers);
+    struct sig_params sp = {p->scheme, p->keys, p->nkeys, p->tolerance / 1000, p->header, &p->spec};
+    struct sig_request sr = {raw,    len, header_lookup, headers, clock_wall_ms() / 1000, /* Postgres's clock */
+                             "POST", url, ctype};
     char err[256];
-    enum sig_result sres = sig_verify(&sp, &sr, err, sizeof err);
+    unsigned char digest[SIG_DIGEST_LEN];
+    enum sig_result sres = sig_verify_digest(&sp, &sr, digest, err, sizeof err);
     if (sres != SIG_OK) {
         int code;
         enum reject_reason reason = sig_reason(sres, &code);
@@ -501,17 +594,34 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     json_error_t jerr;
-    /* Any JSON Postgres stores (numbers of any size, a scalar at the top);
-     * the payload stored is raw, this document only serves extract(). */
-    body = jsonpath_load_body((const char *)raw, len, &jerr);
+    if (form) {
+        body = form_to_json(raw, len);
+        if (!body) {
+            reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not a well-formed form");
+            goto done;
+        }
+        form_payload = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    } else {
+        /* Any JSON Postgres stores (numbers of any size, a scalar at the
+         * top); the payload stored is raw, this document only serves
+         * extract(). */
+        body = jsonpath_load_body((const char *)raw, len, &jerr);
+    }
     if (!body) {
         /* jansson's text quotes the offending token: it stays out of the log. */
         reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not valid JSON (line %d, column %d)", jerr.line,
                jerr.column);
         goto done;
     }
+    /* Slack, Zoom, Twitch, Discord, GitHub pings: answered, never stored. */
+    enum handshake_verdict hv = handshake_post(req, p, body, &refusal);
+    if (hv != HANDSHAKE_NONE) {
+        if (hv == HANDSHAKE_REFUSED)
+            reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        goto done;
+    }
     pend = xcalloc(1, sizeof *pend);
-    pend->event_id = extract(&p->event_id, body, headers, 100);
+    pend->event_id = p->event_id.kind == FIELD_DIGEST ? hex_digest(digest) : extract(&p->event_id, body, headers, 100);
     pend->event_type = extract(&p->event_type, body, headers, 100);
     pend->entity_id = p->entity_id.kind != FIELD_NONE ? extract(&p->entity_id, body, headers, ENTITY_ID_MAX) : NULL;
     if (!pend->event_id || !pend->event_type) {
@@ -521,13 +631,20 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         pending_free(pend);
         goto done;
     }
+    if (partner_policy_event_type(p, pend->event_type, &refusal) != 0) {
+        reject(in, req, p->name, refusal.code, refusal.reason, "%s", refusal.msg);
+        pending_free(pend);
+        goto done;
+    }
     const struct machine_config *m = config_machine_for(cfg, p->entity_type, pend->event_type);
     pend->in = in;
     pend->req = req;
+    pend->ack_status = handshake_ack_status(p);
     pend->arrived_us = arrived;
     pend->partner = xstrdup(p->name);
     pend->entity_type = m ? xstrdup(m->name) : (p->entity_type ? xstrdup(p->entity_type) : NULL);
-    pend->payload = xstrndup((const char *)raw, len);
+    pend->payload = form_payload ? form_payload : xstrndup((const char *)raw, len);
+    form_payload = NULL;
     pend->headers = kept_headers(headers, p, cfg);
     if (p->content_dedup)
         pend->digest = content_digest(raw, len);
@@ -539,6 +656,8 @@ done:
         histogram_observe(&in->ctx->stats.ingest_seconds, (double)(clock_mono_us() - arrived) / 1e6);
     json_decref(body);
     free(path);
+    free(url);
+    free(form_payload);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */

@@ -13,26 +13,33 @@
  *   line 4   Stripe-Signature
  *   line 5   X-Hub-Signature-256
  *   line 6   X-Signature        (the hmac-sha256 scheme's configured header)
+ *   line 7…  the other presets' headers, in the order of header_names[]
  *   rest     the raw body (any bytes)
  *
- * sig_verify() runs for all four schemes with fixed keys (two per scheme,
- * the right one second, so key rotation is walked). Checked besides memory
+ * sig_verify() runs for every shared-secret preset of the table (and for
+ * specs written as `scheme = hmac` would build them) with fixed keys (two
+ * per scheme, the right one second, so key rotation is walked); the
+ * public-key presets need signature_pk.c and are skipped here. The config
+ * specs must give the same result as the presets they spell out, byte for
+ * byte, on every input. Checked besides memory
  * safety and leaks: the result is a defined sig_result; err is a
  * NUL-terminated string, also with a 9-byte buffer, and never contains a
  * secret or a long signature header value. Two oracles: for the body and
  * clock of each input, a signature made independently (OpenSSL EVP_Q_mac,
  * and sig_sign_standard() for Standard Webhooks) must verify as SIG_OK for
- * every scheme, and must fail once a body byte is flipped. The codecs are
+ * every scheme (every HMAC preset: its template rendered here, independently
+ * of signature.c), and must fail once a body byte is flipped. The codecs are
  * fed every line and the body, into exactly-sized heap buffers, and
  * round-tripped.
  */
-/* fuzz.sh links: engine/core/signature.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c */
+/* fuzz.sh links: engine/core/signature.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c engine/base/jsonpath.c */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <openssl/evp.h>
 
@@ -43,20 +50,55 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-enum { H_ID, H_TS, H_STANDARD, H_STRIPE, H_GITHUB, H_GENERIC, NHEADERS };
+enum { H_ID, H_TS, H_STANDARD, H_STRIPE, H_GITHUB, H_GENERIC, NHEADERS_LEGACY, NHEADERS = 34 };
 
 static const char *const header_names[NHEADERS] = {
-    "webhook-id", "webhook-timestamp", "webhook-signature", "Stripe-Signature", "X-Hub-Signature-256", "X-Signature",
+    "webhook-id",
+    "webhook-timestamp",
+    "webhook-signature",
+    "Stripe-Signature",
+    "X-Hub-Signature-256",
+    "X-Signature",
+    /* the other presets */
+    "X-Shopify-Hmac-Sha256",
+    "X-Slack-Signature",
+    "X-Slack-Request-Timestamp",
+    "X-Twilio-Signature",
+    "X-Square-Hmacsha256-Signature",
+    "Paddle-Signature",
+    "x-zm-signature",
+    "x-zm-request-timestamp",
+    "Linear-Signature",
+    "X-Hub-Signature",
+    "Twitch-Eventsub-Message-Id",
+    "Twitch-Eventsub-Message-Timestamp",
+    "Twitch-Eventsub-Message-Signature",
+    "Typeform-Signature",
+    "X-HubSpot-Signature-v3",
+    "X-HubSpot-Request-Timestamp",
+    "Calendly-Webhook-Signature",
+    "X-Gitlab-Token",
+    "X-PagerDuty-Signature",
+    "X-WC-Webhook-Signature",
+    "X-Twitter-Webhooks-Signature",
+    "X-Twilio-Email-Event-Webhook-Signature",
+    "X-Twilio-Email-Event-Webhook-Timestamp",
+    "X-Signature-Ed25519",
+    "X-Signature-Timestamp",
+    "Linear-Delivery",
+    "X-GitHub-Delivery",
+    "X-Shopify-Webhook-Id",
 };
 
 /* The published vectors' secrets (see tests/unit/test_signature.c), and a
- * wrong key tried first for each scheme. */
-static const char *const secrets[4][2] = {
+ * wrong key tried first for each scheme; the other presets share a pair. */
+static const char *const legacy_secrets[4][2] = {
     [SIG_STANDARD_WEBHOOKS] = {"whsec_dGhpcyBpcyB0aGUgbmV3IHNlY3JldCBrZXkh", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
     [SIG_STRIPE] = {"whsec_old_secret", "whsec_test_secret"},
     [SIG_GITHUB] = {"an older secret", "It's a Secret to Everybody"},
     [SIG_HMAC_SHA256] = {"an older secret", "It's a Secret to Everybody"},
 };
+static const char *const preset_secrets[2] = {"an older secret", "the presets' secret key"};
 /* Text that must never appear in an error message. */
 static const char *const secret_texts[] = {
     "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -65,9 +107,58 @@ static const char *const secret_texts[] = {
     "old_secret",
     "Secret to Everybody",
     "an older secret",
+    "presets' secret",
 };
 
-static struct sig_key keys[4][2];
+/* The URL {url} renders: fixed, as a configured public_url would be. */
+#define FUZZ_URL "https://hookd.example/v1/inbox/p?x=1"
+
+/* Specs as `scheme = hmac` builds them from config keys (config.c,
+ * build_hmac_spec), each spelling out a preset: the result must be the
+ * preset's on every input. */
+static const struct {
+    enum sig_scheme preset;
+    struct sig_spec spec;
+} config_specs[] = {
+    {SIG_STRIPE,
+     {.alg = SIG_ALG_HMAC_SHA256,
+      .signed_template = "{timestamp}.{body}",
+      .signature_header = "Stripe-Signature",
+      .signature_prefix = "v1=",
+      .multiple = true,
+      .separators = ",",
+      .encoding = SIG_ENC_HEX,
+      .timestamp_header = "Stripe-Signature",
+      .timestamp_prefix = "t="}},
+    {SIG_SLACK,
+     {.alg = SIG_ALG_HMAC_SHA256,
+      .signed_template = "v0:{timestamp}:{body}",
+      .signature_header = "X-Slack-Signature",
+      .signature_prefix = "v0=",
+      .encoding = SIG_ENC_HEX,
+      .timestamp_header = "X-Slack-Request-Timestamp"}},
+    {SIG_SHOPIFY,
+     {.alg = SIG_ALG_HMAC_SHA256,
+      .signed_template = "{body}",
+      .signature_header = "X-Shopify-Hmac-Sha256",
+      .encoding = SIG_ENC_BASE64}},
+    {SIG_INTERCOM,
+     {.alg = SIG_ALG_HMAC_SHA1,
+      .signed_template = "{body}",
+      .signature_header = "X-Hub-Signature",
+      .signature_prefix = "sha1=",
+      .encoding = SIG_ENC_HEX}},
+};
+
+static struct sig_key keys[SIG_SCHEME_COUNT][2];
+
+/* Shared-secret presets (the public-key ones need signature_pk.c). */
+static int hmac_family(int s)
+{
+    const struct sig_preset *p = sig_preset_get((enum sig_scheme)s);
+
+    return s != SIG_HMAC && p != NULL && p->spec.alg != SIG_ALG_PUBLIC_KEY;
+}
 
 struct request {
     char *hdr[NHEADERS]; /* NULL = absent */
@@ -92,9 +183,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
     (void)argc;
     (void)argv;
-    for (int s = 0; s < 4; s++)
-        for (int k = 0; k < 2; k++)
-            if (sig_key_decode((enum sig_scheme)s, secrets[s][k], &keys[s][k], err, sizeof err) != 0) {
+    for (int s = 0; s < SIG_SCHEME_COUNT; s++)
+        for (int k = 0; k < 2 && hmac_family(s); k++)
+            if (sig_key_decode((enum sig_scheme)s, s < 4 ? legacy_secrets[s][k] : preset_secrets[k], &keys[s][k], err,
+                               sizeof err) != 0) {
                 fprintf(stderr, "fuzz_signature: key %d/%d: %s\n", s, k, err);
                 abort();
             }
@@ -195,20 +287,33 @@ static void fuzz_codecs(const char *in, size_t len)
 
 /* ---- sig_verify ---- */
 
+/* A header value that is itself (part of) a header name may rightly appear
+ * in a message that names that header. */
+static int names_a_header(const char *v)
+{
+    for (int i = 0; i < NHEADERS; i++)
+        if (strcasestr(header_names[i], v) != NULL)
+            return 1;
+    return 0;
+}
+
 static void check_message(const struct request *r, const char *err, size_t errlen)
 {
     CHECK(memchr(err, '\0', errlen) != NULL);
     for (size_t i = 0; i < sizeof secret_texts / sizeof secret_texts[0]; i++)
         CHECK(strstr(err, secret_texts[i]) == NULL);
     for (int h = H_STANDARD; h < NHEADERS; h++)
-        if (r->hdr[h] != NULL && strlen(r->hdr[h]) >= 24)
+        if (r->hdr[h] != NULL && strlen(r->hdr[h]) >= 24 && strstr(header_names[h], "Timestamp") == NULL &&
+            strstr(header_names[h], "-Id") == NULL && strstr(header_names[h], "Delivery") == NULL &&
+            !names_a_header(r->hdr[h]))
             CHECK(strstr(err, r->hdr[h]) == NULL);
 }
 
-static enum sig_result verify(enum sig_scheme scheme, const struct request *r, size_t nkeys, size_t errlen)
+static enum sig_result verify_spec(enum sig_scheme scheme, const struct sig_spec *spec, const struct request *r,
+                                   size_t nkeys, size_t errlen)
 {
-    struct sig_params params = {scheme, keys[scheme] + 2 - nkeys, nkeys, r->tolerance, "X-Signature"};
-    struct sig_request req = {r->body, r->body_len, lookup, (void *)r, r->now};
+    struct sig_params params = {scheme, keys[scheme] + 2 - nkeys, nkeys, r->tolerance, "X-Signature", spec};
+    struct sig_request req = {r->body, r->body_len, lookup, (void *)r, r->now, "POST", FUZZ_URL, NULL};
     char *err = xalloc(errlen);
     enum sig_result res;
 
@@ -223,6 +328,11 @@ static enum sig_result verify(enum sig_scheme scheme, const struct request *r, s
         CHECK(err[0] != '\0' || errlen == 1);
     free(err);
     return res;
+}
+
+static enum sig_result verify(enum sig_scheme scheme, const struct request *r, size_t nkeys, size_t errlen)
+{
+    return verify_spec(scheme, NULL, r, nkeys, errlen);
 }
 
 /* HMAC-SHA256 of prefix || body with the scheme's right key, via OpenSSL's
@@ -304,6 +414,174 @@ static void oracle(const struct request *in)
     free(flipped);
 }
 
+/* ---- every other preset: a request signed by an independent renderer ---- */
+
+static int header_index(const char *name)
+{
+    for (int i = 0; i < NHEADERS; i++)
+        if (strcasecmp(header_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+struct text {
+    unsigned char *p;
+    size_t n;
+};
+
+static void text_add(struct text *t, const void *data, size_t n)
+{
+    t->p = realloc(t->p, t->n + n + 1);
+    if (t->p == NULL)
+        abort();
+    if (n > 0)
+        memcpy(t->p + t->n, data, n);
+    t->n += n;
+}
+
+/* The template with its placeholders replaced, the plain way. */
+static struct text render(const char *tpl, const struct request *r, const char *ts, const char *id)
+{
+    struct text t = {NULL, 0};
+
+    while (*tpl) {
+        if (strncmp(tpl, "{body}", 6) == 0) {
+            text_add(&t, r->body, r->body_len);
+            tpl += 6;
+        } else if (strncmp(tpl, "{timestamp}", 11) == 0) {
+            text_add(&t, ts, strlen(ts));
+            tpl += 11;
+        } else if (strncmp(tpl, "{url}", 5) == 0) {
+            text_add(&t, FUZZ_URL, strlen(FUZZ_URL));
+            tpl += 5;
+        } else if (strncmp(tpl, "{method}", 8) == 0) {
+            text_add(&t, "POST", 4);
+            tpl += 8;
+        } else if (strncmp(tpl, "{form}", 6) == 0) {
+            tpl += 6; /* no form body: nothing */
+        } else if (strncmp(tpl, "{header:", 8) == 0) {
+            text_add(&t, id, strlen(id));
+            tpl = strchr(tpl, '}') + 1;
+        } else {
+            text_add(&t, tpl, 1);
+            tpl++;
+        }
+    }
+    return t;
+}
+
+static const char *digest_name(enum sig_alg alg)
+{
+    return alg == SIG_ALG_HMAC_SHA1 ? "SHA1" : alg == SIG_ALG_HMAC_SHA512 ? "SHA512" : "SHA256";
+}
+
+/* Fills r (headers only) with a correct request of preset s for in's body
+ * and clock; 0 if the preset cannot be signed from outside the body. */
+static int sign_preset(int s, const struct request *in, struct request *r, char bufs[4][256])
+{
+    const struct sig_preset *p = sig_preset_get((enum sig_scheme)s);
+    const struct sig_spec *sp = &p->spec;
+    const struct sig_key *k = &keys[s][1];
+    unsigned char mac[64];
+    size_t maclen = 0;
+    char *ts = bufs[0], *sig = bufs[1], *enc = bufs[2];
+    const char *id = "msg_1";
+    int hi;
+
+    if (sp->timestamp_json != NULL || sp->signature_json != NULL)
+        return 0; /* Linear, Mailgun: the timestamp or signature is inside the body */
+    *r = *in;
+    memset(r->hdr, 0, sizeof r->hdr);
+    if (sp->timestamp_format == SIG_TS_UNIX_MS)
+        snprintf(ts, 256, "%" PRId64, in->now * 1000);
+    else if (sp->timestamp_format == SIG_TS_RFC3339) {
+        time_t t = (time_t)in->now;
+        struct tm tm;
+
+        if (gmtime_r(&t, &tm) == NULL || tm.tm_year + 1900 < 1000 || tm.tm_year + 1900 > 9999)
+            return 0;
+        strftime(ts, 256, "%Y-%m-%dT%H:%M:%S.5Z", &tm);
+    } else
+        snprintf(ts, 256, "%" PRId64, in->now);
+    if (sp->alg == SIG_ALG_TOKEN) {
+        snprintf(sig, 256, "%.*s", (int)k->len, (const char *)k->bytes);
+    } else {
+        struct text t = render(sp->signed_template, in, ts, id);
+
+        CHECK(EVP_Q_mac(NULL, "HMAC", NULL, digest_name(sp->alg), NULL, k->bytes, k->len, t.p, t.n, mac, sizeof mac,
+                        &maclen) != NULL);
+        free(t.p);
+        if (sp->encoding == SIG_ENC_BASE64)
+            CHECK(enc_base64_encode(mac, maclen, enc, 256) == 0);
+        else
+            CHECK(enc_hex_encode(mac, maclen, enc, 256) == 0);
+        if (sp->timestamp_prefix != NULL)
+            snprintf(sig, 256, "%s%s%c%s%s", sp->timestamp_prefix, ts, sp->separators ? sp->separators[0] : ',',
+                     sp->signature_prefix ? sp->signature_prefix : "", enc);
+        else
+            snprintf(sig, 256, "%s%s", sp->signature_prefix ? sp->signature_prefix : "", enc);
+    }
+    if ((hi = header_index(sp->signature_header)) < 0)
+        return 0;
+    r->hdr[hi] = sig;
+    if (sp->timestamp_header != NULL && sp->timestamp_prefix == NULL) {
+        if ((hi = header_index(sp->timestamp_header)) < 0)
+            return 0;
+        r->hdr[hi] = ts;
+    }
+    for (const char *h = strstr(sp->signed_template, "{header:"); h != NULL; h = strstr(h + 1, "{header:")) {
+        char name[128];
+        size_t n = (size_t)(strchr(h, '}') - h) - 8;
+
+        snprintf(name, sizeof name, "%.*s", (int)n, h + 8);
+        if ((hi = header_index(name)) < 0)
+            return 0;
+        r->hdr[hi] = (char *)id;
+    }
+    return 1;
+}
+
+/* Each preset's own signature verifies; a flipped body byte does not (when
+ * the preset signs the body); the config spelling agrees. */
+static void oracle_presets(const struct request *in)
+{
+    char bufs[4][256];
+    struct request r;
+
+    if (in->now < 0 || in->now > INT64_C(99999999999999) || in->tolerance < 0)
+        return;
+    for (int s = 4; s < SIG_SCHEME_COUNT; s++) {
+        unsigned char *flipped;
+
+        if (!hmac_family(s) || !sign_preset(s, in, &r, bufs))
+            continue;
+        if (verify((enum sig_scheme)s, &r, 2, 256) != SIG_OK) {
+            struct sig_params params = {(enum sig_scheme)s, keys[s], 2, r.tolerance, "X-Signature", NULL};
+            struct sig_request req = {r.body, r.body_len, lookup, (void *)&r, r.now, "POST", FUZZ_URL, NULL};
+            char err[256];
+
+            (void)sig_verify(&params, &req, err, sizeof err);
+            fprintf(stderr, "fuzz_signature: preset %s refused its own signature: %s\n",
+                    sig_scheme_name((enum sig_scheme)s), err);
+        }
+        CHECK(verify((enum sig_scheme)s, &r, 2, 256) == SIG_OK);
+        for (size_t c = 0; c < sizeof config_specs / sizeof config_specs[0]; c++)
+            if ((int)config_specs[c].preset == s)
+                CHECK(verify_spec((enum sig_scheme)s, &config_specs[c].spec, &r, 2, 256) == SIG_OK);
+        /* Twilio's {form} is empty here (no form Content-Type), so its
+         * body is only signed through a bodySHA256 the URL lacks. */
+        if (r.body_len == 0 || !sig_spec_signs_body(&sig_preset_get((enum sig_scheme)s)->spec) ||
+            sig_preset_get((enum sig_scheme)s)->spec.body_sha256_query)
+            continue;
+        flipped = xalloc(r.body_len);
+        memcpy(flipped, r.body, r.body_len);
+        flipped[r.body_len / 2] ^= 0x01;
+        r.body = flipped;
+        CHECK(verify((enum sig_scheme)s, &r, 2, 256) == SIG_MISMATCH);
+        free(flipped);
+    }
+}
+
 /* Splits the next line off [*p, end) into a new string (NULL when the
  * line starts with NUL or the input is used up). */
 static char *next_line(const uint8_t **p, const uint8_t *end, int *done)
@@ -355,7 +633,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.body = done ? (const unsigned char *)"" : p;
     r.body_len = done ? 0 : (size_t)(end - p);
 
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < SIG_SCHEME_COUNT; s++) {
+        if (!hmac_family(s))
+            continue;
         enum sig_result one = verify((enum sig_scheme)s, &r, 1, 256);
         enum sig_result two = verify((enum sig_scheme)s, &r, 2, 256);
 
@@ -363,7 +643,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(one == two);
         (void)verify((enum sig_scheme)s, &r, 1, 9);
     }
+    /* A preset written as `scheme = hmac` is the preset, byte for byte. */
+    for (size_t c = 0; c < sizeof config_specs / sizeof config_specs[0]; c++)
+        CHECK(verify_spec(config_specs[c].preset, &config_specs[c].spec, &r, 2, 256) ==
+              verify(config_specs[c].preset, &r, 2, 256));
     oracle(&r);
+    oracle_presets(&r);
 
     for (int h = 0; h < NHEADERS; h++)
         if (r.hdr[h] != NULL)

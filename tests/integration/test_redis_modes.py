@@ -159,6 +159,10 @@ def test_acl_user_without_evalsha(env, group):
     ("redis+sentinel://a:26379,,b:26379/mymaster", "empty host in its host list"),
     ("redis+sentinel://a:26379,b:26379", "needs the master's service name"),
     ("redis://h:99999", "port out of range"),
+    ("redis+cluster://", "empty host list"),
+    ("rediss+cluster://a:7000,,b:7001", "empty host in its host list"),
+    ("redis+cluster://a:7000,b:7001/2", "Redis Cluster has database 0 only"),
+    ("redis://a:7000,b:7001", "for Cluster: redis+cluster://"),
 ])
 def test_config_check_refuses_bad_urls(env, url, why):
     cfg = config(env, url)

@@ -533,9 +533,10 @@ static void test_refuse_bad_values(void **state)
     refuse(HOOKD_MIN "[retry]\nschedule = 1m, 5x\n", 5, "schedule step 2: bad duration '5x'");
     refuse(HOOKD_MIN "[defer]\nmax_age = forever\n", 5, "bad duration 'forever'");
     refuse(HOOKD_MIN "[partner a]\nscheme = sha1\n", 5,
-           "unknown scheme 'sha1' (use standard-webhooks, stripe, github, hmac-sha256)");
+           "unknown scheme 'sha1' (use a preset: standard-webhooks, stripe, github, hmac-sha256, shopify");
     refuse(HOOKD_MIN "[partner a]\ntolerance = 5\n", 5, "bad duration '5': missing unit");
-    refuse(HOOKD_MIN "[partner a]\nevent_id = xpath:/id\n", 5, "bad source 'xpath:/id': use json:PATH or header:NAME");
+    refuse(HOOKD_MIN "[partner a]\nevent_id = xpath:/id\n", 5,
+           "bad source 'xpath:/id': use json:PATH, header:NAME or digest");
     refuse(HOOKD_MIN "[partner a]\nevent_id = header:\n", 5, "bad source 'header:'");
     refuse(HOOKD_MIN "[partner a]\nentity_id = json:data..id\n", 5, "bad JSON path 'data..id'");
     refuse(HOOKD_MIN "[partner a]\nmax_body = big\n", 5, "bad size 'big'");
@@ -578,8 +579,8 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
            "database = postgresql://h/db\n"
            "redis = http://r:6379\n", /* 3 */
            3,
-           "redis: redis URL must start with redis://, rediss://, redis+sentinel:// or rediss+sentinel:// "
-           "(scheme 'http' is unknown)");
+           "redis: redis URL must start with redis://, rediss://, redis+sentinel://, redis+cluster:// or their "
+           "rediss+ forms (scheme 'http' is unknown)");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis+sentinel://a:26379,/mymaster\n", /* 3 */
@@ -598,8 +599,8 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
            3, "[hookd] redis: redis URL: ");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
-           "redis = redis+cluster://a:1,b:2\n", /* 3 */
-           3, "Redis Cluster (redis+cluster://) is not supported yet");
+           "redis = redis+cluster://a:1,b:2/5\n", /* 3 */
+           3, "redis: redis cluster URL: Redis Cluster has database 0 only");
     refuse("[hookd]\n"
            "database = postgresql://h/db\n"
            "redis = redis://r\n"
@@ -826,7 +827,7 @@ static void test_refuse_partners(void **state)
                      "scheme = hmac-sha256\n"        /* 5 */
                      "secret = s-0123456789abcdef\n" /* 6 */
                      "header = X-Signature\n",       /* 7 */
-           4, "[partner a] needs 'event_id' (json:PATH or header:NAME)");
+           4, "[partner a] needs 'event_id' (json:PATH, header:NAME or digest)");
     refuse(HOOKD_MIN "[machine order]\n"              /* 4 */
                      "initial = a\n"                  /* 5 */
                      "transition order.go = a -> b\n" /* 6 */
@@ -1499,6 +1500,54 @@ static void test_print_load_round_trip(void **state)
     unsetenv("HOOKD_UT_SW");
 }
 
+/* allow_ips, event_types and [hookd] trusted_proxies: parsed, printed so
+ * that the print loads again, and refused with file:line when wrong. */
+static void test_inbound_policy_keys(void **state)
+{
+    (void)state;
+    setenv("HOOKD_UT_GH", "a-secret-of-20-bytes", 1); /* printed by name, so the print loads again */
+    struct hookd_config *c = load_ok("[hookd]\n"
+                                     "database = postgresql://hookd@127.0.0.1/hookd\n"
+                                     "redis = redis://127.0.0.1:6379/0\n"
+                                     "trusted_proxies = 10.0.0.0/8 fd00::/8\n"
+                                     "[partner p]\nscheme = github\nsecret = env:HOOKD_UT_GH\n"
+                                     "allow_ips = 192.0.2.0/24, 2001:db8::1\n"
+                                     "event_types = order.*, refund.created\n");
+    const struct partner_config *p = config_partner(c, "p");
+    assert_int_equal(c->trusted.n, 2);
+    assert_int_equal(p->allow_ips.n, 2);
+    assert_int_equal(p->allow_ips.v[1].prefix, 128);
+    assert_true(config_partner_takes_event(p, "order.paid"));
+    assert_true(config_partner_takes_event(p, "refund.created"));
+    assert_false(config_partner_takes_event(p, "refund.created.x"));
+    assert_false(config_partner_takes_event(p, "customer.created"));
+    char *first = print_config(c);
+    config_unref(c);
+    assert_contains(first, "trusted_proxies = 10.0.0.0/8 fd00::/8\n");
+    assert_contains(first, "allow_ips = 192.0.2.0/24, 2001:db8::1\n");
+    assert_contains(first, "event_types = order.*, refund.created\n");
+    c = load_ok(first);
+    char *second = print_config(c);
+    assert_string_equal(second, first);
+    assert_true(config_partner_takes_event(config_partner(c, "p"), "order.x"));
+    config_unref(c);
+    free(first);
+    free(second);
+    unsetenv("HOOKD_UT_GH");
+
+    c = load_ok(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\n");
+    assert_int_equal(c->trusted.n, 0);
+    assert_true(config_partner_takes_event(config_partner(c, "p"), "anything"));
+    config_unref(c);
+
+    refuse(HOOKD_MIN "trusted_proxies = 10.0.0.0/33\n", 4, "trusted_proxies");
+    refuse(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\nallow_ips = 10.1.0.0/8\n", 7,
+           "prefix");
+    refuse(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\nallow_ips = localhost\n", 7,
+           "not an IPv4 or IPv6 address");
+    refuse(HOOKD_MIN "[partner p]\nscheme = github\nsecret = a-secret-of-20-bytes\nevent_types = ,\n", 7, "empty");
+}
+
 static void test_ref_unref(void **state)
 {
     (void)state;
@@ -1562,10 +1611,98 @@ static void test_listener_limits_refused(void **state)
     config_unref(c);
 }
 
+/* Presets: their defaults, the public-key and token keys, and `scheme =
+ * hmac` built from keys, printed and loaded again unchanged. */
+static void test_partner_presets(void **state)
+{
+    (void)state;
+    setenv("HOOKD_UT_HMAC", "an-hmac-secret-0123456789", 1);
+    setenv("HOOKD_UT_VT", "a-verify-token", 1);
+    struct hookd_config *c = load_ok(HOOKD_MIN
+                                     "[partner sl]\nscheme = slack\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "[partner pd]\nscheme = paddle\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "[partner zm]\nscheme = zoom\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "[partner tw]\nscheme = twilio\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "event_type = json:SmsStatus\npublic_url = https://h.example/v1/inbox/tw\n"
+                                     "[partner mt]\nscheme = meta\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "verify_token = env:HOOKD_UT_VT\n"
+                                     "[partner st]\nscheme = hmac\nsecret = env:HOOKD_UT_HMAC\n"
+                                     "signed = {timestamp}.{body}\nsignature_header = Stripe-Signature\n"
+                                     "signature_prefix = v1=\nseveral_signatures = true\n"
+                                     "separators = comma\ntimestamp_header = Stripe-Signature\n"
+                                     "timestamp_prefix = t=\nevent_id = json:id\n");
+    const struct partner_config *sl = config_partner(c, "sl"), *pd = config_partner(c, "pd"),
+                                *zm = config_partner(c, "zm"), *tw = config_partner(c, "tw"),
+                                *mt = config_partner(c, "mt"), *st = config_partner(c, "st");
+    assert_int_equal(sl->event_id.kind, FIELD_JSON);
+    assert_string_equal(sl->event_id.path, "event_id");
+    assert_string_equal(sl->event_type.path, "event.type");
+    assert_int_equal(sl->tolerance, 5 * M);
+    assert_false(sl->content_dedup); /* timestamp, id and type all signed */
+    assert_int_equal(pd->tolerance, 5 * S);
+    assert_int_equal(zm->event_id.kind, FIELD_DIGEST);
+    assert_null(zm->event_id.path);
+    assert_true(tw->content_dedup); /* no timestamp */
+    assert_string_equal(tw->public_url, "https://h.example/v1/inbox/tw");
+    assert_string_equal(mt->verify_token.text, "a-verify-token");
+    assert_int_equal(mt->nkeys, 1);
+    assert_int_equal(st->scheme, SIG_HMAC);
+    assert_int_equal(st->spec.alg, SIG_ALG_HMAC_SHA256);
+    assert_string_equal(st->spec.signed_template, "{timestamp}.{body}");
+    assert_string_equal(st->spec.signature_header, "Stripe-Signature");
+    assert_string_equal(st->spec.separators, ",");
+    assert_true(st->spec.multiple);
+    assert_int_equal(st->spec.encoding, SIG_ENC_HEX);
+
+    char *first = print_config(c);
+    config_unref(c);
+    assert_contains(first, "event_id = digest\n");
+    assert_contains(first, "signed = {timestamp}.{body}\n");
+    assert_contains(first, "separators = comma\n");
+    assert_lacks(first, "a-verify-token");
+    c = load_ok(first);
+    char *second = print_config(c);
+    assert_string_equal(second, first);
+    config_unref(c);
+    free(first);
+    free(second);
+    unsetenv("HOOKD_UT_HMAC");
+    unsetenv("HOOKD_UT_VT");
+}
+
+static void test_refuse_preset_keys(void **state)
+{
+    (void)state;
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsecret = s-0123456789abcdef\n", 4,
+           "[partner a] uses scheme hmac and needs 'signature_header'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsecret = s-0123456789abcdef\nsignature_header = X-S\n"
+                     "timestamp_header = X-T\nevent_id = json:id\n",
+           4, "an unsigned timestamp proves nothing");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsecret = s-0123456789abcdef\nsignature_header = X-S\n"
+                     "signed = {timestamp}{body}\nevent_id = json:id\n",
+           4, "signs {timestamp} but has no timestamp_header");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nsigned = {bodi}\n", 6, "unknown placeholder '{bodi}'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nalgorithm = md5\n", 6, "bad algorithm 'md5'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nencoding = base32\n", 6, "bad encoding 'base32'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = hmac\nseparators = tab\n", 6, "bad separators 'tab'");
+    refuse(HOOKD_MIN "[partner a]\nscheme = stripe\nsecret = s-0123456789abcdef\nsigned = {body}\n", 4,
+           "sets keys of scheme = hmac");
+    refuse(HOOKD_MIN "[partner a]\nscheme = stripe\npublic_key = 0011\n", 4,
+           "verifies with a shared secret: use secret, not public_key");
+    refuse(HOOKD_MIN "[partner a]\nscheme = discord\nsecret = s-0123456789abcdef\n", 4,
+           "verifies with a public key: use public_key, not secret");
+    refuse(HOOKD_MIN "[partner a]\nscheme = twilio\nsecret = s-0123456789abcdef\n", 4,
+           "needs 'event_type' (json:PATH or header:NAME): scheme twilio has no event type");
+    refuse(HOOKD_MIN "[partner a]\nscheme = stripe\nsecret = s-0123456789abcdef\nevent_type = digest\n", 4,
+           "'digest' is a source for event_id only");
+    refuse(HOOKD_MIN "[partner a]\nscheme = square\npublic_url = square.example/hook\n", 6, "bad public_url");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimal_config_gets_defaults),
+        cmocka_unit_test(test_inbound_policy_keys),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_percent_roles_bools_ints),
@@ -1601,6 +1738,8 @@ int main(void)
         cmocka_unit_test(test_machine_routing_and_defaults),
         cmocka_unit_test(test_partner_lookup_and_defaults),
         cmocka_unit_test(test_print_load_round_trip),
+        cmocka_unit_test(test_partner_presets),
+        cmocka_unit_test(test_refuse_preset_keys),
         cmocka_unit_test(test_ref_unref),
         cmocka_unit_test(test_listener_limits_defaults_and_units),
         cmocka_unit_test(test_listener_limits_refused),
