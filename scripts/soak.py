@@ -145,9 +145,9 @@ def main() -> int:
             row["backlog"] = db.value("SELECT count(*) FROM webhook_inbox WHERE status <> 'PROCESSED'")
             if args.retention:
                 row["tables_mib"] = db.value("SELECT sum(bytes) FROM hookd_storage(1, 1, 1, 1, 1)") / 1048576
-                for t in ("webhook_inbox", "outbox_events", "outbox_deliveries", "attempts", "hookd_dedup"):
-                    row[f"dead_{t}"] = db.value("SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables"
-                                                " WHERE relname LIKE %s", t.replace("_", "\\_") + "%")
+                for table in ("webhook_inbox", "outbox_events", "outbox_deliveries", "attempts", "hookd_dedup"):
+                    row[f"dead_{table}"] = db.value("SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables"
+                                                " WHERE relname LIKE %s", table.replace("_", "\\_") + "%")
                 row["partitions"] = db.value("SELECT count(*) FROM pg_inherits")
                 row["ingested"] = float(rc.hget("soak:stats", "ingested") or 0)
             for k, v in row.items():
