@@ -376,17 +376,24 @@ $$;
 -- when they do (or when this call made them: see below); otherwise the name
 -- of the empty _far partition, which starts more than 5 s from now: the
 -- caller detaches it CONCURRENTLY (no insert can want it meanwhile) and
--- hands it to hookd_retention_extend. When _far holds rows or begins within
--- 5 s (no pass ran for the whole horizon ahead; the first pass after
--- `hookd migrate`), it becomes an ordinary partition up to a width past now,
--- in this transaction: ACCESS EXCLUSIVE on p_parent for as long as
--- validating _far's rows takes, after waiting at most lock_timeout (1 s).
+-- hands it to hookd_retention_extend. Done here, in this transaction, with
+-- ACCESS EXCLUSIVE on p_parent (after waiting at most lock_timeout, 1 s) for
+-- as long as validating the current partition's rows takes:
+--  * when _far holds rows or begins within 5 s (no pass ran for the whole
+--    horizon ahead; the first pass after `hookd migrate`), it becomes an
+--    ordinary partition up to a width past now;
+--  * when the partition being written (up to 256 MB), or one ahead, is more
+--    than twice as wide as p_width (a window was shortened: a reload), the
+--    current one is cut back to a width past its newest row and the empty
+--    ones ahead are dropped and made again at the new width.
 CREATE FUNCTION hookd_retention_ahead(p_parent regclass, p_width interval, p_ahead integer) RETURNS text
 LANGUAGE plpgsql SET lock_timeout = '1s' AS $$
 DECLARE
     t text := (SELECT relname FROM pg_class WHERE oid = p_parent);
     target timestamptz := now() + greatest(p_width * p_ahead, interval '10 seconds');
     f record;
+    c record;
+    p record;
     newest timestamptz;
     has_rows boolean;
 BEGIN
@@ -396,6 +403,12 @@ BEGIN
         SELECT max(hi) INTO newest FROM hookd_partitions(p_parent);
         PERFORM hookd_retention_fill(p_parent, newest, p_width, greatest(target, newest));
         RETURN NULL;
+    END IF;
+    SELECT * INTO c FROM hookd_partitions(p_parent) WHERE lo <= now() AND hi > now() AND hi < 'infinity';
+    IF (FOUND AND c.hi - c.lo > p_width * 2 AND pg_relation_size(c.part) <= 256 * 1024 * 1024)
+            OR EXISTS (SELECT 1 FROM hookd_partitions(p_parent) x
+                        WHERE x.lo > now() AND x.hi < 'infinity' AND x.hi - x.lo > p_width * 2) THEN
+        RETURN hookd_retention_reshape(p_parent, p_width, target);
     END IF;
     IF f.lo >= target THEN
         RETURN NULL;
@@ -411,6 +424,52 @@ BEGIN
     EXECUTE format('ALTER TABLE %s ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', p_parent,
                    hookd_partition_name(p_parent, f.lo), f.lo, newest);
     PERFORM hookd_retention_fill(p_parent, newest, p_width, greatest(target, newest));
+    RETURN NULL;
+END
+$$;
+
+-- hookd_retention_ahead's second case: the empty partitions after the one
+-- holding now are dropped and made again at p_width, and the one holding
+-- now is cut back to a width past its newest row when it is small enough
+-- (256 MB) to validate within the lock; a bigger one keeps its bound, so its
+-- rows go at most one old width later than the new window says. Gives up
+-- (nothing changed) if a partition ahead holds rows (a clock jump); the next
+-- pass tries again.
+CREATE FUNCTION hookd_retention_reshape(p_parent regclass, p_width interval, p_target timestamptz) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    c record;
+    p record;
+    newest timestamptz;
+    from_ts timestamptz;
+    cut boolean := false;
+    has_rows boolean;
+BEGIN
+    SELECT * INTO c FROM hookd_partitions(p_parent) WHERE lo <= now() AND hi > now();
+    IF c.hi < 'infinity' AND c.hi - c.lo > p_width * 2 AND pg_relation_size(c.part) <= 256 * 1024 * 1024 THEN
+        EXECUTE format('SELECT max(part_at) FROM %s', c.part) INTO newest;
+        from_ts := greatest(newest, now()) + p_width;
+        cut := from_ts < c.hi;
+    END IF;
+    IF NOT cut THEN
+        from_ts := c.hi;
+    END IF;
+    FOR p IN SELECT * FROM hookd_partitions(p_parent) WHERE lo > now() ORDER BY lo LOOP
+        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', p.part) INTO has_rows;
+        IF has_rows THEN
+            RETURN NULL;
+        END IF;
+    END LOOP;
+    FOR p IN SELECT * FROM hookd_partitions(p_parent) WHERE lo > now() ORDER BY lo LOOP
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', p_parent, p.part);
+        EXECUTE format('DROP TABLE %s', p.part);
+    END LOOP;
+    IF cut THEN
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', p_parent, c.part);
+        EXECUTE format('ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%L) TO (%L)', p_parent, c.part, c.lo,
+                       from_ts);
+    END IF;
+    PERFORM hookd_retention_fill(p_parent, from_ts, p_width, greatest(p_target, from_ts));
     RETURN NULL;
 END
 $$;

@@ -191,6 +191,10 @@ def test_retention_expires_old_terminal_rows_and_keeps_live_ones_under_load(env,
         cfg.write_text(cfg.read_text().replace(retention_section("1d", "1d"), retention_section("1m", "1m")))
         w.signal(signal.SIGHUP)
         wait_for(lambda: not exists(db, "webhook_inbox", ids["done"]), timeout=30, what="the old partition expired")
+        # the partitions written now and ahead were cut to the new width (15 s): no bound a day away
+        for t in TABLES:
+            wait_for(lambda: db.value("SELECT max(hi) < now() + interval '2 minutes' FROM hookd_partitions(%s)"
+                                      " WHERE hi < 'infinity'", t), timeout=30, what=f"{t} partitions reshaped")
         # the CLI's pass runs beside the workers' (one at a time: the advisory lock)
         r = run_hookd(["-c", str(cfg), "retention", "run"])
         assert r.returncode == 0, r.stderr
