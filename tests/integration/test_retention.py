@@ -173,7 +173,9 @@ def test_retention_expires_old_terminal_rows_and_keeps_live_ones_under_load(env,
     db.all("DELETE FROM dead_letters WHERE source_id = %s AND replayed_at IS NULL", ids["quarantined_purged"])
 
     rcv = receivers()
-    cfg = outbound_config(env, defer_max_age="30s", extra=retention_section("1d", "1d"))
+    token = "retention-admin-token-0123456789"
+    cfg = outbound_config(env, ("allow_private_networks = true", f"admin_token = {token}"), defer_max_age="30s",
+                          extra=retention_section("1d", "1d"))
     add_endpoint(cfg, rcv.url(), "sink")
     w = env.worker(config=cfg)
 
@@ -249,6 +251,8 @@ def test_retention_expires_old_terminal_rows_and_keeps_live_ones_under_load(env,
                            "dead_letters"}
     assert tables["webhook_inbox"]["bytes"] > 0 and tables["webhook_inbox"]["next_expiry_ms"] > 0
     assert 'hookd_table_next_expiry_timestamp_seconds{table="attempts"}' in w.metrics()
+    status, _, page = w.admin_get("/admin", headers={"Authorization": f"Bearer {token}"})
+    assert status == 200 and b"<table id=storage>" in page and b"<td>hookd_dedup</td>" in page, page[-2000:]
 
     # no lock wait of ingest or the workers over a second
     waits = lock_waits(env, log_start)
