@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench bench-redis bench-peers demo run format format-check check-layers clean services-stop fuzz chaos soak deb
+.PHONY: all deps test unit integration asan valgrind bench bench-redis bench-peers bench-scale demo run format format-check check-layers clean services-stop fuzz chaos soak deb
 
 all: deps $(BUILD)/hookd
 
@@ -106,6 +106,13 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
+
+# Issue 17: the scenarios on tables with history next to empty ones, and the
+# time `hookd migrate` takes to convert an installation (scripts/bench_scale.py;
+# SCALE_INBOX, SCALE_ATTEMPTS, SCALE_EVENTS, SCALE_MIGRATE, SCALE_ONLY=scale|migrate).
+bench-scale: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_scale.py
 
 # The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
 bench-redis: deps $(BUILD)/hookd $(TOOLS)

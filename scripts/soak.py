@@ -8,6 +8,12 @@ valgrind (use a shorter --minutes): their exit status is 99 on any leak.
 Load: signed order lifecycles posted in shuffled order (about --rate events/s)
 to two workers, every shipment emitted to a local receiver through the
 outbox. Not part of `make test` (it is about time, not correctness).
+
+`--retention 1m` (issue 17, the accelerated soak): every [retention] window
+that long, passes every 5 s, log_lock_waits on; it also samples the total
+size of hookd's tables and indexes, their dead tuples, and the throughput,
+prints the slopes over the second half of the run (after the first windows
+expired), and the longest lock wait of ingest or the workers Postgres logged.
 """
 from __future__ import annotations
 
@@ -71,6 +77,7 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=30.0)
     ap.add_argument("--rate", type=float, default=60.0, help="inbound events per second")
     ap.add_argument("--valgrind", action="store_true")
+    ap.add_argument("--retention", default="", help="every [retention] window, e.g. 1m (the accelerated soak)")
     args = ap.parse_args()
     if args.valgrind:
         os.environ["HOOKD_VALGRIND"] = "1"
@@ -85,9 +92,20 @@ def main() -> int:
         rc = services.redis_client()
         recv = Receiver()
         extra = "[machine parcel]\ninitial = new\ntransition parcel.sent = new -> sent\nemit parcel.sent = parcel.sent\n"
+        overrides = {}
+        if args.retention:
+            w_ = args.retention
+            extra += (f"[retention]\ninbox = {w_}\noutbox = {w_}\nattempts = {w_}\ndead_letters = {w_}\n"
+                      f"dedup = {w_}\ninterval = 5s\n")
+            overrides["defer_max_age"] = "30s"
+            admin = Db(services.pg_admin_url)
+            admin.all(f"ALTER DATABASE {dbname} SET log_lock_waits = on")
+            admin.all(f"ALTER DATABASE {dbname} SET deadlock_timeout = '200ms'")
+            admin.close()
+            log_start = (services.dir / "pg" / "server.log").stat().st_size
         for i in range(2):
             cfg = hookd_worker.write_config(services.dir, services.db_url(dbname), services.redis_url, "soak",
-                                            extra=extra, log_level="warn")
+                                            extra=extra, log_level="warn", **overrides)
             cfg.write_text(cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1))
             port = int(next(l for l in cfg.read_text().splitlines() if l.startswith("listen")).rsplit(":", 1)[1])
             workers.append(Worker(config=cfg, port=port, log_path=services.dir / f"soak-{i}.log").start(wait_ready=True))
@@ -125,13 +143,29 @@ def main() -> int:
             row["pg_conns"] = db.value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
             row["redis_mib"] = int(rc.info("memory")["used_memory"]) / 1048576
             row["backlog"] = db.value("SELECT count(*) FROM webhook_inbox WHERE status <> 'PROCESSED'")
+            if args.retention:
+                row["tables_mib"] = db.value("SELECT sum(bytes) FROM hookd_storage(1, 1, 1, 1, 1)") / 1048576
+                for table in ("webhook_inbox", "outbox_events", "outbox_deliveries", "attempts", "hookd_dedup"):
+                    row[f"dead_{table}"] = db.value("SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables"
+                                                " WHERE relname LIKE %s", table.replace("_", "\\_") + "%")
+                row["partitions"] = db.value("SELECT count(*) FROM pg_inherits")
+                row["ingested"] = float(rc.hget("soak:stats", "ingested") or 0)
             for k, v in row.items():
                 samples.setdefault(k, []).append(float(v))
             print(f"  t={t:6.0f}s " + " ".join(f"{k}={v:.1f}" for k, v in row.items()), flush=True)
         stop.set()
-        print(f"\n{'metric':<14} {'first':>9} {'last':>9} {'slope/min':>10}")
+        half = len(ts) // 2
+        print(f"\n{'metric':<24} {'first':>9} {'last':>9} {'max':>9} {'slope/min':>10} {'2nd half slope/min':>18}")
         for k, v in samples.items():
-            print(f"{k:<14} {v[0]:>9.1f} {v[-1]:>9.1f} {slope(ts, v):>10.3f}")
+            print(f"{k:<24} {v[0]:>9.1f} {v[-1]:>9.1f} {max(v):>9.1f} {slope(ts, v):>10.3f}"
+                  f" {slope(ts[half:], v[half:]):>18.3f}")
+        if args.retention:
+            import re
+            text = (services.dir / "pg" / "server.log").read_bytes()[log_start:].decode(errors="replace")
+            waits = [float(m.group(2)) for m in re.finditer(
+                r"acquired (RowExclusiveLock|AccessShareLock|RowShareLock) on relation \d+ of database \d+"
+                r" after ([\d.]+) ms", text)]
+            print(f"lock waits of ingest/workers over 200 ms: {len(waits)}, longest {max(waits, default=0):.0f} ms")
         wait_for(lambda: db.value("SELECT count(*) FROM webhook_inbox WHERE status NOT IN ('PROCESSED', 'QUARANTINED')")
                  == 0, timeout=120, what="the backlog drained")
         print(f"inbound rows {db.value('SELECT count(*) FROM webhook_inbox')}, deliveries received {recv.count}")

@@ -1,15 +1,16 @@
-/* `hookd status [--json] [--watch]`: the cluster as Redis sees it, without
- * reading Postgres's tables — live and stale workers from their heartbeats,
- * due and inflight depth per queue, the oldest overdue item, the cluster
- * counters with rates (two samples half a second apart), and the DLQ size
- * the workers publish.
+/* `hookd status [--json] [--watch]`: the cluster as Redis sees it — live
+ * and stale workers from their heartbeats, due and inflight depth per
+ * queue, the oldest overdue item, the cluster counters with rates (two
+ * samples half a second apart), and the DLQ size the workers publish — and
+ * from Postgres each table's storage (size, estimated rows, oldest row,
+ * next expiry: engine/core/retention.c).
  *
  * The ages it shows (since a heartbeat, since a worker started, how overdue
  * the oldest item is) compare now with times the workers wrote on hookd's
  * one time base, Postgres's clock; so now is read on that clock too: one
  * connection measures this host's offset (clock_sync_once), again on every
- * --watch refresh. When Postgres cannot be reached the ages are on this
- * host's clock, and the output says so. */
+ * --watch refresh, and reads the storage figures. When Postgres cannot be
+ * reached the ages are on this host's clock, and the output says so. */
 #include "cli_status.h"
 
 #include <hiredis.h>
@@ -24,8 +25,10 @@
 #include "clock.h"
 #include "clock_sync.h"
 #include "config.h"
+#include "cli_retention.h"
 #include "ctx.h"
 #include "db.h"
+#include "retention.h"
 #include "redis_conn.h"
 
 #define STATUS_PG_TIMEOUT_S 2
@@ -210,6 +213,44 @@ static void print_text(json_t *s)
         printf("\nDLQ: unknown (no worker has reported it yet)\n");
 }
 
+/* Storage into the snapshot: an array, or null (and why) when Postgres did not answer. */
+static void add_storage(json_t *s, PGconn *pg, const struct hookd_config *cfg)
+{
+    char err[512] = "Postgres unavailable";
+    struct retention_storage st;
+    if (pg && retention_storage(pg, &cfg->retention, &st, err, sizeof err) == 0) {
+        json_object_set_new(s, "storage", cli_retention_storage_json(&st));
+        return;
+    }
+    json_object_set_new(s, "storage", json_null());
+    json_object_set_new(s, "storage_error", json_string(err));
+}
+
+static void print_storage_text(json_t *s)
+{
+    json_t *arr = json_object_get(s, "storage");
+    if (!json_is_array(arr)) {
+        printf("\nSTORAGE: unknown (%s)\n", json_string_value(json_object_get(s, "storage_error")));
+        return;
+    }
+    struct retention_storage st = {0};
+    size_t i;
+    json_t *t;
+    json_array_foreach(arr, i, t)
+    {
+        if (st.n == RETENTION_TABLES)
+            break;
+        struct retention_table *r = &st.t[st.n++];
+        snprintf(r->name, sizeof r->name, "%s", json_string_value(json_object_get(t, "table")));
+        r->bytes = json_integer_value(json_object_get(t, "bytes"));
+        r->rows = json_integer_value(json_object_get(t, "rows"));
+        r->oldest_ms = json_integer_value(json_object_get(t, "oldest_ms"));
+        r->next_expiry_ms = json_integer_value(json_object_get(t, "next_expiry_ms"));
+    }
+    putchar('\n');
+    cli_retention_storage_text(&st);
+}
+
 static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
 {
     bool json = a->json, watch = cli_args_flag(a, "watch");
@@ -225,6 +266,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
     do {
         clock_refresh(&sc, cfg);
         json_t *s = snapshot(c, cfg, &sc);
+        add_storage(s, sc.conn, cfg);
         if (redis_sync_error(c)) {
             fprintf(stderr, "hookd status: Redis: %s\n", redis_sync_error(c));
             json_decref(s);
@@ -239,6 +281,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
             putchar('\n');
         } else {
             print_text(s);
+            print_storage_text(s);
         }
         fflush(stdout);
         json_decref(s);
@@ -257,11 +300,12 @@ static const struct cli_args_opt status_opts[] = {
 const struct cli_args_cmd cli_status_cmd = {
     .name = "status",
     .synopsis = "[--json] [--watch]",
-    .summary = "the cluster from Redis: workers, queues, counters, DLQ",
-    .help = "Reads the Redis keys (never Postgres's tables): live and stale workers, queue depths, the oldest\n"
-            "overdue item, counters and rates (two samples half a second apart), and the DLQ size. Ages are\n"
-            "on Postgres's clock, the workers' time base (one connection measures this host's offset); if\n"
-            "Postgres does not answer within 2 s they are on this host's clock, and the output says so.",
+    .summary = "the cluster from Redis: workers, queues, counters, DLQ; storage from Postgres",
+    .help = "Reads the Redis keys: live and stale workers, queue depths, the oldest overdue item, counters\n"
+            "and rates (two samples half a second apart), and the DLQ size; and from Postgres each table's\n"
+            "storage: size, estimated rows, oldest row and next expiry. Ages are on Postgres's clock, the\n"
+            "workers' time base (one connection measures this host's offset); if Postgres does not answer\n"
+            "within 2 s they are on this host's clock, and the output says so.",
     .opts = status_opts,
     .run = run_status,
     .config = true,

@@ -12,11 +12,13 @@
 #include "cli_args.h"
 #include "cli_dlq.h"
 #include "cli_endpoint.h"
+#include "cli_retention.h"
 #include "cli_status.h"
 #include "cli_tenant.h"
 #include "config.h"
 #include "db.h"
 #include "migrate.h"
+#include "retention.h"
 #include "version.h"
 #include "worker.h"
 
@@ -43,6 +45,8 @@ static int run_migrate(const struct cli_args *a, const struct hookd_config *cfg)
     PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
     if (conn) {
         int n = migrate_apply(conn, stdout, err, sizeof err);
+        if (n >= 0 && retention_prepare(conn, &cfg->retention, err, sizeof err) != 0)
+            n = -1;
         if (n >= 0) {
             if (n)
                 printf("migrations: %d applied\n", n);
@@ -116,7 +120,7 @@ static const struct cli_args_cmd cmd_version = {
 };
 
 static const struct cli_args_cmd *const commands[] = {
-    &cmd_run,        &cmd_migrate,    &cmd_config,    &cli_endpoint_cmd, &cli_dlq_cmd,
+    &cmd_run,        &cmd_migrate,    &cmd_config,    &cli_endpoint_cmd, &cli_dlq_cmd, &cli_retention_cmd,
     &cli_status_cmd, &cli_tenant_cmd, &cli_token_cmd, &cmd_version,      NULL,
 };
 static const struct cli_args_cmd root = {

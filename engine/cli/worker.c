@@ -48,6 +48,7 @@
 #include "migrate.h"
 #include "reconcile.h"
 #include "relay.h"
+#include "retainer.h"
 #include "sd_notify.h"
 #include "xmalloc.h"
 
@@ -65,6 +66,7 @@ struct worker {
     struct relay *relay;
     struct reconcile *reconcile;
     struct heartbeat *heartbeat;
+    struct retainer *retainer;
     struct admin *admin;
     struct metrics *metrics;
     bool started[16];          /* per row: started, so it is closed and freed */
@@ -266,12 +268,28 @@ static void free_heartbeat(struct worker *w)
     heartbeat_free(w->heartbeat);
 }
 
+static int start_retainer(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->retainer = retainer_new(&w->ctx);
+    return 0;
+}
+static void close_retainer(struct worker *w)
+{
+    retainer_stop(w->retainer);
+}
+static void free_retainer(struct worker *w)
+{
+    retainer_free(w->retainer);
+}
+
 static int start_admin(struct worker *w, char *err, size_t errlen)
 {
     (void)err;
     (void)errlen;
     if (w->admin_http)
-        w->admin = admin_new(&w->ctx, w->admin_http, w->heartbeat);
+        w->admin = admin_new(&w->ctx, w->admin_http, w->heartbeat, w->retainer);
     return 0;
 }
 static void free_admin(struct worker *w)
@@ -284,7 +302,7 @@ static int start_metrics(struct worker *w, char *err, size_t errlen)
     (void)err;
     (void)errlen;
     if (w->admin_http)
-        w->metrics = metrics_new(&w->ctx, w->admin_http, w->heartbeat, w->inbox);
+        w->metrics = metrics_new(&w->ctx, w->admin_http, w->heartbeat, w->inbox, w->retainer);
     return 0;
 }
 static void free_metrics(struct worker *w)
@@ -303,6 +321,7 @@ static const struct part_ops parts[] = {
     {"relay", ROLE_RELAY, start_relay, drain_relay, pending_relay, NULL, close_relay, free_relay},
     {"reconcile", 0, start_reconcile, NULL, NULL, NULL, close_reconcile, free_reconcile},
     {"heartbeat", 0, start_heartbeat, NULL, NULL, reload_heartbeat, NULL, free_heartbeat},
+    {"retainer", 0, start_retainer, NULL, NULL, NULL, close_retainer, free_retainer},
     {"admin", 0, start_admin, NULL, NULL, NULL, NULL, free_admin},
     {"metrics", 0, start_metrics, NULL, NULL, NULL, NULL, free_metrics},
 };

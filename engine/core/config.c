@@ -97,7 +97,17 @@ enum {
     SET_CIRCUIT_PROBE = 32
 };
 
-enum section_kind { SEC_NONE, SEC_HOOKD, SEC_PORTAL, SEC_RETRY, SEC_DEFER, SEC_OVERRIDE, SEC_PARTNER, SEC_MACHINE };
+enum section_kind {
+    SEC_NONE,
+    SEC_HOOKD,
+    SEC_PORTAL,
+    SEC_RETRY,
+    SEC_DEFER,
+    SEC_RETENTION,
+    SEC_OVERRIDE,
+    SEC_PARTNER,
+    SEC_MACHINE
+};
 
 struct parse_state {
     struct hookd_config *cfg;
@@ -113,7 +123,8 @@ struct parse_state {
     size_t nseen, cap_seen;
     int err_line;
     /* where things were, so whole-file checks can name a line */
-    int hookd_line, retry_line, defer_line, portal_line; /* 0 = section absent */
+    int hookd_line, retry_line, defer_line, portal_line, retention_line; /* 0 = section absent */
+    int retention_dedup_line;
     int hookd_key_line[sizeof hookd_keys / sizeof hookd_keys[0]];
 };
 
@@ -342,6 +353,8 @@ static int open_section(struct parse_state *st, const char *name)
         st->kind = SEC_DEFER, once = &st->defer_line;
     else if (strcmp(name, "portal") == 0)
         st->kind = SEC_PORTAL, once = &st->portal_line;
+    else if (strcmp(name, "retention") == 0)
+        st->kind = SEC_RETENTION, once = &st->retention_line;
     if (once) {
         if (*once)
             return fail(st, st->line, "duplicate section [%s] (first at line %d)", name, *once), -1;
@@ -350,7 +363,8 @@ static int open_section(struct parse_state *st, const char *name)
     }
     if (!*arg) {
         fail(st, st->line,
-             "unknown section [%s] (expected hookd, retry, defer, portal, retry SCOPE:NAME, partner NAME, machine "
+             "unknown section [%s] (expected hookd, retry, defer, portal, retention, retry SCOPE:NAME, partner NAME, "
+             "machine "
              "NAME)",
              name);
         return -1;
@@ -425,7 +439,8 @@ static int open_section(struct parse_state *st, const char *name)
         return 0;
     }
     fail(st, st->line,
-         "unknown section [%s] (expected hookd, retry, defer, portal, retry SCOPE:NAME, partner NAME, machine NAME)",
+         "unknown section [%s] (expected hookd, retry, defer, portal, retention, retry SCOPE:NAME, partner NAME, "
+         "machine NAME)",
          name);
     return -1;
 }
@@ -475,6 +490,40 @@ static bool seen_key(struct parse_state *st, const char *name)
     }
     st->seen[st->nseen++] = xstrdup(name);
     return false;
+}
+
+/* [retention]: the windows, and how often a worker runs a pass. */
+static int retention_key(struct parse_state *st, const char *name, const char *v, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } keys[] = {
+        {"inbox", offsetof(struct retention_config, inbox)},
+        {"outbox", offsetof(struct retention_config, outbox)},
+        {"attempts", offsetof(struct retention_config, attempts)},
+        {"dead_letters", offsetof(struct retention_config, dead_letters)},
+        {"dedup", offsetof(struct retention_config, dedup)},
+        {"interval", offsetof(struct retention_config, interval)},
+    };
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (strcmp(keys[i].name, name) != 0)
+            continue;
+        int64_t *field = (int64_t *)((char *)&st->cfg->retention + keys[i].offset);
+        if (backoff_parse_duration(v, field, err, errlen) != 0)
+            return -1;
+        if (*field < 1000) {
+            snprintf(err, errlen, "[retention] %s must be at least 1s", name);
+            return -1;
+        }
+        if (strcmp(name, "dedup") == 0)
+            st->retention_dedup_line = st->line;
+        return 0;
+    }
+    snprintf(err, errlen,
+             "unknown key '%s' in [retention] (expected inbox, outbox, attempts, dead_letters, dedup, interval)",
+             name);
+    return -1;
 }
 
 static const struct key_def *find_key(const struct key_def *keys, size_t n, const char *name)
@@ -954,6 +1003,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
         else
             snprintf(err, sizeof err, "unknown key '%s' in [defer] (expected schedule, max_age)", name);
         break;
+    case SEC_RETENTION: rc = retention_key(st, name, val, err, sizeof err); break;
     case SEC_PARTNER: rc = partner_key(st->section, name, val, err, sizeof err); break;
     case SEC_MACHINE: rc = machine_key(st->section, name, val, err, sizeof err); break;
     case SEC_NONE: break;
@@ -978,6 +1028,8 @@ static void set_defaults(struct hookd_config *c)
             HOOKD_ASSERT(!"built-in default does not parse");
     backoff_policy_default(&c->retry);
     defer_policy_default(&c->defer);
+    int64_t month = 30LL * 24 * 3600 * 1000;
+    c->retention = (struct retention_config){month, month, month, month, month, 60 * 1000};
 }
 
 /* A preset's default ("json:id", "header:X", "digest") for a field the
@@ -1339,6 +1391,41 @@ bool config_header_redacted(const struct hookd_config *c, const char *name)
     return false;
 }
 
+/* A duplicate is refused only while its key is remembered: the key must
+ * outlive the inbox rows (or a partner's retry of a stored event would be
+ * stored again) and every retry a partner can still send that hookd knows
+ * of (an event deferred until [defer] max_age may be sent again meanwhile). */
+static int validate_retention(struct parse_state *st)
+{
+    struct retention_config *r = &st->cfg->retention;
+    if (!st->retention_dedup_line) { /* unset: at least as long as what it must outlive */
+        if (r->dedup < r->inbox)
+            r->dedup = r->inbox;
+        if (r->dedup < st->cfg->defer.max_age_ms)
+            r->dedup = st->cfg->defer.max_age_ms;
+    }
+    int line = st->retention_dedup_line ? st->retention_dedup_line : st->retention_line ? st->retention_line : 1;
+    char a[BACKOFF_DURATION_BUFLEN], b[BACKOFF_DURATION_BUFLEN];
+    backoff_format_duration(r->dedup, a, sizeof a);
+    if (r->dedup < r->inbox) {
+        backoff_format_duration(r->inbox, b, sizeof b);
+        return fail(st, line,
+                    "[retention] dedup (%s) is shorter than [retention] inbox (%s): a partner's retry of an event "
+                    "still stored would be stored again; make dedup at least as long",
+                    a, b),
+               -1;
+    }
+    if (r->dedup < st->cfg->defer.max_age_ms) {
+        backoff_format_duration(st->cfg->defer.max_age_ms, b, sizeof b);
+        return fail(st, line,
+                    "[retention] dedup (%s) is shorter than [defer] max_age (%s), the longest a partner's event "
+                    "is known to be retried: a retry after dedup would be stored twice; make dedup at least as long",
+                    a, b),
+               -1;
+    }
+    return 0;
+}
+
 static int validate(struct parse_state *st)
 {
     struct hookd_config *c = st->cfg;
@@ -1368,6 +1455,8 @@ static int validate(struct parse_state *st)
         return -1;
     if (defer_policy_validate(&c->defer, err, sizeof err) != 0)
         return fail(st, st->defer_line ? st->defer_line : 1, "[defer]: %s", err), -1;
+    if (validate_retention(st) != 0)
+        return -1;
     for (size_t i = 0; i < c->noverrides; i++) {
         struct retry_override *o = &c->overrides[i];
         if (!(o->set & SET_SCHEDULE))
@@ -1857,6 +1946,22 @@ static void print_portal(FILE *out, const struct portal_config *p)
     fprintf(out, "accent_color = %s\n", p->accent_color);
 }
 
+static void print_retention(FILE *out, const struct retention_config *r)
+{
+    const struct {
+        const char *name;
+        int64_t v;
+    } keys[] = {{"inbox", r->inbox},       {"outbox", r->outbox},
+                {"attempts", r->attempts}, {"dead_letters", r->dead_letters},
+                {"dedup", r->dedup},       {"interval", r->interval}};
+    char buf[BACKOFF_DURATION_BUFLEN];
+    fprintf(out, "\n[retention]\n");
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        backoff_format_duration(keys[i].v, buf, sizeof buf);
+        fprintf(out, "%s = %s\n", keys[i].name, buf);
+    }
+}
+
 void config_print(const struct hookd_config *c, FILE *out)
 {
     char buf[BACKOFF_DURATION_BUFLEN];
@@ -1868,6 +1973,7 @@ void config_print(const struct hookd_config *c, FILE *out)
     backoff_format_duration(c->defer.max_age_ms, buf, sizeof buf);
     fprintf(out, "max_age = %s\n", buf);
     print_portal(out, &c->portal);
+    print_retention(out, &c->retention);
     for (size_t i = 0; i < c->noverrides; i++) {
         const struct retry_override *o = &c->overrides[i];
         fprintf(out, "\n[retry %s:%s]\n",

@@ -132,6 +132,17 @@ struct portal_config {
     char *accent_color; /* #rgb or #rrggbb */
 };
 
+/* [retention]: how long terminal data is kept, in ms (README
+ * "Retention"). Reloadable: every pass reads the current snapshot. */
+struct retention_config {
+    int64_t inbox;        /* PROCESSED inbox rows, and quarantined ones without an open dead letter */
+    int64_t outbox;       /* events whose deliveries are all terminal, and those deliveries */
+    int64_t attempts;     /* the attempt history */
+    int64_t dead_letters; /* replayed dead letters (open ones are never removed) */
+    int64_t dedup;        /* how long a partner's event id is remembered */
+    int64_t interval;     /* between a worker's retention passes */
+};
+
 struct hookd_config {
     int refs;
     char *path;
@@ -188,6 +199,7 @@ struct hookd_config {
 
     struct backoff_policy retry; /* [retry] */
     struct defer_policy defer;   /* [defer] */
+    struct retention_config retention;
     struct retry_override *overrides;
     size_t noverrides;
     struct partner_config *partners;

@@ -41,8 +41,10 @@ struct dlq_replayed {
  * schedules out->source_id in Redis (the reconciler would otherwise). */
 __attribute__((warn_unused_result)) int dlq_replay(PGconn *conn, const char *id, bool dry_run,
                                                    struct dlq_replayed *out, char *err, size_t errlen);
-/* Deletes entries dead for longer than older_than_ms (the source rows stay,
- * as the audit trail). Returns the number deleted (or that would be), -1. */
+/* Deletes entries dead for longer than older_than_ms (their source rows
+ * stay until [retention] expires them: a QUARANTINED inbox row or DEAD
+ * delivery without an open dead letter is terminal). Returns the number
+ * deleted (or that would be), -1. */
 long dlq_purge(PGconn *conn, int64_t older_than_ms, bool dry_run, char *err, size_t errlen);
 /* Open entries in total. -1 on error. */
 long dlq_count(PGconn *conn);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <time.h>
 
 #include "clock.h"
 #include "db.h"
@@ -29,6 +30,8 @@
 #include "encoding.h"
 #include "http_server.h"
 #include "log.h"
+#include "retainer.h"
+#include "retention.h"
 #include "ctx.h"
 #include "heartbeat.h"
 #include "backoff.h"
@@ -43,6 +46,7 @@ enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY, PAGE_PORTAL };
 struct admin {
     struct hookd_ctx *ctx;
     const struct heartbeat *hb;              /* borrowed: queue depths and live workers */
+    const struct retainer *ret;              /* borrowed: storage figures */
     struct admin_guard *guard;               /* throttle and sessions */
     unsigned char token_digest[32];          /* the admin token the sessions were signed in with */
     char csrf_direct[ADMIN_GUARD_TOKEN_HEX]; /* CSRF token of bearer/basic requests: random per worker */
@@ -259,6 +263,37 @@ static void redirect(struct evhttp_request *req, const char *to)
     evhttp_send_reply(req, 303, "See Other", NULL);
 }
 
+static void utc(int64_t ms, char *buf, size_t len)
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!ms || !gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%SZ", &tm))
+        snprintf(buf, len, "-");
+}
+
+/* Storage of each table (the retainer's last measurement). */
+static void render_storage(struct evbuffer *b, const struct retention_storage *st)
+{
+    evbuffer_add_printf(b, "<h2>Storage</h2>");
+    if (!st) {
+        evbuffer_add_printf(b, "<p id=storage>Not measured yet (the first retention pass runs shortly after "
+                               "start-up).</p>");
+        return;
+    }
+    evbuffer_add_printf(b, "<table id=storage><tr><th>table</th><th>bytes</th><th>rows (estimate)</th>"
+                           "<th>oldest row</th><th>next expiry</th></tr>");
+    for (size_t i = 0; i < st->n; i++) {
+        char oldest[32], next[32];
+        utc(st->t[i].oldest_ms, oldest, sizeof oldest);
+        utc(st->t[i].next_expiry_ms, next, sizeof next);
+        evbuffer_add_printf(b, "<tr><td>");
+        esc(b, st->t[i].name);
+        evbuffer_add_printf(b, "</td><td>%lld</td><td>%lld</td><td>%s</td><td>%s</td></tr>", (long long)st->t[i].bytes,
+                            (long long)st->t[i].rows, oldest, next);
+    }
+    evbuffer_add_printf(b, "</table>");
+}
+
 static void render_overview(struct admin *a, struct evbuffer *b)
 {
     const struct heartbeat_view *v = heartbeat_view(a->hb);
@@ -277,6 +312,7 @@ static void render_overview(struct admin *a, struct evbuffer *b)
         evbuffer_add_printf(b, "</li>");
     }
     evbuffer_add_printf(b, "</ul>");
+    render_storage(b, retainer_storage(a->ret));
 }
 
 /* A signed-in session gets a logout button (a POST with its CSRF token). */
@@ -776,9 +812,11 @@ static bool loopback(const char *listen)
            strncmp(listen, "[::1]:", 6) == 0;
 }
 
-struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb)
+struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
+                        const struct retainer *ret)
 {
     struct admin *a = xcalloc(1, sizeof *a);
+    a->ret = ret;
     a->ctx = ctx;
     a->hb = hb;
     a->guard = admin_guard_new();

@@ -11,11 +11,13 @@
 struct hookd_ctx;
 struct http_server;
 struct heartbeat;
+struct retainer;
 struct admin;
 
 /* Registers the /admin routes on http. All arguments are borrowed and must
  * outlive the admin view (requests in flight hold it). */
-struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb);
-void admin_free(struct admin *a); /* accepts NULL */
+struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
+                        const struct retainer *ret); /* ret: storage figures (may be NULL) */
+void admin_free(struct admin *a);                    /* accepts NULL */
 
 #endif

@@ -12,6 +12,8 @@
 #include "heartbeat.h"
 #include "http_server.h"
 #include "inbox.h"
+#include "retainer.h"
+#include "retention.h"
 #include "version.h"
 #include "xmalloc.h"
 
@@ -19,7 +21,35 @@ struct metrics {
     struct hookd_ctx *ctx;
     const struct heartbeat *hb; /* borrowed: queue depths, DLQ size */
     const struct inbox *inbox;  /* borrowed; NULL when the worker has no inbox role */
+    const struct retainer *ret; /* borrowed: storage figures */
 };
+
+/* Each table's storage, as the retainer last measured it (nothing before
+ * its first pass). */
+static void storage_metrics(struct evbuffer *b, const struct retention_storage *st)
+{
+    static const struct {
+        const char *name, *help;
+    } g[] = {
+        {"table_bytes", "Size of a table of hookd's with its indexes and TOAST, all partitions."},
+        {"table_rows", "Estimated rows of a table (the planner's statistics)."},
+        {"table_oldest_row_timestamp_seconds", "When the oldest row of a table was written (0: empty)."},
+        {"table_next_expiry_timestamp_seconds", "When the next rows of a table expire (0: none to expire)."},
+    };
+    if (!st)
+        return;
+    for (size_t k = 0; k < sizeof g / sizeof g[0]; k++) {
+        evbuffer_add_printf(b, "# HELP hookd_%s %s\n# TYPE hookd_%s gauge\n", g[k].name, g[k].help, g[k].name);
+        for (size_t i = 0; i < st->n; i++) {
+            const struct retention_table *t = &st->t[i];
+            double v = k == 0   ? (double)t->bytes
+                       : k == 1 ? (double)t->rows
+                       : k == 2 ? (double)t->oldest_ms / 1000.0
+                                : (double)t->next_expiry_ms / 1000.0;
+            evbuffer_add_printf(b, "hookd_%s{table=\"%s\"} %.3f\n", g[k].name, t->name, v);
+        }
+    }
+}
 
 static void counter(struct evbuffer *b, const char *name, const char *help, unsigned long long v)
 {
@@ -99,15 +129,17 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
                             "hookd_inbox_lateness_seconds{quantile=\"0.99\"} %g\n",
                             (double)p50 / 1000.0, (double)p99 / 1000.0);
     }
+    storage_metrics(b, retainer_storage(m->ret));
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, 200, "OK", b);
     evbuffer_free(b);
 }
 
 struct metrics *metrics_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
-                            const struct inbox *inbox)
+                            const struct inbox *inbox, const struct retainer *ret)
 {
     struct metrics *m = xcalloc(1, sizeof *m);
+    m->ret = ret;
     m->ctx = ctx;
     m->hb = hb;
     m->inbox = inbox;

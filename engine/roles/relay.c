@@ -461,7 +461,7 @@ static int build_params(struct pass *p)
     db_array_init(&a[P_DUR], DB_OID_FLOAT8, n);
     db_array_init(&a[P_EXCERPT], DB_OID_TEXT, n);
     db_array_init(&a[P_WAIT], DB_OID_INT8, n);
-    db_array_init(&a[P_EVENTS], DB_OID_TID, p->nevents);
+    db_array_init(&a[P_EVENTS], DB_OID_UUID, p->nevents);
     db_array_init(&a[P_ERROR], DB_OID_TEXT, n);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
@@ -507,7 +507,7 @@ static int build_params(struct pass *p)
         }
     }
     for (size_t i = 0; i < p->nevents; i++)
-        if (db_array_tid(&a[P_EVENTS], p->events[i].tid) != 0)
+        if (db_array_uuid(&a[P_EVENTS], p->events[i].id) != 0)
             rc = -1;
     for (int i = 0; i < NPARAMS; i++) {
         if (i == P_WORKER)

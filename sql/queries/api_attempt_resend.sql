@@ -1,14 +1,20 @@
 -- Resend: the message's delivery to the endpoint is (re)opened - PENDING,
--- due now, with a fresh attempt budget; created when the endpoint never had
--- one - its dead letter marked replayed and its event reopened.
+-- due now, with a fresh attempt budget; created (in its event's partition,
+-- sql/0012_retention.sql) when the endpoint never had one - its dead letter
+-- marked replayed and its event reopened. The existing delivery is found by
+-- (event, endpoint) whatever its part_at (a kept row's is -infinity), so a
+-- resend never makes a second one.
 -- parameters: $1 = message id (uuid), $2 = endpoint id (uuid)
 -- columns: id
-WITH ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at)
-             VALUES (hookd_uuid7(), $1::uuid, $2::uuid, 'PENDING', now())
-             ON CONFLICT (event_id, endpoint_id) DO UPDATE
+WITH upd AS (UPDATE outbox_deliveries
                SET status = 'PENDING', attempts = 0, last_error = NULL, next_attempt_at = now(), replayed_at = now()
-             RETURNING id),
+             WHERE event_id = $1::uuid AND endpoint_id = $2::uuid RETURNING id),
+ ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
+         SELECT hookd_uuid7(), $1::uuid, $2::uuid, 'PENDING', now(), e.part_at
+           FROM outbox_events e WHERE e.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM upd)
+         ON CONFLICT DO NOTHING RETURNING id),
+ d AS (SELECT id FROM upd UNION ALL SELECT id FROM ins),
  dl AS (UPDATE dead_letters SET replayed_at = now(), replay_count = replay_count + 1
-         WHERE source = 'delivery' AND source_id IN (SELECT id FROM ins) AND replayed_at IS NULL),
+         WHERE source = 'delivery' AND source_id IN (SELECT id FROM d) AND replayed_at IS NULL),
  ev AS (UPDATE outbox_events SET processed_at = NULL WHERE id = $1::uuid AND processed_at IS NOT NULL)
-SELECT id::text AS id FROM ins
+SELECT id::text AS id FROM d

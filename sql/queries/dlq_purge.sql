@@ -1,5 +1,5 @@
--- Deletes the dead letters older than a cut-off (their source rows stay, as the
--- audit trail), and counts them.
+-- Deletes the dead letters older than a cut-off (their source rows stay until
+-- [retention] expires them), and counts them.
 -- parameters: $1 = dead for longer than this many ms
 -- columns: entries
 WITH gone AS (

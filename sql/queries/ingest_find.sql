@@ -1,6 +1,8 @@
 -- An inbox row by its key, after an insert retried on a new connection
--- (the first attempt's commit may have landed).
+-- (the first attempt's commit may have landed): the key's hookd_dedup entry
+-- names the row.
 -- parameters: $1 = partner, $2 = partner event id
 -- columns: id, due_ms
-SELECT id::text AS id, (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms FROM webhook_inbox
- WHERE partner_name = $1 AND partner_event_id = $2
+SELECT i.id::text AS id, (extract(epoch FROM i.next_attempt_at) * 1000)::bigint AS due_ms
+ FROM hookd_dedup k JOIN webhook_inbox i ON i.id = k.inbox_id
+ WHERE k.partner_name = $1 AND k.partner_event_id = $2

@@ -5,25 +5,28 @@
 -- processed unless one of their deliveries is still open (one written now,
 -- or one that existed before: an event fanned out again by hand). Times are
 -- the statement's, not the transaction's: the claim began up to a window
--- earlier. The events are found by the tuple ids the claim read: they are
--- locked since, so cannot have moved, and a TID scan costs no index probe
--- whatever the planner thinks of the table's size.
+-- earlier. The events are found by their ids (outbox_events is partitioned
+-- (sql/0012_retention.sql): a tuple id is unique only within a partition).
+-- A delivery takes its event's part_at: it lives in (and expires with) its
+-- event's partition, and UNIQUE (event_id, endpoint_id, part_at) still
+-- makes an event fanned out again keep its one delivery per endpoint.
 -- parameters: $1 = delivery ids, $2 = event ids, $3 = endpoint ids (uuid[]),
 --   $4 = status codes (int[]), $5 = answered at, epoch ms (bigint[]), $6 = durations, ms (float8[]),
---   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the events' tuple ids (tid[]),
+--   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the claimed events' ids (uuid[]),
 --   $10 = worker id, $11 = errors of failed first attempts (text[]); the arrays binary, NULL elements
 --   where there was no answer
 -- columns: inserted
 WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],
   $7::text[], $8::bigint[], $11::text[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms, error)),
+ e AS (SELECT id, part_at FROM outbox_events WHERE id = ANY ($9::uuid[])),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
-  last_status_code, last_error, delivered_at, created_at)
-  SELECT id, event_id, endpoint_id,
+  last_status_code, last_error, delivered_at, created_at, part_at)
+  SELECT r.id, event_id, endpoint_id,
    CASE WHEN at IS NOT NULL THEN 'SUCCEEDED' WHEN error IS NOT NULL THEN 'RETRYING' ELSE 'PENDING' END,
    CASE WHEN at IS NULL AND error IS NULL THEN 0 ELSE 1 END,
    statement_timestamp() + wait_ms * interval '1 millisecond',
-   code, error, to_timestamp(at / 1000.0), statement_timestamp() FROM r
-  ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id, event_id, status),
+   code, error, to_timestamp(at / 1000.0), statement_timestamp(), e.part_at FROM r JOIN e ON e.id = r.event_id
+  ON CONFLICT DO NOTHING RETURNING id, event_id, status),
  att AS (INSERT INTO attempts (source, source_id, attempted_at, outcome, duration_ms, status_code, error,
   response_excerpt, worker_id) SELECT 'delivery', r.id, coalesce(to_timestamp(r.at / 1000.0), statement_timestamp()),
   CASE WHEN ins.status = 'SUCCEEDED' THEN 'succeeded' ELSE 'failed' END, r.dur, r.code, r.error, r.excerpt, $10
@@ -32,5 +35,5 @@ WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $
   processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status IN ('PENDING', 'RETRYING'))
    OR EXISTS (SELECT 1 FROM outbox_deliveries d
    WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE statement_timestamp() END
-  WHERE o.ctid = ANY ($9::tid[]))
+  FROM e WHERE o.id = e.id AND o.part_at = e.part_at)
  SELECT count(*) AS inserted FROM ins

@@ -33,6 +33,10 @@ GRANT SELECT, INSERT         ON attempts          TO hookd_worker;
 GRANT USAGE                  ON SEQUENCE attempts_id_seq TO hookd_worker;
 GRANT SELECT, INSERT, UPDATE ON dead_letters      TO hookd_worker;
 GRANT SELECT, UPDATE         ON hookd_relay_state TO hookd_worker;  -- relays: NOTIFY wanted or not
+GRANT SELECT, INSERT         ON hookd_dedup       TO hookd_worker;  -- ingest: the dedup keys (0012)
+-- The retention pass (partitions, DETACH, DROP) needs the tables' owner: run
+-- `hookd retention run` as the owner (a timer), workers' passes then log
+-- retention.failed and change nothing.
 
 -- hookd endpoint add/rotate-secret, hookd dlq purge.
 GRANT INSERT, DELETE ON webhook_endpoints TO hookd_operator;

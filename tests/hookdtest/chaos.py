@@ -1286,7 +1286,8 @@ class Chaos:
             " e.processed_at IS NOT NULL AS processed,"
             " coalesce(array_agg(d.status) FILTER (WHERE d.id IS NOT NULL), '{}') AS statuses,"
             " coalesce(array_agg(d.id::text) FILTER (WHERE d.status = 'DEAD'), '{}') AS dead_ids"
-            " FROM outbox_events e LEFT JOIN outbox_deliveries d ON d.event_id = e.id GROUP BY e.id")}
+            " FROM outbox_events e LEFT JOIN outbox_deliveries d ON d.event_id = e.id"
+            " GROUP BY e.id, e.part_at")}  # the primary key (sql/0012_retention.sql)
         dlq = {r["source_id"] for r in self.pg.all(
             "SELECT source_id::text FROM dead_letters WHERE source = 'delivery' AND replayed_at IS NULL")}
         reqs = self.receiver.snapshot()

@@ -145,7 +145,7 @@ def assert_attempt_history_consistent(env, like: str = "%"):
         "  array_agg(a.outcome ORDER BY a.id) AS hist"
         " FROM webhook_inbox i LEFT JOIN attempts a ON a.source = 'inbox' AND a.source_id = i.id"
         " WHERE i.partner_event_id LIKE %s"
-        " GROUP BY i.id"
+        " GROUP BY i.id, i.part_at"  # the primary key (sql/0012_retention.sql)
         " HAVING count(a.id) <> i.deferrals + i.attempts + CASE WHEN i.outcome = 'dead' AND i.attempts > 0"
         "        THEN 0 ELSE 1 END"
         "   OR count(a.id) FILTER (WHERE a.outcome = ANY(%s)) <> 1"

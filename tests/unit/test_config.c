@@ -184,6 +184,42 @@ static void test_minimal_config_gets_defaults(void **state)
     config_unref(c);
 }
 
+static void test_retention(void **state)
+{
+    (void)state;
+    const int64_t day = 24 * H;
+    struct hookd_config *c = load_ok(HOOKD_MIN);
+    assert_int_equal(c->retention.inbox, 30 * day);
+    assert_int_equal(c->retention.outbox, 30 * day);
+    assert_int_equal(c->retention.attempts, 30 * day);
+    assert_int_equal(c->retention.dead_letters, 30 * day);
+    assert_int_equal(c->retention.dedup, 30 * day);
+    assert_int_equal(c->retention.interval, 1 * M);
+    config_unref(c);
+    /* windows of minutes (tests); dedup unset follows inbox and [defer] max_age upwards */
+    c = load_ok(HOOKD_MIN "[defer]\nmax_age = 40d\n[retention]\ninbox = 1m\noutbox = 2m\nattempts = 3m\n"
+                          "dead_letters = 4m\ninterval = 1s\n");
+    assert_int_equal(c->retention.inbox, 1 * M);
+    assert_int_equal(c->retention.outbox, 2 * M);
+    assert_int_equal(c->retention.attempts, 3 * M);
+    assert_int_equal(c->retention.dead_letters, 4 * M);
+    assert_int_equal(c->retention.dedup, 40 * day);
+    assert_int_equal(c->retention.interval, 1 * S);
+    char *out = print_config(c);
+    assert_contains(out, "[retention]\ninbox = 1m\noutbox = 2m\nattempts = 3m\ndead_letters = 4m\n");
+    free(out);
+    config_unref(c);
+    c = load_ok(HOOKD_MIN "[retention]\ninbox = 60d\n");
+    assert_int_equal(c->retention.dedup, 60 * day);
+    config_unref(c);
+    /* a dedup window shorter than what it must outlive: refused, at its line */
+    refuse(HOOKD_MIN "[retention]\ninbox = 2h\ndedup = 1h\n", 6, "dedup (1h) is shorter than [retention] inbox (2h)");
+    refuse(HOOKD_MIN "[defer]\nmax_age = 2h\n[retention]\ninbox = 1m\ndedup = 1h\n", 8,
+           "dedup (1h) is shorter than [defer] max_age (2h)");
+    refuse(HOOKD_MIN "[retention]\ninbox = 500ms\n", 5, "[retention] inbox must be at least 1s");
+    refuse(HOOKD_MIN "[retention]\nforever = 1d\n", 5, "unknown key 'forever' in [retention]");
+}
+
 static void test_durations(void **state)
 {
     (void)state;
@@ -1750,6 +1786,7 @@ int main(void)
         cmocka_unit_test(test_refuse_short_partner_secrets),
         cmocka_unit_test(test_content_dedup_follows_what_is_signed),
         cmocka_unit_test(test_redact_headers),
+        cmocka_unit_test(test_retention),
         cmocka_unit_test(test_refuse_long_line),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_long_keys_and_duplicates),

@@ -43,12 +43,14 @@ def bench_ingest(b: Bench) -> None:
     body = BODY_TEMPLATE.replace("%d", "1234")
     headers = json.dumps({"host": "127.0.0.1:12345", "content-type": "application/json", "content-length": "52",
                           "webhook-id": f"{id_prefix}-12345", "webhook-timestamp": "1700000000"})
+    # the key into hookd_dedup and the row into webhook_inbox in one statement, as ingest_insert.sql does
     script = ("\\set id random(1, 1000000000)\n"
-              "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,"
+              "WITH k AS (INSERT INTO hookd_dedup (partner_name, partner_event_id, inbox_id)"
+              " VALUES ('shop', 'pgb-' || :id, gen_random_uuid()) ON CONFLICT DO NOTHING RETURNING inbox_id)"
+              " INSERT INTO webhook_inbox (id, partner_name, partner_event_id, payload, signature_verified, event_type,"
               " entity_type, entity_id, headers)"
-              f" VALUES ('shop', 'pgb-' || :id, '{body}'::jsonb, true, 'order.started', 'order', 'o' || (:id % 10000),"
-              f" '{headers}'::jsonb)"
-              " ON CONFLICT (partner_name, partner_event_id) DO NOTHING;\n")
+              f" SELECT inbox_id, 'shop', 'pgb-' || :id, '{body}'::jsonb, true, 'order.started', 'order',"
+              f" 'o' || (:id % 10000), '{headers}'::jsonb FROM k;\n")
     pg = b.pgbench(url2, "ingest_insert.sql", script, INGEST_CONNECTIONS, PGBENCH_SECONDS)
     db2.close()
     log(f"   pgbench: {pg['tps']:.0f} tps, latency avg {pg['latency_avg_ms']} ms")
