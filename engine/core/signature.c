@@ -1094,7 +1094,8 @@ static enum sig_result find_timestamp_text(struct verify_state *st, struct span 
     if (spec->timestamp_json != NULL) {
         st->tl[0] = "json:", st->tl[1] = spec->timestamp_json, st->tl[2] = "";
         enum sig_result r = get_json(st, spec->timestamp_json, json_buf, json_len, err, errlen);
-        *text = span_of(json_buf);
+        if (r == SIG_OK) /* on an error json_buf was never written */
+            *text = span_of(json_buf);
         return r;
     }
     if (spec->timestamp_prefix != NULL && spec->timestamp_prefix[0] != '\0') {
