@@ -1379,7 +1379,8 @@ int sig_template_check(const char *tpl, char *err, size_t errlen)
             return err_set(err, errlen, "the signed template has a '{' without '}'");
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             ok = ok || (n == strlen(fixed[i]) && memcmp(p, fixed[i], n) == 0);
-        if (!ok && n > 9 && memcmp(p, "{header:", 8) == 0 && memchr(p + 8, '{', n - 9) == NULL)
+        if (!ok && n > 9 && n - 9 <= JSONPATH_MAX_LEN && memcmp(p, "{header:", 8) == 0 &&
+            memchr(p + 8, '{', n - 9) == NULL) /* render_one()'s bound */
             ok = true;
         if (!ok && n > 7 && memcmp(p, "{json:", 6) == 0) {
             char path[JSONPATH_MAX_LEN + 1];
@@ -1481,7 +1482,9 @@ static enum sig_result check_timestamp(const struct verify_state *st, int64_t no
 }
 
 /* Twilio's JSON variant: the signed URL carries bodySHA256=<hex>, which
- * must be the SHA-256 of the body. A URL without it passes. */
+ * must be the SHA-256 of the body. A form body is signed field by field;
+ * any other body needs bodySHA256, else nothing signs it (as twilio-node's
+ * validateRequestWithBody). */
 static enum sig_result check_body_sha256(const struct sig_request *req, char *err, size_t errlen)
 {
     const char *q = req->url != NULL ? strchr(req->url, '?') : NULL;
@@ -1489,9 +1492,9 @@ static enum sig_result check_body_sha256(const struct sig_request *req, char *er
     struct span rest, tok;
     size_t n = 0;
 
-    if (q == NULL)
+    if (req->body_len == 0 || is_form(req->content_type))
         return SIG_OK;
-    rest = span_of(q + 1);
+    rest = q != NULL ? span_of(q + 1) : span_of(NULL);
     while (span_next_token(&rest, "&#", &tok)) {
         if (!span_strip_prefix(&tok, "bodySHA256="))
             continue;
@@ -1503,7 +1506,8 @@ static enum sig_result check_body_sha256(const struct sig_request *req, char *er
         }
         return SIG_OK;
     }
-    return SIG_OK;
+    err_set(err, errlen, "the signed URL has no bodySHA256, so the body is not signed");
+    return SIG_MISMATCH;
 }
 
 /* url with its authority's port removed, or the scheme's default port
