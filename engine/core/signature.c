@@ -1094,7 +1094,8 @@ static enum sig_result find_timestamp_text(struct verify_state *st, struct span 
     if (spec->timestamp_json != NULL) {
         st->tl[0] = "json:", st->tl[1] = spec->timestamp_json, st->tl[2] = "";
         enum sig_result r = get_json(st, spec->timestamp_json, json_buf, json_len, err, errlen);
-        *text = span_of(json_buf);
+        if (r == SIG_OK) /* on an error json_buf was never written */
+            *text = span_of(json_buf);
         return r;
     }
     if (spec->timestamp_prefix != NULL && spec->timestamp_prefix[0] != '\0') {
@@ -1178,10 +1179,10 @@ static int hexval(char c)
 }
 
 /* application/x-www-form-urlencoded decoding of s ('+' is a space, %XX a
- * byte; a stray '%' stays as it is) into a new NUL-terminated string. */
-static char *form_decode(struct span s, size_t *outlen)
+ * byte; a stray '%' stays as it is) into out, which has room for s.n bytes
+ * (decoding never lengthens); returns the decoded length. */
+static size_t form_decode(struct span s, char *out)
 {
-    char *out = xmalloc(s.n + 1);
     size_t n = 0;
 
     for (size_t i = 0; i < s.n; i++) {
@@ -1194,13 +1195,11 @@ static char *form_decode(struct span s, size_t *outlen)
             out[n++] = s.p[i];
         }
     }
-    out[n] = '\0';
-    *outlen = n;
-    return out;
+    return n;
 }
 
 struct form_field {
-    char *name, *value;
+    const char *name, *value; /* in render_form()'s arena */
     size_t name_len, value_len;
 };
 
@@ -1227,15 +1226,19 @@ static bool is_form(const char *content_type)
 
 /* Twilio's {form}: every field of a form body, sorted by name (then
  * value), an exact repeat of a name=value pair once, each as name then
- * value. Nothing for a body that is not a form. */
+ * value. Nothing for a body that is not a form. The fields are decoded into
+ * one arena of the body's size (a hostile form of a million one-byte
+ * fields costs no million allocations). */
 static void render_form(struct verify_state *st, const struct sig_request *req)
 {
     struct span rest = {(const char *)req->body, req->body_len}, tok;
     struct form_field *fields = NULL;
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, used = 0;
+    char *arena;
 
     if (!is_form(req->content_type))
         return;
+    arena = xmalloc(req->body_len + 1);
     while (span_next_token(&rest, "&", &tok)) {
         const char *eq = memchr(tok.p, '=', tok.n);
         struct span name = {tok.p, eq != NULL ? (size_t)(eq - tok.p) : tok.n};
@@ -1245,8 +1248,12 @@ static void render_form(struct verify_state *st, const struct sig_request *req)
             cap = cap ? cap * 2 : 16;
             fields = xrealloc(fields, cap * sizeof *fields);
         }
-        fields[n].name = form_decode(name, &fields[n].name_len);
-        fields[n].value = form_decode(value, &fields[n].value_len);
+        fields[n].name = arena + used;
+        fields[n].name_len = form_decode(name, arena + used);
+        used += fields[n].name_len;
+        fields[n].value = arena + used;
+        fields[n].value_len = form_decode(value, arena + used);
+        used += fields[n].value_len;
         n++;
     }
     if (n > 0)
@@ -1257,10 +1264,7 @@ static void render_form(struct verify_state *st, const struct sig_request *req)
             content_add(st, fields[i].value, fields[i].value_len);
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        free(fields[i].name);
-        free(fields[i].value);
-    }
+    free(arena);
     free(fields);
 }
 
@@ -1378,7 +1382,8 @@ int sig_template_check(const char *tpl, char *err, size_t errlen)
             return err_set(err, errlen, "the signed template has a '{' without '}'");
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             ok = ok || (n == strlen(fixed[i]) && memcmp(p, fixed[i], n) == 0);
-        if (!ok && n > 9 && memcmp(p, "{header:", 8) == 0 && memchr(p + 8, '{', n - 9) == NULL)
+        if (!ok && n > 9 && n - 9 <= JSONPATH_MAX_LEN && memcmp(p, "{header:", 8) == 0 &&
+            memchr(p + 8, '{', n - 9) == NULL) /* render_one()'s bound */
             ok = true;
         if (!ok && n > 7 && memcmp(p, "{json:", 6) == 0) {
             char path[JSONPATH_MAX_LEN + 1];
@@ -1480,7 +1485,9 @@ static enum sig_result check_timestamp(const struct verify_state *st, int64_t no
 }
 
 /* Twilio's JSON variant: the signed URL carries bodySHA256=<hex>, which
- * must be the SHA-256 of the body. A URL without it passes. */
+ * must be the SHA-256 of the body. A form body is signed field by field;
+ * any other body needs bodySHA256, else nothing signs it (as twilio-node's
+ * validateRequestWithBody). */
 static enum sig_result check_body_sha256(const struct sig_request *req, char *err, size_t errlen)
 {
     const char *q = req->url != NULL ? strchr(req->url, '?') : NULL;
@@ -1488,9 +1495,9 @@ static enum sig_result check_body_sha256(const struct sig_request *req, char *er
     struct span rest, tok;
     size_t n = 0;
 
-    if (q == NULL)
+    if (req->body_len == 0 || is_form(req->content_type))
         return SIG_OK;
-    rest = span_of(q + 1);
+    rest = q != NULL ? span_of(q + 1) : span_of(NULL);
     while (span_next_token(&rest, "&#", &tok)) {
         if (!span_strip_prefix(&tok, "bodySHA256="))
             continue;
@@ -1502,7 +1509,8 @@ static enum sig_result check_body_sha256(const struct sig_request *req, char *er
         }
         return SIG_OK;
     }
-    return SIG_OK;
+    err_set(err, errlen, "the signed URL has no bodySHA256, so the body is not signed");
+    return SIG_MISMATCH;
 }
 
 /* url with its authority's port removed, or the scheme's default port

@@ -177,6 +177,20 @@ static enum handshake_verdict post_github(struct evhttp_request *req, const stru
 
 /* ---- GET handshakes ---- */
 
+/* Constant time in the configured token's bytes and length: the two are
+ * compared through their SHA-256, as signature.c compares a shared token. */
+static bool same_token(const char *got, const char *want)
+{
+    unsigned char a[SIG_DIGEST_LEN], b[SIG_DIGEST_LEN];
+
+    sig_content_digest((const unsigned char *)got, strlen(got), a);
+    sig_content_digest((const unsigned char *)want, strlen(want), b);
+    bool same = CRYPTO_memcmp(a, b, sizeof a) == 0;
+
+    OPENSSL_cleanse(b, sizeof b);
+    return same;
+}
+
 static enum handshake_verdict get_meta(struct evhttp_request *req, const struct partner_config *p, struct evkeyvalq *q,
                                        struct partner_refusal *r)
 {
@@ -194,7 +208,7 @@ static enum handshake_verdict get_meta(struct evhttp_request *req, const struct 
         refuse(r, 403, REJECT_VERIFY_TOKEN, "no verify_token is configured for this partner");
         return HANDSHAKE_REFUSED;
     }
-    if (!token || strlen(token) != strlen(want) || CRYPTO_memcmp(token, want, strlen(want)) != 0) {
+    if (!token || !same_token(token, want)) {
         refuse(r, 403, REJECT_VERIFY_TOKEN, token ? "hub.verify_token does not match" : "missing hub.verify_token");
         return HANDSHAKE_REFUSED;
     }

@@ -449,7 +449,9 @@ static bool form_content_type(const char *ct)
 
 /* A form body (Twilio, Slack's interactive payloads) as the JSON object
  * that is stored: each field a string, a repeated field an array of them,
- * in the order sent. NULL if the body is not a well-formed form. */
+ * in the order sent. NULL if the body is not a well-formed form, or a name
+ * or value is not UTF-8 (JSON cannot hold it: dropping it would store less
+ * than was signed). */
 static json_t *form_to_json(const unsigned char *raw, size_t len)
 {
     char *text = xstrndup((const char *)raw, len);
@@ -459,16 +461,19 @@ static json_t *form_to_json(const unsigned char *raw, size_t len)
     json_t *obj = NULL;
     if (evhttp_parse_query_str(text, &fields) == 0) {
         obj = json_object();
-        for (struct evkeyval *kv = fields.tqh_first; kv; kv = kv->next.tqe_next) {
+        int bad = 0;
+        for (struct evkeyval *kv = fields.tqh_first; kv && !bad; kv = kv->next.tqe_next) {
             json_t *old = json_object_get(obj, kv->key);
-            if (!old) {
-                json_object_set_new(obj, kv->key, json_string(kv->value));
-            } else if (json_is_array(old)) {
-                json_array_append_new(old, json_string(kv->value));
-            } else {
-                json_t *arr = json_pack("[O, s]", old, kv->value);
-                json_object_set_new(obj, kv->key, arr);
-            }
+            if (!old)
+                bad = json_object_set_new(obj, kv->key, json_string(kv->value));
+            else if (json_is_array(old))
+                bad = json_array_append_new(old, json_string(kv->value));
+            else
+                bad = json_object_set_new(obj, kv->key, json_pack("[O, s]", old, kv->value));
+        }
+        if (bad) {
+            json_decref(obj);
+            obj = NULL;
         }
     }
     evhttp_clear_headers(&fields);
@@ -599,7 +604,7 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
     if (form) {
         body = form_to_json(raw, len);
         if (!body) {
-            reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not a well-formed form");
+            reject(in, req, p->name, 400, REJECT_BAD_BODY, "body is not a well-formed UTF-8 form");
             goto done;
         }
         form_payload = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);

@@ -20,6 +20,9 @@ from hookdtest.signing import SW_SECRET
 from hookdtest.util import free_port, wait_for
 
 VALGRIND = os.environ.get("HOOKD_VALGRIND") == "1"
+# Under valgrind a worker starts and stops several times slower (more so on a
+# busy machine): its start and stop deadlines are scaled by this.
+VALGRIND_SLOWDOWN = int(os.environ.get("HOOKD_VALGRIND_SLOWDOWN", "8")) if VALGRIND else 1
 
 BASE_CONFIG = """
 [hookd]
@@ -154,6 +157,7 @@ class Worker:
         return status == 200
 
     def wait_ready(self, timeout: float = 30) -> None:
+        timeout *= VALGRIND_SLOWDOWN
         wait_for(lambda: self.alive() and self.ready(), timeout, what=f"worker on port {self.port} to be ready")
 
     def alive(self) -> bool:
@@ -174,7 +178,7 @@ class Worker:
             return self.proc.returncode if self.proc else 0
         self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(timeout)
+            return self.proc.wait(timeout * VALGRIND_SLOWDOWN)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hookdtest.services import Db, Services
-from hookdtest.worker import Worker, write_config
+from hookdtest.worker import VALGRIND_SLOWDOWN, Worker, write_config
 
 _prefixes = itertools.count(1)
 
@@ -66,7 +66,7 @@ class Env:
                 if w.proc and w.proc.poll() is None:
                     w.proc.send_signal(signal.SIGTERM)
                     try:
-                        w.proc.wait(20)
+                        w.proc.wait(20 * VALGRIND_SLOWDOWN)  # valgrind's leak check runs at exit
                     except Exception:
                         w.proc.kill()
                         w.proc.wait()

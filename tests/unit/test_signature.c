@@ -27,6 +27,7 @@
 #include <openssl/evp.h>
 
 #include "encoding.h"
+#include "jsonpath.h"
 #include "signature.h"
 
 /* ---- fixtures ---- */
@@ -921,6 +922,25 @@ static void test_twilio_body_sha256(void **state)
     fixture_set_body(&f, "{\"MessageSid\":\"SM2\"}");
     expect_result(&f, SIG_MISMATCH);
     expect_err(&f, "the body's SHA-256 is not the signed URL's bodySHA256");
+    /* a signature of the URL alone (without bodySHA256) does not sign a
+     * JSON body: any body would pass (twilio-node's validateRequestWithBody
+     * refuses it too) */
+    snprintf(url, sizeof url, "https://hookd.example/v1/inbox/tw?x=1");
+    ref_mac("SHA1", "twilio-token-0123456789", url, strlen(url), 1, "", sig, sizeof sig);
+    set_header(&f.hdr, "X-Twilio-Signature", sig);
+    expect_result(&f, SIG_MISMATCH);
+    expect_err(&f, "the signed URL has no bodySHA256, so the body is not signed");
+    snprintf(url, sizeof url, "https://hookd.example/v1/inbox/tw");
+    ref_mac("SHA1", "twilio-token-0123456789", url, strlen(url), 1, "", sig, sizeof sig);
+    set_header(&f.hdr, "X-Twilio-Signature", sig);
+    expect_result(&f, SIG_MISMATCH);
+    /* a form body is signed field by field: no bodySHA256 needed */
+    fixture_set_body(&f, "MessageSid=SM1");
+    f.req.content_type = "application/x-www-form-urlencoded";
+    ref_mac("SHA1", "twilio-token-0123456789", "https://hookd.example/v1/inbox/twMessageSidSM1",
+            strlen("https://hookd.example/v1/inbox/twMessageSidSM1"), 1, "", sig, sizeof sig);
+    set_header(&f.hdr, "X-Twilio-Signature", sig);
+    expect_result(&f, SIG_OK);
     fixture_free(&f);
 }
 
@@ -1205,6 +1225,17 @@ static void test_preset_table(void **state)
     assert_int_equal(sig_template_check("{body", err, sizeof err), -1);
     assert_int_equal(sig_template_check("{json:a..b}", err, sizeof err), -1);
     assert_int_equal(sig_template_check("", err, sizeof err), -1);
+    /* a header name the verifier cannot render is refused at load, not on
+     * every request */
+    {
+        char tpl[JSONPATH_MAX_LEN + 32];
+        int n = snprintf(tpl, sizeof tpl, "{header:%0*d}", JSONPATH_MAX_LEN, 0);
+
+        assert_true(n > 0 && (size_t)n < sizeof tpl);
+        assert_int_equal(sig_template_check(tpl, err, sizeof err), 0);
+        snprintf(tpl, sizeof tpl, "{header:%0*d}", JSONPATH_MAX_LEN + 1, 0);
+        assert_int_equal(sig_template_check(tpl, err, sizeof err), -1);
+    }
 }
 
 /* Twilio's X-Twilio-Webhooks-Signature-Settings: algorithm=HMAC_SHA256. */
