@@ -52,6 +52,7 @@ static int read_opts(const struct cli_args *a, struct opts *o)
     o->dry_run = cli_args_maybe(a, "dry-run") != NULL;
     o->f.partner = cli_args_maybe(a, "partner");
     o->f.event_type = cli_args_maybe(a, "event-type");
+    o->f.tenant = cli_args_maybe(a, "tenant");
     o->f.source = source;
     if (source && strcmp(source, "inbox") != 0 && strcmp(source, "delivery") != 0)
         return fail("--source must be inbox or delivery (got '%s')", source), 2;
@@ -287,6 +288,7 @@ static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
         {"partner", "P", "only this partner (inbox) or endpoint (delivery)", NULL},                                   \
         {"endpoint", "P", NULL, "partner"}, {"event-type", "'order.*'", "only event types matching this glob", NULL}, \
         {"since", "1h", "only entries dead for less than this", NULL},                                                \
+        {"tenant", "T", "only deliveries of this tenant's events (uid or id)", NULL},                                 \
     {                                                                                                                 \
         "limit", "N", "at most N entries, 1 to 100000 (list: default 100; replay --all: all)", NULL                   \
     }
@@ -294,7 +296,9 @@ static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
 static const struct cli_args_opt list_opts[] = {FILTER_OPTS, {0}};
 static const struct cli_args_cmd list_cmd = {
     .name = "list",
-    .synopsis = "[--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h] [--limit N] [--json]",
+    .synopsis =
+        "[--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h] [--tenant T] [--limit N] "
+        "[--json]",
     .summary = "open dead letters, newest first",
     .opts = list_opts,
     .run = run_list,

@@ -15,10 +15,12 @@
 #include <string.h>
 
 #include "backoff.h"
+#include "cli_tenant.h"
 #include "config.h"
 #include "db.h"
 #include "encoding.h"
 #include "netguard.h"
+#include "payload_filter.h"
 #include "queries.h"
 #include "signature.h"
 #include "xmalloc.h"
@@ -109,6 +111,7 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
     const char *url = cli_args_value(a, "url"), *events = cli_args_value(a, "events");
     const char *secret = cli_args_value(a, "secret"), *name = cli_args_value(a, "name");
     const char *timeout = cli_args_value(a, "timeout"), *inflight = cli_args_value(a, "max-inflight");
+    const char *tenant = cli_args_value(a, "tenant"), *filter = cli_args_value(a, "filter");
     int64_t timeout_ms = 10000;
     long max_inflight = 16;
     char err[512], generated[80], *end = NULL;
@@ -118,6 +121,14 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
         return fail("--max-inflight must be a whole number from 1 to 10000");
     if (!url)
         return fail("endpoint add needs --url (see 'hookd help endpoint add')");
+    if (filter) {
+        json_error_t jerr;
+        json_t *f = json_loads(filter, 0, &jerr);
+        int bad = !f || payload_filter_check(f, err, sizeof err) != 0;
+        json_decref(f);
+        if (bad)
+            return fail("--filter: %s", f ? err : jerr.text);
+    }
     events = events ? events : "*";
     if (check_url(url, cfg->allow_private_networks) != 0)
         return 1;
@@ -136,12 +147,17 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
     if (!conn)
         return 1;
     /* "order.*, user.*" -> {order.*,user.*}: Postgres splits the list. */
-    char t[24], m[24];
+    char t[24], m[24], tid[128];
     snprintf(t, sizeof t, "%lld", (long long)timeout_ms);
     snprintf(m, sizeof m, "%ld", max_inflight);
-    const char *p[] = {ename, url, secret, events, t, m};
     int rc = 0;
-    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 6, p, err, sizeof err);
+    PGresult *r = NULL;
+    if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "endpoint add") != 0) {
+        rc = 1;
+        goto done;
+    }
+    const char *p[] = {ename, url, secret, events, t, m, tenant ? tid : NULL, filter};
+    r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 8, p, err, sizeof err);
     if (!r) {
         rc = fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
         goto done;
@@ -154,16 +170,21 @@ done:
     return rc;
 }
 
-static int list(PGconn *conn)
+static int list(PGconn *conn, const char *tenant)
 {
-    char err[512];
-    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 0, NULL, err, sizeof err);
+    char err[512], tid[128];
+    if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "endpoint list") != 0)
+        return 1;
+    const char *p[] = {tenant ? tid : NULL};
+    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 1, p, err, sizeof err);
     if (!r)
         return fail("%s", err);
     printf("%-24s %-7s %-24s %s\n", "NAME", "ENABLED", "EVENTS", "URL");
     for (int i = 0; i < PQntuples(r); i++) {
 #define V(col) PQgetvalue(r, i, ENDPOINT_LIST_##col)
-        printf("%-24s %-7s %-24s %s%s%s\n", V(NAME), V(ENABLED), V(EVENTS), V(URL), *V(DISABLED_REASON) ? "  ; " : "",
+        bool global = strcmp(V(TENANT), "-") == 0; /* a tenant's endpoint: "  tenant=UID" after the URL */
+        printf("%-24s %-7s %-24s %s%s%s%s%s\n", V(NAME), V(ENABLED), V(EVENTS), V(URL),
+               global ? "" : "  tenant=", global ? "" : V(TENANT), *V(DISABLED_REASON) ? "  ; " : "",
                V(DISABLED_REASON));
 #undef V
     }
@@ -218,11 +239,10 @@ static int rotate(PGconn *conn, const char *name, const char *secret, int64_t gr
 
 static int run_list(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    (void)a;
     PGconn *conn = connect_db(cfg);
     if (!conn)
         return 1;
-    int rc = list(conn);
+    int rc = list(conn, cli_args_value(a, "tenant"));
     PQfinish(conn);
     return rc;
 }
@@ -276,12 +296,14 @@ static const struct cli_args_opt add_opts[] = {
     {"name", "N", "the endpoint's name (default: the URL's host)", NULL},
     {"timeout", "10s", "time allowed for one delivery attempt (default: 10s)", NULL},
     {"max-inflight", "16", "deliveries in flight to this endpoint at once, 1 to 10000 (default: 16)", NULL},
+    {"tenant", "T", "the tenant (uid or id) whose events it receives; default: the events without a tenant", NULL},
+    {"filter", "JSON", "a payload filter: {\"data.tier\": \"gold\", \"amount\": {\"$gt\": 100}}", NULL},
     {0},
 };
 static const struct cli_args_cmd add_cmd = {
     .name = "add",
     .synopsis = "--url URL [--events 'order.*,user.*'] [--secret whsec_...] [--name N] [--timeout 10s] "
-                "[--max-inflight 16]",
+                "[--max-inflight 16] [--tenant T] [--filter JSON]",
     .summary = "subscribe an endpoint; the secret is generated when not given and printed once",
     .help = "The URL must be http(s) and, unless [hookd] allow_private_networks = true, may not resolve to a\n"
             "private, loopback or link-local address.",
@@ -290,9 +312,15 @@ static const struct cli_args_cmd add_cmd = {
     .config = true,
 };
 
+static const struct cli_args_opt list_opts[] = {
+    {"tenant", "T", "only the endpoints of this tenant (uid or id)", NULL},
+    {0},
+};
 static const struct cli_args_cmd list_cmd = {
     .name = "list",
-    .summary = "every endpoint: name, enabled, events, URL",
+    .synopsis = "[--tenant T]",
+    .summary = "every endpoint (or a tenant's): name, enabled, events, tenant, URL",
+    .opts = list_opts,
     .run = run_list,
     .config = true,
 };

@@ -31,6 +31,7 @@
 
 #include "admin.h"
 #include "alert.h"
+#include "api.h"
 #include "clock.h"
 #include "clock_sync.h"
 #include "ctx.h"
@@ -56,6 +57,7 @@ struct worker {
     /* the parts, one per row of the table */
     struct alerter *alerter;
     struct ingest *ingest;
+    struct api *api;
     struct inbox *inbox;
     struct delivery *delivery;
     struct relay *relay;
@@ -124,6 +126,26 @@ static void close_ingest(struct worker *w)
 static void free_ingest(struct worker *w)
 {
     ingest_free(w->ingest);
+}
+
+static int start_api(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->api = api_new(&w->ctx, w->http);
+    return 0;
+}
+static size_t pending_api(const struct worker *w)
+{
+    return api_pending(w->api);
+}
+static void close_api(struct worker *w)
+{
+    api_close(w->api);
+}
+static void free_api(struct worker *w)
+{
+    api_free(w->api);
 }
 
 static int start_inbox(struct worker *w, char *err, size_t errlen)
@@ -256,6 +278,7 @@ static void free_metrics(struct worker *w)
 static const struct part_ops parts[] = {
     {"alerter", 0, start_alerter, NULL, NULL, reload_alerter, NULL, free_alerter},
     {"ingest", ROLE_INGEST, start_ingest, drain_ingest, pending_ingest, reload_ingest, close_ingest, free_ingest},
+    {"api", ROLE_INGEST, start_api, NULL, pending_api, NULL, close_api, free_api},
     {"inbox", ROLE_INBOX, start_inbox, drain_inbox, pending_inbox, NULL, NULL, free_inbox},
     {"delivery", ROLE_RELAY, start_delivery, drain_delivery, pending_delivery, reload_delivery, NULL, free_delivery},
     {"relay", ROLE_RELAY, start_relay, drain_relay, pending_relay, NULL, close_relay, free_relay},

@@ -54,8 +54,8 @@ json_t *dlq_list(PGconn *conn, const struct dlq_filter *f, char *err, size_t err
     char since[24], limit[16];
     snprintf(since, sizeof since, "%lld", (long long)f->since_ms);
     snprintf(limit, sizeof limit, "%d", f->limit > 0 ? f->limit : 100);
-    const char *p[] = {f->source, f->partner, f->event_type, f->since_ms > 0 ? since : NULL, limit};
-    PGresult *r = db_exec(conn, query_sql(Q_DLQ_LIST), 5, p, err, errlen);
+    const char *p[] = {f->source, f->partner, f->event_type, f->since_ms > 0 ? since : NULL, limit, f->tenant};
+    PGresult *r = db_exec(conn, query_sql(Q_DLQ_LIST), 6, p, err, errlen);
     if (!r)
         return NULL;
     json_t *arr = json_array();

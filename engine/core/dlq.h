@@ -18,6 +18,7 @@ struct dlq_filter {
     const char *event_type; /* glob, '*' wildcards */
     int64_t since_ms;       /* dead within this many ms; 0 = any */
     int limit;              /* 0 = 100 */
+    const char *tenant;     /* deliveries of this tenant's events (uid or id) only; NULL = any */
 };
 
 /* Open entries (not replayed), newest first: array of objects with id,

@@ -400,8 +400,12 @@ static void work(PGconn *conn, void *arg)
         return;
     }
     if (j->page == PAGE_LIST) {
-        struct dlq_filter f = {j->source[0] ? j->source : NULL, j->partner[0] ? j->partner : NULL,
-                               j->event_type[0] ? j->event_type : NULL, 0, 500};
+        struct dlq_filter f = {j->source[0] ? j->source : NULL,
+                               j->partner[0] ? j->partner : NULL,
+                               j->event_type[0] ? j->event_type : NULL,
+                               0,
+                               500,
+                               NULL};
         j->result = dlq_list(conn, &f, j->err, sizeof j->err);
     } else if (j->page == PAGE_DETAIL) {
         j->result = dlq_show(conn, j->id, j->err, sizeof j->err);

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "db.h"
 #include "delivery.h"
+#include "endpoint_match.h"
 #include "log.h"
 #include "loop_notify.h"
 #include "query.h"
@@ -207,6 +208,7 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
     for (int f = 0; f < nf; f++)
         if (f == 0 || strcmp(PQgetvalue(eps, f, RELAY_ENDPOINTS_ID), PQgetvalue(eps, f - 1, RELAY_ENDPOINTS_ID)) != 0)
             nendpoints++;
+    struct endpoint_match *m = endpoint_match_new(eps);
     p->events = xcalloc((size_t)nev + 1, sizeof *p->events);
     p->rows = xcalloc((size_t)nev * (size_t)nendpoints + 1, sizeof *p->rows);
     for (int i = 0; i < nev; i++) {
@@ -214,8 +216,10 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
         snprintf(e->id, sizeof e->id, "%s", PQgetvalue(evs, i, RELAY_CLAIM_ID));
         snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(evs, i, RELAY_CLAIM_TID));
         const char *type = PQgetvalue(evs, i, RELAY_CLAIM_EVENT_TYPE);
-        for (int f = 0; f < nf; f++) {
-            if (!config_glob_match(PQgetvalue(eps, f, RELAY_ENDPOINTS_FILTER), type))
+        int lo, hi; /* the event's tenant's endpoints (endpoint_match.h) */
+        endpoint_match_range(m, PQgetvalue(evs, i, RELAY_CLAIM_TENANT_ID), &lo, &hi);
+        for (int f = lo; f < hi; f++) {
+            if (!endpoint_match_row(m, f, i, type, PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD)))
                 continue;
             struct row *row = &p->rows[p->nrows++];
             snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
@@ -234,6 +238,7 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                 f++; /* this endpoint's other filters */
         }
     }
+    endpoint_match_free(m);
     /* SKIP LOCKED never returns a row twice, but an id list for `= ANY`
      * must not depend on that */
     qsort(p->events, p->nevents, sizeof p->events[0], cmp_event);
@@ -288,12 +293,21 @@ static void work_claim(PGconn *conn, void *arg)
     char limit[24];
     snprintf(limit, sizeof limit, "%ld", p->limit);
     const char *pl[] = {limit, p->after_id};
-    PGresult *eps = query_prepared(conn, Q_RELAY_ENDPOINTS, NULL, p->err, sizeof p->err);
-    if (!eps)
-        goto fail;
+    /* The events first, then the endpoints: each statement has its own
+     * snapshot, and endpoints read before the claim could miss one that
+     * committed before a claimed event did (an endpoint created through
+     * the API just before a message). */
     PGresult *evs = query_prepared(conn, p->bounded ? Q_RELAY_CLAIM_AFTER : Q_RELAY_CLAIM, pl, p->err, sizeof p->err);
-    if (!evs) {
-        PQclear(eps);
+    if (!evs)
+        goto fail;
+    struct db_array tenants; /* the endpoints of the claimed events' tenants only */
+    endpoint_match_tenants(evs, RELAY_CLAIM_TENANT_ID, &tenants);
+    const char *pt[] = {tenants.buf};
+    const int lt[] = {(int)tenants.len}, ft[] = {1};
+    PGresult *eps = query_prepared_fmt(conn, Q_RELAY_ENDPOINTS, pt, lt, ft, p->err, sizeof p->err);
+    free(tenants.buf);
+    if (!eps) {
+        PQclear(evs);
         goto fail;
     }
     read_claim(p, eps, evs);

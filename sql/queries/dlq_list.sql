@@ -2,7 +2,8 @@
 -- needs to recognise it, from either source (`hookd dlq list`, the admin page).
 -- parameters: $1 = source ('inbox' | 'delivery') or NULL, $2 = partner (inbox) or
 --   endpoint name (delivery) or NULL, $3 = event type glob ('*' wildcards) or NULL,
---   $4 = dead within this many ms or NULL, $5 = at most this many rows
+--   $4 = dead within this many ms or NULL, $5 = at most this many rows,
+--   $6 = tenant (uid or id) or NULL: only deliveries of that tenant's events
 -- columns: id, source, source_id, partner, event_type, entity, attempts, reason,
 --   last_error, dead_at, replay_count
 SELECT d.id::text AS id, d.source, d.source_id::text AS source_id,
@@ -24,5 +25,7 @@ SELECT d.id::text AS id, d.source, d.source_id::text AS source_id,
    AND ($3::text IS NULL OR coalesce(i.event_type, ev.event_type) LIKE
         replace(replace(replace(replace($3, '\', '\\'), '%', '\%'), '_', '\_'), '*', '%'))
    AND ($4::bigint IS NULL OR d.dead_at >= now() - $4::bigint * interval '1 millisecond')
+   AND ($6::text IS NULL OR ev.tenant_id = (SELECT t.id FROM hookd_tenants t WHERE t.id = $6 OR t.uid = $6
+                                            ORDER BY (t.id = $6) DESC LIMIT 1))
  ORDER BY d.dead_at DESC, d.id
  LIMIT $5::int

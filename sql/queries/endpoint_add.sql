@@ -1,9 +1,10 @@
 -- Adds a subscriber; the event filters come as one comma-separated text that
 -- Postgres splits and trims ("order.*, user.*" -> {order.*,user.*}).
 -- parameters: $1 = name, $2 = url, $3 = signing secret (whsec_…),
---   $4 = event filters, comma-separated, $5 = timeout in ms, $6 = max in flight
+--   $4 = event filters, comma-separated, $5 = timeout in ms, $6 = max in flight,
+--   $7 = tenant id or NULL (a global endpoint), $8 = payload filter (JSON) or NULL
 -- columns: id
-INSERT INTO webhook_endpoints (name, url, secret, event_types, timeout_ms, max_inflight)
+INSERT INTO webhook_endpoints (name, url, secret, event_types, timeout_ms, max_inflight, tenant_id, payload_filter)
 VALUES ($1, $2, $3, (SELECT array_agg(trim(x)) FROM unnest(string_to_array($4, ',')) x WHERE trim(x) <> ''),
-        $5, $6)
+        $5, $6, $7, $8::jsonb)
 RETURNING id::text AS id

@@ -2,7 +2,7 @@
 -- ORDER BY would name the output column id::text, and sort the backlog as
 -- text.) Shares its columns with relay_claim_after.
 -- parameters: $1 = how many
--- columns: id, event_type, payload, tid
-SELECT e.id::text AS id, e.event_type, e.payload::text AS payload, e.ctid::text AS tid
+-- columns: id, event_type, payload, tid, tenant_id
+SELECT e.id::text AS id, e.event_type, e.payload::text AS payload, e.ctid::text AS tid, e.tenant_id
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

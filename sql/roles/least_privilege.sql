@@ -42,3 +42,13 @@ GRANT DELETE         ON dead_letters      TO hookd_operator;
 -- SECURITY DEFINER), nothing else.
 REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb) FROM PUBLIC;
 GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb) TO hookd_app;
+
+-- The API (issue 19) runs in the worker: tenants, endpoints, messages, event
+-- types, tokens and idempotency keys are written through it.
+GRANT SELECT, INSERT, UPDATE, DELETE ON hookd_tenants, hookd_message_ids, hookd_event_types,
+                                        hookd_idempotency_keys TO hookd_worker;
+GRANT INSERT, DELETE         ON webhook_endpoints TO hookd_worker;
+GRANT SELECT, UPDATE         ON hookd_api_tokens  TO hookd_worker;  -- last_used_at
+GRANT INSERT, DELETE         ON hookd_api_tokens  TO hookd_operator;
+REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text) FROM PUBLIC;
+GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text) TO hookd_app;

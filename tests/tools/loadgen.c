@@ -48,6 +48,7 @@ struct opts {
     double duration_s, max_seconds, timeout_s;
     bool plain;
     const char *secret, *scheme, *body_template, *id_prefix;
+    const char *header; /* one extra header line ("Authorization: Bearer …"), or NULL */
     long entities;
 };
 
@@ -134,6 +135,8 @@ static void build_request(struct lg *lg, long i, struct evbuffer *out)
                         "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
                         "Content-Length: %zu\r\n",
                         lg->o.path, lg->o.host, lg->o.port, len);
+    if (lg->o.header)
+        evbuffer_add_printf(out, "%s\r\n", lg->o.header);
     if (!lg->o.plain) {
         char id[160], sig[SIG_STANDARD_SIGNATURE_SIZE];
         snprintf(id, sizeof id, "%s-%ld", lg->o.id_prefix, i);
@@ -471,10 +474,11 @@ static void parse_url(const char *url, struct opts *o)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: loadgen --url http://HOST:PORT/PATH [--connections N] [--requests N] [--duration S]\n"
-                    "               [--plain | --secret whsec_... --scheme standard-webhooks]\n"
-                    "               [--body-template JSON-with-%%d] [--entities N] [--id-prefix P]\n"
-                    "               [--timeout S] [--max-seconds S]\n");
+    fprintf(stderr,
+            "usage: loadgen --url http://HOST:PORT/PATH [--connections N] [--requests N] [--duration S]\n"
+            "               [--plain | --secret whsec_... --scheme standard-webhooks] [--header 'Name: value']\n"
+            "               [--body-template JSON-with-%%d] [--entities N] [--id-prefix P]\n"
+            "               [--timeout S] [--max-seconds S]\n");
     exit(2);
 }
 
@@ -519,6 +523,7 @@ int main(int argc, char **argv)
         {"id-prefix", required_argument, NULL, 'i'},
         {"timeout", required_argument, NULL, 't'},
         {"max-seconds", required_argument, NULL, 'm'},
+        {"header", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -537,6 +542,7 @@ int main(int argc, char **argv)
         case 'i': o->id_prefix = optarg; break;
         case 't': o->timeout_s = atof(optarg); break;
         case 'm': o->max_seconds = atof(optarg); break;
+        case 'H': o->header = optarg; break;
         default: usage();
         }
     }

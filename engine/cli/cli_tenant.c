@@ -1,0 +1,335 @@
+/* `hookd tenant add|list|show|delete` and `hookd token create|list|revoke`.
+ * A tenant is what Svix calls an application; its uid is the customer's id
+ * in the user's own system. A token is printed once, alone on the last line
+ * of stdout, and stored as its SHA-256 digest; `--tenant` scopes it to one
+ * tenant. The statements are sql/queries/tenant_*.sql and token_*.sql. */
+#include "cli_tenant.h"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "db.h"
+#include "queries.h"
+
+static int fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hookd %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+static PGconn *connect_db(const struct hookd_config *cfg, const char *cmd)
+{
+    char err[512];
+    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
+    if (!conn)
+        fail(cmd, "%s", err);
+    return conn;
+}
+
+int cli_tenant_resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen, const char *who)
+{
+    char err[512];
+    const char *p[] = {id_or_uid};
+    PGresult *r = db_exec(conn, query_sql(Q_TENANT_RESOLVE), 1, p, err, sizeof err);
+    if (!r)
+        return fail(who, "%s", err), -1;
+    int rc = PQntuples(r) == 1 ? 0 : -1;
+    if (rc == 0)
+        snprintf(out, outlen, "%s", PQgetvalue(r, 0, TENANT_RESOLVE_ID));
+    else
+        fail(who, "no tenant '%s'", id_or_uid);
+    PQclear(r);
+    return rc;
+}
+
+/* ---- tenant ---- */
+
+static bool valid_uid(const char *uid)
+{
+    size_t n = strlen(uid);
+    return n >= 1 && n <= 256 && strspn(uid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
+}
+
+static int run_tenant_add(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *uid = a->args[0], *name = cli_args_value(a, "name");
+    if (!valid_uid(uid))
+        return fail("tenant add", "the uid must be 1 to 256 characters of a-z, A-Z, 0-9, '-', '_' and '.'");
+    PGconn *conn = connect_db(cfg, "tenant add");
+    if (!conn)
+        return 1;
+    char err[512];
+    const char *p[] = {uid, name ? name : uid};
+    PGresult *r = db_exec(conn, query_sql(Q_TENANT_ADD), 2, p, err, sizeof err);
+    int rc = 0;
+    if (!r)
+        rc = fail("tenant add", "%s", strstr(err, "duplicate key") ? "a tenant with that uid exists" : err);
+    else
+        printf("tenant %s added (id %s)\n", uid, PQgetvalue(r, 0, TENANT_ADD_ID));
+    PQclear(r);
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_tenant_list(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    PGconn *conn = connect_db(cfg, "tenant list");
+    if (!conn)
+        return 1;
+    char err[512];
+    PGresult *r = db_exec(conn, query_sql(Q_TENANT_LIST), 0, NULL, err, sizeof err);
+    int rc = 0;
+    if (!r) {
+        rc = fail("tenant list", "%s", err);
+    } else if (a->json) {
+        printf("[");
+        for (int i = 0; i < PQntuples(r); i++)
+            printf("%s{\"id\":\"%s\",\"uid\":\"%s\",\"endpoints\":%s}", i ? "," : "", PQgetvalue(r, i, TENANT_LIST_ID),
+                   PQgetvalue(r, i, TENANT_LIST_UID), PQgetvalue(r, i, TENANT_LIST_ENDPOINTS));
+        printf("]\n");
+    } else {
+        printf("%-28s %-24s %-9s %s\n", "ID", "UID", "ENDPOINTS", "NAME");
+        for (int i = 0; i < PQntuples(r); i++)
+            printf("%-28s %-24s %-9s %s\n", PQgetvalue(r, i, TENANT_LIST_ID), PQgetvalue(r, i, TENANT_LIST_UID),
+                   PQgetvalue(r, i, TENANT_LIST_ENDPOINTS), PQgetvalue(r, i, TENANT_LIST_NAME));
+    }
+    PQclear(r);
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_tenant_show(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    PGconn *conn = connect_db(cfg, "tenant show");
+    if (!conn)
+        return 1;
+    char id[128], err[512];
+    int rc = 1;
+    PGresult *r = NULL;
+    if (cli_tenant_resolve(conn, a->args[0], id, sizeof id, "tenant show") != 0)
+        goto done;
+    const char *p[] = {id};
+    if (!(r = db_exec(conn, query_sql(Q_TENANT_SHOW), 1, p, err, sizeof err))) {
+        fail("tenant show", "%s", err);
+        goto done;
+    }
+#define V(col) PQgetvalue(r, 0, TENANT_SHOW_##col)
+    printf("id: %s\nuid: %s\nname: %s\nrate_limit: %s\nmetadata: %s\ncreated_at: %s\nendpoints: %s\nmessages: %s\n"
+           "pending_deliveries: %s\ndead_deliveries: %s\ntokens: %s\n",
+           V(ID), V(UID), V(NAME), *V(RATE_LIMIT) ? V(RATE_LIMIT) : "-", V(METADATA), V(CREATED_AT), V(ENDPOINTS),
+           V(MESSAGES), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES), V(TOKENS));
+#undef V
+    rc = 0;
+done:
+    PQclear(r);
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_tenant_delete(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    PGconn *conn = connect_db(cfg, "tenant delete");
+    if (!conn)
+        return 1;
+    char id[128], err[512];
+    int rc = 1;
+    if (cli_tenant_resolve(conn, a->args[0], id, sizeof id, "tenant delete") == 0) {
+        const char *p[] = {id};
+        PGresult *r = db_exec(conn, query_sql(Q_TENANT_DELETE), 1, p, err, sizeof err);
+        if (!r)
+            fail("tenant delete", "%s", err);
+        else
+            printf("tenant %s deleted, with its endpoints and tokens\n", a->args[0]), rc = 0;
+        PQclear(r);
+    }
+    PQfinish(conn);
+    return rc;
+}
+
+/* ---- token ---- */
+
+static int new_token(char out[80], char sha[65])
+{
+    unsigned char raw[32], md[SHA256_DIGEST_LENGTH];
+    if (RAND_bytes(raw, sizeof raw) != 1)
+        return -1;
+    int o = snprintf(out, 80, "hk_");
+    for (size_t i = 0; i < sizeof raw; i++)
+        o += snprintf(out + o, (size_t)(80 - o), "%02x", raw[i]);
+    SHA256((const unsigned char *)out, strlen(out), md);
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
+        snprintf(sha + 2 * i, 3, "%02x", md[i]);
+    OPENSSL_cleanse(raw, sizeof raw);
+    return 0;
+}
+
+static int run_token_create(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *name = cli_args_value(a, "name"), *tenant = cli_args_value(a, "tenant");
+    if (!name || !*name)
+        return fail("token create", "needs --name N");
+    PGconn *conn = connect_db(cfg, "token create");
+    if (!conn)
+        return 1;
+    char tid[128], token[80], sha[65], prefix[12], err[512];
+    int rc = 1;
+    if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "token create") != 0)
+        goto done;
+    if (new_token(token, sha) != 0) {
+        fail("token create", "cannot generate a token");
+        goto done;
+    }
+    snprintf(prefix, sizeof prefix, "%.10s", token);
+    const char *p[] = {name, tenant ? tid : NULL, sha, prefix};
+    PGresult *r = db_exec(conn, query_sql(Q_TOKEN_CREATE), 4, p, err, sizeof err);
+    if (!r) {
+        fail("token create", "%s", strstr(err, "duplicate key") ? "a token with that name exists" : err);
+    } else {
+        printf("token %s created for %s; it is shown once, store it now:\n%s\n", name,
+               tenant ? tenant : "every tenant", token);
+        rc = 0;
+    }
+    PQclear(r);
+    OPENSSL_cleanse(token, sizeof token);
+done:
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_token_list(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    (void)a;
+    PGconn *conn = connect_db(cfg, "token list");
+    if (!conn)
+        return 1;
+    char err[512];
+    PGresult *r = db_exec(conn, query_sql(Q_TOKEN_LIST), 0, NULL, err, sizeof err);
+    int rc = 0;
+    if (!r) {
+        rc = fail("token list", "%s", err);
+    } else {
+        printf("%-24s %-24s %-12s %-8s %s\n", "NAME", "TENANT", "PREFIX", "STATE", "LAST USED");
+        for (int i = 0; i < PQntuples(r); i++)
+            printf("%-24s %-24s %-12s %-8s %s\n", PQgetvalue(r, i, TOKEN_LIST_NAME),
+                   PQgetvalue(r, i, TOKEN_LIST_TENANT), PQgetvalue(r, i, TOKEN_LIST_PREFIX),
+                   PQgetvalue(r, i, TOKEN_LIST_STATE),
+                   *PQgetvalue(r, i, TOKEN_LIST_LAST_USED_AT) ? PQgetvalue(r, i, TOKEN_LIST_LAST_USED_AT) : "never");
+    }
+    PQclear(r);
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_token_revoke(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    PGconn *conn = connect_db(cfg, "token revoke");
+    if (!conn)
+        return 1;
+    char err[512];
+    const char *p[] = {a->args[0]};
+    PGresult *r = db_exec(conn, query_sql(Q_TOKEN_REVOKE), 1, p, err, sizeof err);
+    int rc = 1;
+    if (!r)
+        fail("token revoke", "%s", err);
+    else if (PQntuples(r) == 0)
+        fail("token revoke", "no active token named '%s'", a->args[0]);
+    else
+        printf("token %s revoked\n", a->args[0]), rc = 0;
+    PQclear(r);
+    PQfinish(conn);
+    return rc;
+}
+
+/* ---- the tables ---- */
+
+static const struct cli_args_opt tenant_add_opts[] = {
+    {"name", "N", "a display name (default: the uid)", NULL},
+    {0},
+};
+static const struct cli_args_cmd tenant_add = {
+    .name = "add",
+    .synopsis = "UID [--name N]",
+    .summary = "add a tenant (a Svix application); UID is the customer's id in your system",
+    .opts = tenant_add_opts,
+    .run = run_tenant_add,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+static const struct cli_args_cmd tenant_list = {
+    .name = "list",
+    .summary = "every tenant: id, uid, endpoints, name",
+    .run = run_tenant_list,
+    .config = true,
+};
+static const struct cli_args_cmd tenant_show = {
+    .name = "show",
+    .synopsis = "UID|ID",
+    .summary = "one tenant with its endpoints, messages and deliveries",
+    .run = run_tenant_show,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+static const struct cli_args_cmd tenant_delete = {
+    .name = "delete",
+    .synopsis = "UID|ID",
+    .summary = "delete a tenant with its endpoints and tokens (its messages stay in the outbox)",
+    .run = run_tenant_delete,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+static const struct cli_args_cmd *const tenant_subs[] = {&tenant_add, &tenant_list, &tenant_show, &tenant_delete,
+                                                         NULL};
+const struct cli_args_cmd cli_tenant_cmd = {
+    .name = "tenant",
+    .summary = "tenants: the customers whose endpoints receive their own events (Svix applications)",
+    .subs = tenant_subs,
+};
+
+static const struct cli_args_opt token_create_opts[] = {
+    {"name", "N", "the token's name (for list and revoke)", NULL},
+    {"tenant", "T", "scope the token to one tenant (uid or id); default: every tenant", NULL},
+    {0},
+};
+static const struct cli_args_cmd token_create = {
+    .name = "create",
+    .synopsis = "--name N [--tenant T]",
+    .summary = "a new API token, printed once alone on the last line; stored hashed",
+    .opts = token_create_opts,
+    .run = run_token_create,
+    .config = true,
+};
+static const struct cli_args_cmd token_list = {
+    .name = "list",
+    .summary = "every API token: name, tenant, prefix, state, last use",
+    .run = run_token_list,
+    .config = true,
+};
+static const struct cli_args_cmd token_revoke = {
+    .name = "revoke",
+    .synopsis = "NAME",
+    .summary = "revoke an API token",
+    .run = run_token_revoke,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
+static const struct cli_args_cmd *const token_subs[] = {&token_create, &token_list, &token_revoke, NULL};
+const struct cli_args_cmd cli_token_cmd = {
+    .name = "token",
+    .summary = "API tokens (Authorization: Bearer) for /api/v1/",
+    .subs = token_subs,
+};

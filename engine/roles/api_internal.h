@@ -1,0 +1,135 @@
+/* Internal to the API role (api*.c): one request as the operations see it,
+ * and the helpers they share (api_util.c). Not for other roles.
+ *
+ * An operation runs on a DB thread, inside the request's transaction (the
+ * router opens it, checks the idempotency key, and commits when the answer
+ * is a success, rolls back otherwise: a refused request stores nothing). It
+ * reads the request (path parameters, query, JSON body, the token's tenant)
+ * and sets the answer with api_reply / api_error / api_invalid. The answers
+ * follow Svix's server: `{"code", "detail"}` errors, 422 with a `detail`
+ * array of `{loc, msg, type}`, lists as `{data, iterator, prevIterator,
+ * done}`. */
+#ifndef HOOKD_API_INTERNAL_H
+#define HOOKD_API_INTERNAL_H
+
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "queries.h"
+
+struct api;
+struct api_req;
+struct hookd_config;
+
+#define API_MAX_PARAMS 4
+#define API_LIMIT_DEFAULT 50
+#define API_LIMIT_MAX 250
+#define API_DELIVERIES_MAX 256
+
+typedef void api_op_fn(PGconn *conn, struct api_req *r);
+
+/* One operation: method, path pattern below /api/v1/ ('*' = one segment,
+ * a path parameter), Svix's operation id; fn NULL: answered 501. */
+struct api_route {
+    const char *method;
+    const char *pattern;
+    const char *op;
+    api_op_fn *fn;
+    const char *summary;                          /* for the OpenAPI document */
+    int status;                                   /* the success status */
+    const char *request_schema, *response_schema; /* component names, or NULL */
+};
+
+struct api_req {
+    struct api *api;
+    struct evhttp_request *req; /* NULL once the client left */
+    const struct api_route *route;
+    const struct hookd_config *cfg; /* a ref taken for the request */
+    char method[8];
+    char *params[API_MAX_PARAMS]; /* the path's '*' segments, decoded */
+    int nparams;
+    struct evkeyvalq query;
+    json_t *body; /* parsed JSON body (POST, PUT, PATCH), or NULL */
+    char token_sha[65];
+    char *idem_key;
+    char *idem_scope; /* the token's tenant is added on the DB thread */
+    char client[64];
+    /* set on the DB thread */
+    bool auth_ok;
+    char tenant[64]; /* the token's tenant id; "" = every tenant */
+    char app[64];    /* the application (tenant) id the path names, once resolved */
+    bool replayed;   /* answered from the idempotency record */
+    int status;
+    json_t *reply; /* NULL: no body (204) */
+    /* deliveries made due by the operation (resend, recover): scheduled
+     * in Redis after the commit (the reconciler would find them too) */
+    char *due[API_DELIVERIES_MAX];
+    size_t ndue;
+};
+
+/* ---- answers ---- */
+void api_reply(struct api_req *r, int status, json_t *body); /* steals body; NULL: none */
+void api_error(struct api_req *r, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Adds one item to a 422 answer (loc: "body", field). */
+void api_invalid(struct api_req *r, const char *where, const char *field, const char *msg, const char *type);
+bool api_failed(const struct api_req *r); /* an error answer is set */
+void api_not_found(struct api_req *r, const char *what);
+void api_db_error(struct api_req *r, PGconn *conn, const PGresult *res, const char *what);
+
+/* ---- running statements (prepared; text parameters) ---- */
+/* The result when its status is OK; otherwise the answer is set (409 for a
+ * unique violation, 422 for a check violation, 500 else) and NULL. */
+PGresult *api_exec(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params);
+/* The first row's first column parsed as JSON (a body built by SQL), or NULL. */
+json_t *api_row_json(const PGresult *res, int row, int col);
+
+/* ---- the request ---- */
+const char *api_query(const struct api_req *r, const char *name); /* NULL when absent */
+/* limit and iterator of a list request; -1 after answering 422. */
+int api_page(struct api_req *r, int *limit, const char **iterator);
+/* A list answer from rows whose column col is a JSON body and whose column
+ * idcol is the item's id; limit + 1 rows asked for tell whether it is done. */
+void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, int limit);
+/* Resolves the path's application (id or uid) into r->app within the
+ * token's scope; 404 answered (0 returned) when there is none. */
+bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid);
+
+/* ---- body fields ---- */
+/* The string field, NULL when absent or null; 422 answered when present
+ * with another type (or empty when !empty_ok). */
+const char *api_str(struct api_req *r, const json_t *o, const char *field, bool required);
+/* -1 absent or null, the value otherwise; 422 when not an integer in [min, max]. */
+int64_t api_int(struct api_req *r, const json_t *o, const char *field, int64_t min, int64_t max);
+/* 1 true, 0 false, -1 absent; 422 when not a boolean. */
+int api_bool(struct api_req *r, const json_t *o, const char *field);
+/* The object/array field as JSON text (caller frees), NULL when absent or
+ * null; 422 when of another type. values_str: every value must be a string. */
+char *api_object_text(struct api_req *r, const json_t *o, const char *field, bool values_str);
+char *api_str_array_text(struct api_req *r, const json_t *o, const char *field);
+/* An http(s) URL that delivery may reach (the SSRF policy of the config). */
+bool api_check_url(struct api_req *r, const char *field, const char *url);
+/* A uid (Svix: [a-zA-Z0-9-_.], 1 to 256 characters). */
+bool api_check_uid(struct api_req *r, const char *field, const char *uid);
+
+/* ---- operations (api_app.c, api_endpoint.c, api_message.c,
+ * api_attempt.c, api_event_type.c) ---- */
+api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_patch, api_app_delete;
+api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint_update, api_endpoint_patch,
+    api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
+    api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
+api_op_fn api_message_list, api_message_create, api_message_get;
+api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend;
+api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
+    api_event_type_delete;
+
+/* The routes (api.c) and the OpenAPI document built from them (api_openapi.c). */
+extern const struct api_route api_routes[];
+extern const size_t api_nroutes;
+json_t *api_openapi(void);
+
+#endif

@@ -1,0 +1,274 @@
+/* /api/v1/openapi.json: an OpenAPI 3.0 document of exactly the operations
+ * hookd implements, built from the route table (api.c) — an operation
+ * answered 501 is not in it — and the schemas below, which follow the
+ * shapes of Svix's API (the fields hookd reads and writes). */
+#include <stdio.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "version.h"
+
+static const char schemas[] =
+    "{"
+    "\"HttpErrorOut\":{\"type\":\"object\",\"required\":[\"code\",\"detail\"],\"properties\":{"
+    "\"code\":{\"type\":\"string\"},\"detail\":{\"type\":\"string\"}}},"
+    "\"ValidationError\":{\"type\":\"object\",\"required\":[\"loc\",\"msg\",\"type\"],\"properties\":{"
+    "\"loc\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"msg\":{\"type\":\"string\"},"
+    "\"type\":{\"type\":\"string\"}}},"
+    "\"HTTPValidationError\":{\"type\":\"object\",\"required\":[\"detail\"],\"properties\":{"
+    "\"detail\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ValidationError\"}}}},"
+    "\"Metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+    "\"ApplicationIn\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{"
+    "\"name\":{\"type\":\"string\",\"minLength\":1},\"uid\":{\"type\":\"string\",\"nullable\":true,"
+    "\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\",\"maxLength\":256},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
+    "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"}}},"
+    "\"ApplicationPatch\":{\"type\":\"object\",\"properties\":{"
+    "\"name\":{\"type\":\"string\"},\"uid\":{\"type\":\"string\",\"nullable\":true},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"}}},"
+    "\"ApplicationOut\":{\"type\":\"object\",\"required\":[\"id\",\"name\",\"createdAt\",\"updatedAt\","
+    "\"metadata\"],\"properties\":{\"id\":{\"type\":\"string\"},\"uid\":{\"type\":\"string\",\"nullable\":true},"
+    "\"name\":{\"type\":\"string\"},\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
+    "\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"PayloadFilter\":{\"type\":\"object\",\"nullable\":true,\"description\":\"hookd: a condition on the "
+    "payload ($eq, $neq, $in, $gt, $lt, $exists, $and, $or; dotted paths)\"},"
+    "\"EndpointIn\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{"
+    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
+    "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
+    "\"secret\":{\"type\":\"string\",\"nullable\":true,\"pattern\":\"^(whsec_)?[a-zA-Z0-9+/=]{32,100}$\"},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
+    "\"headers\":{\"type\":\"object\",\"nullable\":true,\"additionalProperties\":{\"type\":\"string\"}},"
+    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},"
+    "\"ordered\":{\"type\":\"boolean\"}}},"
+    "\"EndpointUpdate\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{"
+    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
+    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}}},"
+    "\"EndpointPatch\":{\"type\":\"object\",\"properties\":{"
+    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
+    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}}},"
+    "\"EndpointOut\":{\"type\":\"object\",\"required\":[\"id\",\"url\",\"description\",\"metadata\","
+    "\"createdAt\",\"updatedAt\"],\"properties\":{\"id\":{\"type\":\"string\"},"
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"url\":{\"type\":\"string\"},"
+    "\"description\":{\"type\":\"string\"},\"version\":{\"type\":\"integer\"},\"disabled\":{\"type\":\"boolean\"},"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
+    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"},"
+    "\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"EndpointSecretOut\":{\"type\":\"object\",\"required\":[\"key\"],\"properties\":{"
+    "\"key\":{\"type\":\"string\"}}},"
+    "\"EndpointSecretRotateIn\":{\"type\":\"object\",\"properties\":{"
+    "\"key\":{\"type\":\"string\",\"nullable\":true}}},"
+    "\"EndpointHeadersIn\":{\"type\":\"object\",\"required\":[\"headers\"],\"properties\":{"
+    "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}},"
+    "\"EndpointHeadersPatchIn\":{\"type\":\"object\",\"required\":[\"headers\"],\"properties\":{"
+    "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"nullable\":true}},"
+    "\"deleteHeaders\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"
+    "\"EndpointHeadersOut\":{\"type\":\"object\",\"required\":[\"headers\",\"sensitive\"],\"properties\":{"
+    "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+    "\"sensitive\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"
+    "\"RecoverIn\":{\"type\":\"object\",\"required\":[\"since\"],\"properties\":{"
+    "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"until\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true}}},"
+    "\"RecoverOut\":{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{"
+    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]},"
+    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"MessageIn\":{\"type\":\"object\",\"required\":[\"eventType\",\"payload\"],\"properties\":{"
+    "\"eventId\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":256},"
+    "\"eventType\":{\"type\":\"string\",\"maxLength\":256},\"payload\":{\"type\":\"object\"},"
+    "\"application\":{\"$ref\":\"#/components/schemas/ApplicationIn\"}}},"
+    "\"MessageOut\":{\"type\":\"object\",\"required\":[\"id\",\"eventType\",\"payload\",\"timestamp\"],"
+    "\"properties\":{\"id\":{\"type\":\"string\"},\"eventId\":{\"type\":\"string\",\"nullable\":true},"
+    "\"eventType\":{\"type\":\"string\"},\"payload\":{\"type\":\"object\"},"
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"tags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"MessageAttemptOut\":{\"type\":\"object\",\"required\":[\"id\",\"msgId\",\"endpointId\",\"url\","
+    "\"response\",\"responseStatusCode\",\"status\",\"triggerType\",\"timestamp\"],\"properties\":{"
+    "\"id\":{\"type\":\"string\"},\"msgId\":{\"type\":\"string\"},\"endpointId\":{\"type\":\"string\"},"
+    "\"url\":{\"type\":\"string\"},\"response\":{\"type\":\"string\"},"
+    "\"responseStatusCode\":{\"type\":\"integer\"},\"responseDurationMs\":{\"type\":\"integer\"},"
+    "\"status\":{\"type\":\"integer\",\"enum\":[0,1,2,3]},"
+    "\"statusText\":{\"type\":\"string\"},\"triggerType\":{\"type\":\"integer\",\"enum\":[0,1]},"
+    "\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"EventTypeIn\":{\"type\":\"object\",\"required\":[\"name\",\"description\"],\"properties\":{"
+    "\"name\":{\"type\":\"string\",\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\",\"maxLength\":256},"
+    "\"description\":{\"type\":\"string\"},\"archived\":{\"type\":\"boolean\"},"
+    "\"deprecated\":{\"type\":\"boolean\"},\"schemas\":{\"type\":\"object\",\"nullable\":true},"
+    "\"groupName\":{\"type\":\"string\",\"nullable\":true},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}}}},"
+    "\"EventTypeUpdate\":{\"type\":\"object\",\"required\":[\"description\"],\"properties\":{"
+    "\"description\":{\"type\":\"string\"},\"archived\":{\"type\":\"boolean\"},"
+    "\"deprecated\":{\"type\":\"boolean\"},\"schemas\":{\"type\":\"object\",\"nullable\":true},"
+    "\"groupName\":{\"type\":\"string\",\"nullable\":true},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}}}},"
+    "\"EventTypePatch\":{\"type\":\"object\",\"properties\":{"
+    "\"description\":{\"type\":\"string\"},\"archived\":{\"type\":\"boolean\"},"
+    "\"deprecated\":{\"type\":\"boolean\"},\"schemas\":{\"type\":\"object\",\"nullable\":true},"
+    "\"groupName\":{\"type\":\"string\",\"nullable\":true},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}}}},"
+    "\"EventTypeOut\":{\"type\":\"object\",\"required\":[\"name\",\"description\",\"deprecated\",\"createdAt\","
+    "\"updatedAt\"],\"properties\":{\"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
+    "\"archived\":{\"type\":\"boolean\"},\"deprecated\":{\"type\":\"boolean\"},"
+    "\"schemas\":{\"type\":\"object\",\"nullable\":true},\"groupName\":{\"type\":\"string\",\"nullable\":true},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"EmptyResponse\":{\"type\":\"object\"}"
+    "}";
+
+static json_t *list_schema(const char *item)
+{
+    char ref[128];
+    snprintf(ref, sizeof ref, "#/components/schemas/%s", item);
+    return json_pack("{s:s, s:[s,s], s:{s:{s:s, s:{s:s}}, s:{s:s, s:b}, s:{s:s, s:b}, s:{s:s}}}", "type", "object",
+                     "required", "data", "done", "properties", "data", "type", "array", "items", "$ref", ref,
+                     "iterator", "type", "string", "nullable", 1, "prevIterator", "type", "string", "nullable", 1,
+                     "done", "type", "boolean");
+}
+
+static json_t *ref(const char *name)
+{
+    char r[128];
+    snprintf(r, sizeof r, "#/components/schemas/%s", name);
+    return json_pack("{s:s}", "$ref", r);
+}
+
+static json_t *content(const char *schema)
+{
+    return json_pack("{s:{s:o}}", "application/json", "schema", ref(schema));
+}
+
+/* "/api/v1/app/{app_id}/endpoint/{endpoint_id}" from "app/ * /endpoint/ *". */
+static void openapi_path(const char *pattern, char *out, size_t outlen, json_t *params)
+{
+    static const char *const after[][2] = {{"app", "app_id"},
+                                           {"endpoint", "endpoint_id"},
+                                           {"msg", "msg_id"},
+                                           {"event-type", "event_type_name"},
+                                           {"attempt", "attempt_id"}};
+    size_t o = (size_t)snprintf(out, outlen, "/api/v1");
+    const char *prev = "";
+    size_t prevlen = 0;
+    for (const char *p = pattern; *p && o < outlen;) {
+        size_t n = strcspn(p, "/");
+        if (n == 1 && *p == '*') {
+            const char *name = "id";
+            for (size_t i = 0; i < sizeof after / sizeof after[0]; i++)
+                if (strlen(after[i][0]) == prevlen && strncmp(after[i][0], prev, prevlen) == 0)
+                    name = after[i][1];
+            o += (size_t)snprintf(out + o, outlen - o, "/{%s}", name);
+            json_array_append_new(params, json_pack("{s:s, s:s, s:b, s:{s:s}}", "name", name, "in", "path", "required",
+                                                    1, "schema", "type", "string"));
+        } else {
+            o += (size_t)snprintf(out + o, outlen - o, "/%.*s", (int)n, p);
+            prev = p;
+            prevlen = n;
+        }
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+}
+
+static void lower(const char *in, char *out, size_t outlen)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < outlen; i++)
+        out[i] = (char)(in[i] >= 'A' && in[i] <= 'Z' ? in[i] + 32 : in[i]);
+    out[i] = '\0';
+}
+
+static json_t *operation(const struct api_route *rt, json_t *params)
+{
+    json_t *responses = json_object();
+    char code[8];
+    snprintf(code, sizeof code, "%d", rt->status);
+    json_t *ok = json_pack("{s:s}", "description", "success");
+    if (rt->response_schema) {
+        if (strncmp(rt->response_schema, "ListResponse", 12) == 0)
+            json_object_set_new(ok, "content",
+                                json_pack("{s:{s:o}}", "application/json", "schema",
+                                          list_schema(rt->response_schema + 12)));
+        else
+            json_object_set_new(ok, "content", content(rt->response_schema));
+    }
+    json_object_set_new(responses, code, ok);
+    static const int errors[] = {401, 403, 404, 409, 413, 429};
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        snprintf(code, sizeof code, "%d", errors[i]);
+        json_object_set_new(responses, code,
+                            json_pack("{s:s, s:o}", "description", "error", "content", content("HttpErrorOut")));
+    }
+    json_object_set_new(responses, "422",
+                        json_pack("{s:s, s:o}", "description", "validation error", "content",
+                                  content("HTTPValidationError")));
+    json_t *op = json_pack("{s:s, s:s, s:o, s:o}", "operationId", rt->op, "summary", rt->summary, "parameters",
+                           json_deep_copy(params), "responses", responses);
+    if (strcmp(rt->method, "POST") == 0)
+        json_array_append_new(json_object_get(op, "parameters"),
+                              json_pack("{s:s, s:s, s:b, s:{s:s}}", "name", "idempotency-key", "in", "header",
+                                        "required", 0, "schema", "type", "string"));
+    if (strcmp(rt->method, "GET") == 0 && rt->response_schema &&
+        strncmp(rt->response_schema, "ListResponse", 12) == 0) {
+        json_array_append_new(json_object_get(op, "parameters"),
+                              json_pack("{s:s, s:s, s:{s:s, s:i, s:i}}", "name", "limit", "in", "query", "schema",
+                                        "type", "integer", "minimum", 1, "maximum", API_LIMIT_MAX));
+        json_array_append_new(json_object_get(op, "parameters"), json_pack("{s:s, s:s, s:{s:s}}", "name", "iterator",
+                                                                           "in", "query", "schema", "type", "string"));
+    }
+    if (rt->request_schema)
+        json_object_set_new(op, "requestBody",
+                            json_pack("{s:b, s:o}", "required", 1, "content", content(rt->request_schema)));
+    return op;
+}
+
+json_t *api_openapi(void)
+{
+    json_t *paths = json_object();
+    for (size_t i = 0; i < api_nroutes; i++) {
+        const struct api_route *rt = &api_routes[i];
+        if (!rt->fn)
+            continue;
+        char path[256], method[8];
+        json_t *params = json_array();
+        openapi_path(rt->pattern, path, sizeof path, params);
+        json_t *item = json_object_get(paths, path);
+        if (!item) {
+            item = json_object();
+            json_object_set_new(paths, path, item);
+        }
+        lower(rt->method, method, sizeof method);
+        json_object_set_new(item, method, operation(rt, params));
+        json_decref(params);
+    }
+    json_t *comp = json_loads(schemas, 0, NULL);
+    return json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:[]}], s:o, s:{s:o, s:{s:{s:s, s:s}}}}", "openapi", "3.0.3",
+                     "info", "title", "hookd API (Svix-compatible)", "version", HOOKD_VERSION, "description",
+                     "The operations hookd implements of Svix's API; the others answer 501.", "security", "HTTPBearer",
+                     "paths", paths, "components", "schemas", comp ? comp : json_object(), "securitySchemes",
+                     "HTTPBearer", "type", "http", "scheme", "bearer");
+}

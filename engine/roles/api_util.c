@@ -1,0 +1,290 @@
+/* The API's shared helpers: answers in Svix's shapes, statements with
+ * their errors mapped to statuses, request fields, pagination and the
+ * resolution of an application in the token's scope. See api_internal.h.
+ * Everything here runs on a DB thread, on one request. */
+#include <event2/http.h>
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "config.h"
+#include "db.h"
+#include "log.h"
+#include "netguard.h"
+#include "query.h"
+#include "xmalloc.h"
+
+/* ---- answers ---- */
+
+void api_reply(struct api_req *r, int status, json_t *body)
+{
+    json_decref(r->reply);
+    r->status = status;
+    r->reply = body;
+}
+
+void api_error(struct api_req *r, int status, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    api_reply(r, status, json_pack("{s:s, s:s}", "code", code, "detail", msg));
+}
+
+void api_invalid(struct api_req *r, const char *where, const char *field, const char *msg, const char *type)
+{
+    if (r->status != 422 || !r->reply || !json_is_array(json_object_get(r->reply, "detail")))
+        api_reply(r, 422, json_pack("{s:[]}", "detail"));
+    json_t *loc = json_pack("[s]", where);
+    if (field)
+        json_array_append_new(loc, json_string(field));
+    json_array_append_new(json_object_get(r->reply, "detail"),
+                          json_pack("{s:o, s:s, s:s}", "loc", loc, "msg", msg, "type", type));
+}
+
+bool api_failed(const struct api_req *r)
+{
+    return r->status >= 300;
+}
+
+void api_not_found(struct api_req *r, const char *what)
+{
+    api_error(r, 404, "not_found", "%s not found", what);
+}
+
+void api_db_error(struct api_req *r, PGconn *conn, const PGresult *res, const char *what)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    if (state && strcmp(state, "23505") == 0) {
+        api_error(r, 409, "conflict", "%s already exists", what);
+        return;
+    }
+    if (state && (strcmp(state, "23514") == 0 || strcmp(state, "22P02") == 0 || strcmp(state, "22023") == 0 ||
+                  strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0 || strcmp(state, "22003") == 0)) {
+        api_invalid(r, "body", NULL, "a value is out of range or malformed", "value_error");
+        return;
+    }
+    if (state && strcmp(state, "23503") == 0) {
+        api_not_found(r, what);
+        return;
+    }
+    const char *msg = PQerrorMessage(conn);
+    if (db_unavailable(conn, res)) {
+        api_error(r, 503, "unavailable", "the database is unavailable");
+        return;
+    }
+    log_error("api.sql_failed", "op=%s sqlstate=%s error=\"%.*s\"", r->route->op, state ? state : "-",
+              (int)strcspn(msg, "\n"), msg);
+    api_error(r, 500, "server_error", "Internal Server Error");
+}
+
+PGresult *api_exec(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params)
+{
+    PGresult *res = query_prepared_raw(conn, q, params, NULL, NULL);
+    ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+    if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
+        return res;
+    api_db_error(r, conn, res, "the object");
+    PQclear(res);
+    return NULL;
+}
+
+json_t *api_row_json(const PGresult *res, int row, int col)
+{
+    if (row >= PQntuples(res) || PQgetisnull(res, row, col))
+        return NULL;
+    return json_loads(PQgetvalue(res, row, col), JSON_DECODE_ANY, NULL);
+}
+
+/* ---- the request ---- */
+
+const char *api_query(const struct api_req *r, const char *name)
+{
+    return evhttp_find_header((struct evkeyvalq *)&r->query, name);
+}
+
+int api_page(struct api_req *r, int *limit, const char **iterator)
+{
+    *limit = API_LIMIT_DEFAULT;
+    *iterator = api_query(r, "iterator");
+    const char *l = api_query(r, "limit");
+    if (l) {
+        char *end = NULL;
+        long v = strtol(l, &end, 10);
+        if (!*l || *end || v < 1 || v > API_LIMIT_MAX) {
+            api_invalid(r, "query", "limit", "Given limit must be between 1 and 250", "value_error");
+            return -1;
+        }
+        *limit = (int)v;
+    }
+    if (*iterator && !**iterator)
+        *iterator = NULL;
+    return 0;
+}
+
+void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, int limit)
+{
+    int n = PQntuples(res);
+    bool done = n <= limit;
+    int shown = done ? n : limit;
+    json_t *data = json_array();
+    for (int i = 0; i < shown; i++) {
+        json_t *item = api_row_json(res, i, col);
+        json_array_append_new(data, item ? item : json_null());
+    }
+    json_t *it = shown > 0 ? json_string(PQgetvalue(res, shown - 1, idcol)) : json_null();
+    json_t *prev = json_null(); /* backward pages are not served (README) */
+    api_reply(r, 200,
+              json_pack("{s:o, s:o, s:o, s:b}", "data", data, "iterator", it, "prevIterator", prev, "done", done));
+}
+
+bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid)
+{
+    const char *p[] = {id_or_uid, r->tenant};
+    PGresult *res = api_exec(conn, r, Q_API_APP_RESOLVE, p);
+    if (!res)
+        return false;
+    bool found = PQntuples(res) == 1;
+    if (found)
+        snprintf(r->app, sizeof r->app, "%s", PQgetvalue(res, 0, API_APP_RESOLVE_ID));
+    PQclear(res);
+    if (!found)
+        api_not_found(r, "Application");
+    return found;
+}
+
+/* ---- body fields ---- */
+
+static bool present(const json_t *o, const char *field, json_t **v)
+{
+    *v = o ? json_object_get(o, field) : NULL;
+    return *v && !json_is_null(*v);
+}
+
+const char *api_str(struct api_req *r, const json_t *o, const char *field, bool required)
+{
+    json_t *v;
+    if (!present(o, field, &v)) {
+        if (required)
+            api_invalid(r, "body", field, "field required", "value_error.missing");
+        return NULL;
+    }
+    if (!json_is_string(v)) {
+        api_invalid(r, "body", field, "str type expected", "type_error.str");
+        return NULL;
+    }
+    if (required && json_string_length(v) == 0) {
+        api_invalid(r, "body", field, "ensure this value has at least 1 characters", "value_error.any_str.min_length");
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+int64_t api_int(struct api_req *r, const json_t *o, const char *field, int64_t min, int64_t max)
+{
+    json_t *v;
+    if (!present(o, field, &v))
+        return -1;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "must be an integer from %lld to %lld", (long long)min, (long long)max);
+        api_invalid(r, "body", field, msg, "value_error.number");
+        return -1;
+    }
+    return json_integer_value(v);
+}
+
+int api_bool(struct api_req *r, const json_t *o, const char *field)
+{
+    json_t *v;
+    if (!present(o, field, &v))
+        return -1;
+    if (!json_is_boolean(v)) {
+        api_invalid(r, "body", field, "value could not be parsed to a boolean", "type_error.bool");
+        return -1;
+    }
+    return json_is_true(v);
+}
+
+char *api_object_text(struct api_req *r, const json_t *o, const char *field, bool values_str)
+{
+    json_t *v;
+    if (!present(o, field, &v))
+        return NULL;
+    if (!json_is_object(v)) {
+        api_invalid(r, "body", field, "value is not a valid dict", "type_error.dict");
+        return NULL;
+    }
+    const char *k;
+    json_t *x;
+    json_object_foreach(v, k, x)
+    {
+        if (values_str && !json_is_string(x)) {
+            api_invalid(r, "body", field, "every value must be a string", "type_error.str");
+            return NULL;
+        }
+    }
+    return json_dumps(v, JSON_COMPACT);
+}
+
+char *api_str_array_text(struct api_req *r, const json_t *o, const char *field)
+{
+    json_t *v;
+    if (!present(o, field, &v))
+        return NULL;
+    size_t i;
+    json_t *x;
+    if (!json_is_array(v)) {
+        api_invalid(r, "body", field, "value is not a valid list", "type_error.list");
+        return NULL;
+    }
+    json_array_foreach(v, i, x)
+    {
+        if (!json_is_string(x) || json_string_length(x) == 0) {
+            api_invalid(r, "body", field, "every item must be a non-empty string", "type_error.str");
+            return NULL;
+        }
+    }
+    return json_dumps(v, JSON_COMPACT);
+}
+
+bool api_check_url(struct api_req *r, const char *field, const char *url)
+{
+    struct netguard_url u;
+    char err[256];
+    if (netguard_parse_url(url, &u, err, sizeof err) != 0) {
+        api_invalid(r, "body", field, err, "value_error.url");
+        return false;
+    }
+    if (r->cfg->allow_private_networks)
+        return true;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(u.host, NULL, &hints, &res) != 0) {
+        api_invalid(r, "body", field, "the host does not resolve", "value_error.url.host");
+        return false;
+    }
+    bool bad = false;
+    for (struct addrinfo *ai = res; ai && !bad; ai = ai->ai_next)
+        bad = netguard_is_private(ai->ai_addr);
+    freeaddrinfo(res);
+    if (bad)
+        api_invalid(r, "body", field, "the URL resolves to a private, loopback or link-local address",
+                    "value_error.url.host");
+    return !bad;
+}
+
+bool api_check_uid(struct api_req *r, const char *field, const char *uid)
+{
+    size_t n = strlen(uid);
+    bool ok = n >= 1 && n <= 256 &&
+              strspn(uid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
+    if (!ok)
+        api_invalid(r, "body", field, "must be 1 to 256 characters of a-z, A-Z, 0-9, '-', '_' and '.'",
+                    "value_error.str.regex");
+    return ok;
+}
