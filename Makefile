@@ -38,7 +38,7 @@ TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*
 PYTEST   := /usr/bin/python3 -m pytest
 PYTEST_ARGS ?=
 
-.PHONY: all deps test unit integration asan valgrind bench bench-redis demo run format format-check check-layers clean services-stop fuzz chaos soak deb
+.PHONY: all deps test unit integration asan valgrind bench bench-redis bench-peers demo run format format-check check-layers clean services-stop fuzz chaos soak deb
 
 all: deps $(BUILD)/hookd
 
@@ -104,6 +104,12 @@ valgrind: deps $(BUILD)/hookd $(TOOLS)
 bench: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
+
+# The retry path, the peers (BullMQ, pg-boss) and the storm only: sections
+# 5, 6 and 7 of make bench, the table printed, docs/benchmarks.md left as it is.
+bench-peers: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test && scripts/node-deps.sh
+	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 # The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
 bench-redis: deps $(BUILD)/hookd $(TOOLS)

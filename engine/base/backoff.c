@@ -43,6 +43,9 @@ void backoff_policy_default(struct backoff_policy *p)
     p->nsteps = 3;
     p->max_attempts = 4;
     p->jitter_pct = 10;
+    p->circuit = true;
+    p->circuit_failures = 20;
+    p->circuit_probe_ms = 5 * MS_PER_S;
 }
 
 void defer_policy_default(struct defer_policy *p)
@@ -81,6 +84,10 @@ int backoff_policy_validate(const struct backoff_policy *p, char *err, size_t er
     }
     if (p->jitter_pct < 0 || p->jitter_pct > 100) {
         err_set(err, errlen, "jitter must be between 0 and 100%% (is %d%%)", p->jitter_pct);
+        return -1;
+    }
+    if (p->circuit && (p->circuit_failures < 1 || p->circuit_probe_ms <= 0)) {
+        err_set(err, errlen, "circuit_failures must be at least 1 and circuit_probe more than 0");
         return -1;
     }
     return 0;

@@ -11,6 +11,7 @@
 #ifndef HOOKD_BACKOFF_H
 #define HOOKD_BACKOFF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,14 @@ struct backoff_policy {
     int nsteps;
     int max_attempts;
     int jitter_pct;
+    /* Deliveries only (`[retry endpoint:NAME]`, defaults from [retry]): the
+     * endpoint's circuit. On, circuit_failures consecutive failures open it;
+     * while open nothing is sent to the endpoint and no attempt is spent;
+     * every circuit_probe one request probes it (half-open), and a success
+     * closes it. */
+    bool circuit;
+    int circuit_failures;
+    int64_t circuit_probe_ms;
 };
 
 /* Out-of-order events: schedule_ms[k] is the wait after the (k+1)-th deferral;
@@ -37,7 +46,7 @@ struct defer_policy {
     int64_t max_age_ms;
 };
 
-/* 1m, 5m, 15m; max_attempts 4; jitter 10%. */
+/* 1m, 5m, 15m; max_attempts 4; jitter 10%; circuit on, 20 failures, probe 5s. */
 void backoff_policy_default(struct backoff_policy *p);
 /* 5s, 30s, 2m, 5m; max_age 24h. */
 void defer_policy_default(struct defer_policy *p);

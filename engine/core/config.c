@@ -77,7 +77,14 @@ static const struct key_def hookd_keys[] = {
 #undef HK
 
 /* Bits of retry_override.set: which keys a `[retry X:Y]` section gave. */
-enum { SET_SCHEDULE = 1, SET_MAX_ATTEMPTS = 2, SET_JITTER = 4 };
+enum {
+    SET_SCHEDULE = 1,
+    SET_MAX_ATTEMPTS = 2,
+    SET_JITTER = 4,
+    SET_CIRCUIT = 8,
+    SET_CIRCUIT_FAILURES = 16,
+    SET_CIRCUIT_PROBE = 32
+};
 
 enum section_kind { SEC_NONE, SEC_HOOKD, SEC_RETRY, SEC_DEFER, SEC_OVERRIDE, SEC_PARTNER, SEC_MACHINE };
 
@@ -484,7 +491,39 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
         *set |= SET_JITTER;
         return backoff_parse_percent(v, &p->jitter_pct, err, errlen);
     }
-    snprintf(err, errlen, "unknown key '%s' in a retry section (expected schedule, max_attempts, jitter)", name);
+    if (strcmp(name, "circuit") == 0) {
+        *set |= SET_CIRCUIT;
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0) {
+            snprintf(err, errlen, "bad circuit '%s': expected on or off", v);
+            return -1;
+        }
+        p->circuit = strcmp(v, "on") == 0;
+        return 0;
+    }
+    if (strcmp(name, "circuit_failures") == 0) {
+        int64_t n;
+        *set |= SET_CIRCUIT_FAILURES;
+        if (parse_int(v, &n) != 0 || n < 1 || n > 100000) {
+            snprintf(err, errlen, "bad circuit_failures '%s': expected a whole number from 1 to 100000", v);
+            return -1;
+        }
+        p->circuit_failures = (int)n;
+        return 0;
+    }
+    if (strcmp(name, "circuit_probe") == 0) {
+        *set |= SET_CIRCUIT_PROBE;
+        if (backoff_parse_duration(v, &p->circuit_probe_ms, err, errlen) != 0)
+            return -1;
+        if (p->circuit_probe_ms < 10 || p->circuit_probe_ms > 24LL * 3600 * 1000) {
+            snprintf(err, errlen, "bad circuit_probe '%s': expected 10ms to 24h", v);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(err, errlen,
+             "unknown key '%s' in a retry section (expected schedule, max_attempts, jitter, circuit, circuit_failures,"
+             " circuit_probe)",
+             name);
     return -1;
 }
 
@@ -1282,12 +1321,20 @@ static int validate(struct parse_state *st)
             o->policy.max_attempts = c->retry.max_attempts;
         if (!(o->set & SET_JITTER))
             o->policy.jitter_pct = c->retry.jitter_pct;
+        if (!(o->set & SET_CIRCUIT))
+            o->policy.circuit = c->retry.circuit;
+        if (!(o->set & SET_CIRCUIT_FAILURES))
+            o->policy.circuit_failures = c->retry.circuit_failures;
+        if (!(o->set & SET_CIRCUIT_PROBE))
+            o->policy.circuit_probe_ms = c->retry.circuit_probe_ms;
         char what[160];
         snprintf(what, sizeof what, "[retry %s:%s]",
                  o->scope == RETRY_PARTNER ? "partner"
                  : o->scope == RETRY_EVENT ? "event"
                                            : "endpoint",
                  o->pattern);
+        if (o->scope != RETRY_ENDPOINT && (o->set & (SET_CIRCUIT | SET_CIRCUIT_FAILURES | SET_CIRCUIT_PROBE)))
+            return fail(st, o->line, "%s: circuit keys belong in [retry] or [retry endpoint:NAME]", what), -1;
         if (validate_retry(st, &o->policy, what, o->line) != 0)
             return -1;
     }
@@ -1586,11 +1633,17 @@ static void print_schedule(FILE *out, const int64_t *ms, int n)
     fputc('\n', out);
 }
 
-static void print_retry(FILE *out, const struct backoff_policy *p)
+static void print_retry(FILE *out, const struct backoff_policy *p, bool circuit)
 {
     fprintf(out, "schedule = ");
     print_schedule(out, p->schedule_ms, p->nsteps);
     fprintf(out, "max_attempts = %d\njitter = %d%%\n", p->max_attempts, p->jitter_pct);
+    if (!circuit)
+        return;
+    char probe[BACKOFF_DURATION_BUFLEN];
+    backoff_format_duration(p->circuit_probe_ms, probe, sizeof probe);
+    fprintf(out, "circuit = %s\ncircuit_failures = %d\ncircuit_probe = %s\n", p->circuit ? "on" : "off",
+            p->circuit_failures, probe);
 }
 
 static bool key_changed(const struct key_def *k, const struct hookd_config *a, const struct hookd_config *b)
@@ -1736,7 +1789,7 @@ void config_print(const struct hookd_config *c, FILE *out)
     char buf[BACKOFF_DURATION_BUFLEN];
     print_hookd(out, c);
     fprintf(out, "\n[retry]\n");
-    print_retry(out, &c->retry);
+    print_retry(out, &c->retry, true);
     fprintf(out, "\n[defer]\nschedule = ");
     print_schedule(out, c->defer.schedule_ms, c->defer.nsteps);
     backoff_format_duration(c->defer.max_age_ms, buf, sizeof buf);
@@ -1748,7 +1801,7 @@ void config_print(const struct hookd_config *c, FILE *out)
                 : o->scope == RETRY_EVENT ? "event"
                                           : "endpoint",
                 o->pattern);
-        print_retry(out, &o->policy);
+        print_retry(out, &o->policy, o->scope == RETRY_ENDPOINT);
     }
     for (size_t i = 0; i < c->npartners; i++) {
         const struct partner_config *p = &c->partners[i];

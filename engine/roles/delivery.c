@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "alert.h"
+#include "circuit.h"
 #include "clock.h"
 #include "db.h"
 #include "http_client.h"
@@ -63,6 +64,7 @@ struct delivery_item {
     struct delivery *d;
     enum stage stage;
     bool answered;
+    bool responded; /* the outcome came from http_client (an answer, or a transport error) */
     delivery_answered_fn on_answered;
     void *answered_arg;
     char id[40], event_id[40], endpoint_name[112];
@@ -79,6 +81,9 @@ struct delivery_item {
     int64_t duration_us;
     int64_t answered_ms;    /* wall clock when the receiver answered: delivered_at */
     int64_t retry_after_ms; /* -1: none */
+    int prev_attempts;      /* the row's attempts when loaded (or fanned out); -1: unknown */
+    int64_t due_ms;         /* claimed: when it was due (a parked item keeps that score) */
+    size_t batch_index;     /* in its record job (record_failures) */
     /* recorded */
     int attempts;
     bool dead, recorded;
@@ -105,6 +110,7 @@ struct delivery {
     struct hookd_ctx *ctx;
     struct alerter *alerter; /* borrowed */
     struct sched *sched;     /* owned: the delivery queue */
+    struct circuit *circuit; /* owned: the endpoints' circuits */
     struct evdns_base *dns;
     struct http_client *http;
     struct record_job *open; /* outcomes gathering for the next record job */
@@ -197,6 +203,18 @@ static int record_dead(PGconn *conn, struct delivery_item *it, const char *reaso
     return finish_event_if_done(conn, it->event_id, err, errlen);
 }
 
+/* The wait before the next attempt after the attempts-th failure of it:
+ * the endpoint's retry policy, stretched to the receiver's Retry-After
+ * (within RETRY_AFTER_MAX_MS); -1 when this failure dead-letters. */
+static int64_t retry_wait(const struct hookd_config *cfg, const struct delivery_item *it, int attempts)
+{
+    const struct backoff_policy *policy = config_retry_for_endpoint(cfg, it->endpoint_name);
+    int64_t wait = backoff_retry_delay(policy, attempts, rnd64());
+    if (wait >= 0 && it->retry_after_ms > wait)
+        wait = it->retry_after_ms < RETRY_AFTER_MAX_MS ? it->retry_after_ms : RETRY_AFTER_MAX_MS;
+    return wait;
+}
+
 /* Writes one outcome. Returns 0, or -1 with err (the savepoint rolls back). */
 static int record_one(PGconn *conn, const struct record_job *job, struct delivery_item *it, char *err, size_t errlen)
 {
@@ -253,12 +271,9 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
                                                             : "endpoint disabled",
                            err, errlen);
     }
-    const struct backoff_policy *policy = config_retry_for_endpoint(job->cfg, it->endpoint_name);
-    int64_t wait = backoff_retry_delay(policy, it->attempts, rnd64());
+    int64_t wait = retry_wait(job->cfg, it, it->attempts);
     if (wait < 0)
         return record_dead(conn, it, "retries exhausted", err, errlen);
-    if (it->retry_after_ms > wait)
-        wait = it->retry_after_ms < RETRY_AFTER_MAX_MS ? it->retry_after_ms : RETRY_AFTER_MAX_MS;
     char ms[24];
     snprintf(ms, sizeof ms, "%lld", (long long)wait);
     const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error, ms};
@@ -329,6 +344,105 @@ static int record_successes(PGconn *conn, struct record_job *job, char *err, siz
     return rc;
 }
 
+/* Plain failures that will be retried (the common failure), recorded
+ * set-wise in one statement for the whole job (delivery_record_failures):
+ * attempt rows, RETRYING and due times. Left to record_one: the last
+ * attempt (dead-lettered), 410, a disabled or deleted endpoint, an item
+ * whose attempts are unknown or appear twice in the job, and any delivery
+ * the statement did not find as loaded. Returns 0, or -1 (the caller rolls
+ * back to its savepoint and records them one by one). */
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(struct delivery_item *const *)a)->id, (*(struct delivery_item *const *)b)->id);
+}
+
+static int record_failures(PGconn *conn, struct record_job *job, char *err, size_t errlen)
+{
+    struct delivery_item **f = xcalloc(job->n + 1, sizeof *f);
+    int64_t *wait = xcalloc(job->n + 1, sizeof *wait);
+    size_t n = 0;
+    for (size_t i = 0; i < job->n; i++) {
+        struct delivery_item *it = job->items[i];
+        it->batch_index = i;
+        if (it->kind == R_FAILED && !it->recorded && it->prev_attempts >= 0)
+            f[n++] = it;
+    }
+    /* The same delivery twice in one job (handed out twice): one by one. */
+    qsort(f, n, sizeof *f, by_id);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool dup = (i > 0 && strcmp(f[i - 1]->id, f[i]->id) == 0) ||
+                   (i + 1 < n && strcmp(f[i + 1]->id, f[i]->id) == 0);
+        int64_t w = dup ? -1 : retry_wait(job->cfg, f[i], f[i]->prev_attempts + 1);
+        if (w < 0)
+            continue; /* the last attempt: dead-lettered one by one */
+        wait[m] = w;
+        f[m++] = f[i];
+    }
+    enum { F_ID, F_PREV, F_CODE, F_DUR, F_ERROR, F_EXCERPT, F_WAIT, F_I, NF };
+    static const unsigned oids[NF] = {DB_OID_UUID, DB_OID_INT4, DB_OID_INT4, DB_OID_FLOAT8,
+                                      DB_OID_TEXT, DB_OID_TEXT, DB_OID_INT8, DB_OID_INT4};
+    struct db_array a[NF];
+    for (int k = 0; k < NF; k++)
+        db_array_init(&a[k], oids[k], m);
+    int rc = 0;
+    for (size_t j = 0; j < m; j++) {
+        const struct delivery_item *it = f[j];
+        if (db_array_uuid(&a[F_ID], it->id) != 0)
+            rc = -1; /* cannot come from Postgres */
+        db_array_int4(&a[F_PREV], it->prev_attempts);
+        if (it->status)
+            db_array_int4(&a[F_CODE], it->status);
+        else
+            db_array_null(&a[F_CODE]);
+        db_array_float8(&a[F_DUR], (double)it->duration_us / 1000.0);
+        if (it->error)
+            db_array_text(&a[F_ERROR], it->error);
+        else
+            db_array_null(&a[F_ERROR]);
+        if (it->excerpt)
+            db_array_text(&a[F_EXCERPT], it->excerpt);
+        else
+            db_array_null(&a[F_EXCERPT]);
+        db_array_int8(&a[F_WAIT], wait[j]);
+        db_array_int4(&a[F_I], (int32_t)it->batch_index);
+    }
+    if (rc != 0)
+        snprintf(err, errlen, "a delivery id that is not one");
+    if (rc == 0 && m > 0) {
+        const char *p[NF + 1];
+        int len[NF + 1], fmt[NF + 1];
+        for (int k = 0; k < NF; k++) {
+            p[k] = a[k].buf;
+            len[k] = (int)a[k].len;
+            fmt[k] = 1;
+        }
+        p[NF] = job->worker_id;
+        len[NF] = 0;
+        fmt[NF] = 0;
+        PGresult *r = query_prepared_fmt(conn, Q_DELIVERY_RECORD_FAILURES, p, len, fmt, err, errlen);
+        if (r) {
+            for (int row = 0; row < PQntuples(r); row++) {
+                long i = atol(PQgetvalue(r, row, DELIVERY_RECORD_FAILURES_I));
+                if (i < 0 || (size_t)i >= job->n)
+                    continue;
+                struct delivery_item *it = job->items[i];
+                it->recorded = true;
+                it->attempts = it->prev_attempts + 1;
+                it->next_due_ms = strtoll(PQgetvalue(r, row, DELIVERY_RECORD_FAILURES_DUE_MS), NULL, 10);
+            }
+            PQclear(r);
+        } else {
+            rc = -1;
+        }
+    }
+    for (int k = 0; k < NF; k++)
+        free(a[k].buf);
+    free(f);
+    free(wait);
+    return rc;
+}
+
 /* Every savepoint command is checked: one that fails leaves the
  * transaction aborted, and a COMMIT then would roll back everything while
  * answering OK. The job is abandoned instead (not committed: every item is
@@ -348,6 +462,17 @@ static void work_record(PGconn *conn, void *arg)
             goto abandon;
         for (size_t i = 0; i < job->n; i++)
             job->items[i]->recorded = false;
+    }
+    if (db_command(conn, "SAVEPOINT failures", err, sizeof err) != 0)
+        goto abandon;
+    if (record_failures(conn, job, err, sizeof err) != 0) {
+        log_warn("delivery.record_failed", "batch=%zu error=\"%s\" note=\"recording failures one by one\"", job->n,
+                 err);
+        if (db_command(conn, "ROLLBACK TO SAVEPOINT failures", err, sizeof err) != 0)
+            goto abandon;
+        for (size_t i = 0; i < job->n; i++)
+            if (job->items[i]->kind == R_FAILED)
+                job->items[i]->recorded = false;
     }
     for (size_t i = 0; i < job->n; i++) {
         struct delivery_item *it = job->items[i];
@@ -511,15 +636,30 @@ static char *excerpt(const char *body, size_t len)
     return out;
 }
 
+/* The outcome for the endpoint's circuit: 2xx closes, and a failure that
+ * says the endpoint is unwell (no answer, 5xx, 408, 429) counts; other 4xx
+ * (and 410) are about the message, not the endpoint. */
+static void note_circuit(struct delivery *d, const struct delivery_item *it, const struct http_client_result *res)
+{
+    if (!config_retry_for_endpoint(d->ctx->cfg, it->endpoint_name)->circuit)
+        return;
+    bool ok = !res->error && res->status >= 200 && res->status < 300;
+    bool bad = res->error || res->status >= 500 || res->status == 408 || res->status == 429;
+    if (ok || bad)
+        circuit_note(d->circuit, it->endpoint_name, ok);
+}
+
 static void on_response(const struct http_client_result *res, void *arg)
 {
     struct delivery_item *it = arg;
+    it->responded = true;
     it->status = res->status;
     it->duration_us = res->duration_us;
     it->answered_ms = clock_wall_ms();
     histogram_observe(&it->d->ctx->stats.delivery_seconds, (double)res->duration_us / 1e6);
     it->excerpt = res->body_len ? excerpt(res->body, res->body_len) : NULL;
     it->retry_after_ms = parse_retry_after(res->retry_after);
+    note_circuit(it->d, it, res);
     if (res->error) {
         it->kind = R_FAILED;
         it->error = xstrdup(res->error);
@@ -674,16 +814,89 @@ static void work_load(PGconn *conn, void *arg)
                               : xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_PREVIOUS_SECRET));
         it->timeout_ms = atoi(PQgetvalue(r, row, DELIVERY_LOAD_TIMEOUT_MS));
         it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
+        it->prev_attempts = atoi(PQgetvalue(r, row, DELIVERY_LOAD_ATTEMPTS));
     }
     PQclear(r);
+}
+
+/* Claimed deliveries of one endpoint whose circuit is open, asked about. */
+struct park_group {
+    struct delivery *d;
+    struct delivery_item **items;
+    size_t n;
+};
+
+static void on_parked(void *arg, bool ok, char **send, size_t nsend)
+{
+    struct park_group *g = arg;
+    struct delivery *d = g->d;
+    for (size_t i = 0; i < g->n; i++) {
+        struct delivery_item *it = g->items[i];
+        bool go = false;
+        for (size_t k = 0; ok && k < nsend && !go; k++)
+            go = strcmp(send[k], it->id) == 0;
+        if (!ok) { /* Redis not asked: not sent, due again soon */
+            it->kind = R_SKIP_LATER;
+            finish(d, it);
+        } else if (go) { /* the probe, or the circuit closed meanwhile */
+            send_item(d, it);
+        } else { /* parked: out of inflight already, no attempt spent */
+            log_debug("delivery.parked", "id=%s endpoint=%s", it->id, it->endpoint_name);
+            sched_done(d->sched, it->id, -1);
+            d->pending--;
+            item_free(it);
+        }
+    }
+    free(g->items);
+    free(g);
+}
+
+/* items[i] and the later items of its endpoint, whose circuit this worker
+ * believes open, are not sent: circuit_park decides (they wait parked, or
+ * one is the probe). */
+static void park(struct delivery *d, struct delivery_item **items, size_t n, size_t i)
+{
+    struct delivery_item *it = items[i];
+    struct park_group *g = xcalloc(1, sizeof *g);
+    g->d = d;
+    g->items = xcalloc(n - i, sizeof *g->items);
+    char **ids = xcalloc(n - i, sizeof *ids);
+    int64_t *due = xcalloc(n - i, sizeof *due);
+    for (size_t k = i; k < n; k++) {
+        struct delivery_item *o = items[k];
+        if (o->kind != R_FAILED || strcmp(o->endpoint_name, it->endpoint_name) != 0)
+            continue;
+        ids[g->n] = o->id;
+        due[g->n] = o->due_ms;
+        g->items[g->n++] = o;
+    }
+    circuit_park(d->circuit, it->endpoint_name, ids, due, g->n, on_parked, g);
+    free(ids);
+    free(due);
 }
 
 static void done_load(void *arg)
 {
     struct load_job *job = arg;
     struct delivery *d = job->d;
+    /* Items handed to a park group leave the loop's hands: marked taken. */
+    bool *taken = xcalloc(job->n + 1, sizeof *taken);
+    for (size_t i = 0; job->ok && i < job->n; i++) {
+        struct delivery_item *it = job->items[i];
+        if (it->kind != R_FAILED || taken[i])
+            continue;
+        if (!delivery_endpoint_circuit_open(d, it->endpoint_name))
+            continue;
+        for (size_t k = i + 1; k < job->n; k++)
+            if (job->items[k]->kind == R_FAILED && strcmp(job->items[k]->endpoint_name, it->endpoint_name) == 0)
+                taken[k] = true;
+        taken[i] = true;
+        park(d, job->items, job->n, i);
+    }
     for (size_t i = 0; i < job->n; i++) {
         struct delivery_item *it = job->items[i];
+        if (taken[i])
+            continue;
         if (!job->ok) {
             it->kind = R_SKIP_LATER;
             finish(d, it);
@@ -697,6 +910,7 @@ static void done_load(void *arg)
             send_item(d, it);
         }
     }
+    free(taken);
     free(job->items);
     free(job);
 }
@@ -704,7 +918,6 @@ static void done_load(void *arg)
 /* sched_process_fn of the delivery queue. */
 static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
 {
-    (void)due_ms;
     (void)s;
     struct delivery *d = arg;
     struct load_job *job = xcalloc(1, sizeof *job);
@@ -715,6 +928,8 @@ static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *du
         struct delivery_item *it = xcalloc(1, sizeof *it);
         it->d = d;
         it->retry_after_ms = -1;
+        it->prev_attempts = -1;
+        it->due_ms = due_ms[i];
         snprintf(it->id, sizeof it->id, "%s", ids[i]);
         job->items[i] = it;
     }
@@ -733,6 +948,7 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
     it->on_answered = fn;
     it->answered_arg = arg;
     it->retry_after_ms = -1;
+    it->prev_attempts = 0; /* a new row */
     it->kind = R_FAILED;
     snprintf(it->id, sizeof it->id, "%s", t->id);
     snprintf(it->event_id, sizeof it->event_id, "%s", t->event_id);
@@ -759,6 +975,9 @@ void delivery_item_outcome(const struct delivery_item *it, struct delivery_outco
     out->answered_ms = it->answered_ms;
     out->duration_ms = (double)it->duration_us / 1000.0;
     out->excerpt = it->excerpt;
+    out->error = it->error;
+    out->retry_wait_ms = it->answered && it->kind == R_FAILED && it->responded ? retry_wait(it->d->ctx->cfg, it, 1)
+                                                                               : -1;
 }
 
 void delivery_first_close(struct delivery_item *it)
@@ -771,6 +990,10 @@ void delivery_first_settle(struct delivery *d, struct delivery_item **items, con
 {
     char **adopt = xcalloc(n + 1, sizeof *adopt);
     size_t nadopt = 0;
+    char **due_ids = xcalloc(n + 1, sizeof *due_ids);
+    int64_t *due = xcalloc(n + 1, sizeof *due);
+    size_t ndue = 0;
+    int64_t now = clock_wall_ms();
     for (size_t i = 0; i < n; i++) {
         struct delivery_item *it = items[i];
         it->stage = ST_CLOSED;
@@ -778,6 +1001,16 @@ void delivery_first_settle(struct delivery *d, struct delivery_item **items, con
             adopt[nadopt++] = it->id;
         } else if (fates[i] == DELIVERY_RECORDED) {
             it->attempts = 1;
+            report(d, it);
+            d->pending--;
+            item_free(it);
+        } else if (fates[i] == DELIVERY_RETRY) {
+            struct delivery_outcome o;
+            delivery_item_outcome(it, &o);
+            it->attempts = 1;
+            it->next_due_ms = now + (o.retry_wait_ms > 0 ? o.retry_wait_ms : 0);
+            due_ids[ndue] = xstrdup(it->id);
+            due[ndue++] = it->next_due_ms;
             report(d, it);
             d->pending--;
             item_free(it);
@@ -791,6 +1024,12 @@ void delivery_first_settle(struct delivery *d, struct delivery_item **items, con
     if (nadopt > 0)
         sched_adopt(d->sched, adopt, nadopt);
     free(adopt);
+    if (ndue > 0) /* one seed call for the pass: Redis says when, the rows are written */
+        sched_seed(d->ctx, "delivery", due_ids, due, ndue, false);
+    for (size_t i = 0; i < ndue; i++)
+        free(due_ids[i]);
+    free(due_ids);
+    free(due);
     for (size_t i = 0; i < n; i++) {
         if (fates[i] != DELIVERY_ADOPT)
             continue;
@@ -810,6 +1049,32 @@ size_t delivery_inflight(const struct delivery *d)
     return sched_inflight(d->sched);
 }
 
+void delivery_park_fanned_out(struct delivery *d, char **ids, char **endpoint_names, size_t n)
+{
+    bool *done = xcalloc(n + 1, sizeof *done);
+    char **group = xcalloc(n + 1, sizeof *group);
+    for (size_t i = 0; i < n; i++) {
+        if (done[i] || !delivery_endpoint_circuit_open(d, endpoint_names[i]))
+            continue;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++) {
+            if (!done[j] && strcmp(endpoint_names[j], endpoint_names[i]) == 0) {
+                done[j] = true;
+                group[k++] = ids[j];
+            }
+        }
+        circuit_park_due(d->circuit, endpoint_names[i], group, k);
+    }
+    free(done);
+    free(group);
+}
+
+bool delivery_endpoint_circuit_open(const struct delivery *d, const char *endpoint_name)
+{
+    return circuit_is_open(d->circuit, endpoint_name) &&
+           config_retry_for_endpoint(d->ctx->cfg, endpoint_name)->circuit;
+}
+
 size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name)
 {
     return http_client_key_backlog(d->http, endpoint_name);
@@ -825,6 +1090,70 @@ static void client_config(const struct hookd_config *cfg, struct http_client_con
         .user_agent = "hookd/" HOOKD_VERSION,
         .headers_at_send = headers_at_send,
     };
+}
+
+/* ---- a circuit closed: the endpoint's backlog due now ----------------------- */
+
+struct release_job {
+    struct delivery *d;
+    bool opened; /* the circuit opened: park what waits; else closed: release */
+    char endpoint[112];
+    char **ids;
+    int64_t *due;
+    size_t n;
+};
+
+static void work_release(PGconn *conn, void *arg)
+{
+    struct release_job *job = arg;
+    char err[256];
+    const char *p[] = {job->endpoint};
+    enum query_id q = job->opened ? Q_DELIVERY_ENDPOINT_OPEN_IDS : Q_DELIVERY_RELEASE_ENDPOINT;
+    PGresult *r = conn ? query_prepared(conn, q, p, err, sizeof err) : NULL;
+    if (!r) {
+        log_warn("delivery.release_failed", "endpoint=%s opened=%s error=\"%s\"", job->endpoint,
+                 job->opened ? "true" : "false", conn ? err : "no connection");
+        return;
+    }
+    job->n = (size_t)PQntuples(r);
+    job->ids = xcalloc(job->n + 1, sizeof *job->ids);
+    job->due = xcalloc(job->n + 1, sizeof *job->due);
+    for (size_t i = 0; i < job->n; i++) {
+        job->ids[i] = xstrdup(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_ID));
+        job->due[i] = job->opened ? 0 : strtoll(PQgetvalue(r, (int)i, DELIVERY_RELEASE_ENDPOINT_DUE_MS), NULL, 10);
+    }
+    PQclear(r);
+}
+
+static void done_release(void *arg)
+{
+    struct release_job *job = arg;
+    log_info(job->opened ? "delivery.backlog_parked" : "delivery.backlog_released", "endpoint=%s deliveries=%zu",
+             job->endpoint, job->n);
+    if (job->opened && !job->d->stopping)
+        circuit_park_due(job->d->circuit, job->endpoint, job->ids, job->n);
+    for (size_t off = 0; !job->opened && off < job->n; off += 1000) /* seed calls of bounded size */
+        sched_seed(job->d->ctx, "delivery", job->ids + off, job->due + off, job->n - off < 1000 ? job->n - off : 1000,
+                   false);
+    for (size_t i = 0; i < job->n; i++)
+        free(job->ids[i]);
+    free(job->ids);
+    free(job->due);
+    free(job);
+}
+
+/* circuit_closed_fn: this worker's report closed (or opened) the endpoint's
+ * circuit. */
+static void on_circuit_closed(void *arg, const char *endpoint_name, bool opened)
+{
+    struct delivery *d = arg;
+    if (d->stopping)
+        return;
+    struct release_job *job = xcalloc(1, sizeof *job);
+    job->d = d;
+    job->opened = opened;
+    snprintf(job->endpoint, sizeof job->endpoint, "%s", endpoint_name);
+    db_pool_submit(d->ctx->db, work_release, done_release, job);
 }
 
 struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, char *err, size_t errlen)
@@ -848,6 +1177,7 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     }
     d->flush_ev = event_new(ctx->base, -1, 0, on_flush, d);
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
+    d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
     return d;
 }
 
@@ -882,6 +1212,7 @@ void delivery_free(struct delivery *d)
     event_base_loop(d->ctx->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
     evdns_base_free(d->dns, 0);
     event_free(d->flush_ev);
+    circuit_free(d->circuit);
     sched_free(d->sched);
     free(d);
 }

@@ -41,6 +41,13 @@ void delivery_free(struct delivery *d);
 size_t delivery_pending(const struct delivery *d);
 /* Deliveries claimed from the queue (or adopted) and not yet finished. */
 size_t delivery_inflight(const struct delivery *d);
+/* Whether the endpoint's circuit is open (circuit.h): send nothing to it
+ * inline. */
+bool delivery_endpoint_circuit_open(const struct delivery *d, const char *endpoint_name);
+/* New deliveries just scheduled (sched_seed) by a fan-out, unsent: those
+ * of an endpoint whose circuit is open are parked at once rather than
+ * claimed, loaded and parked one by one. ids and endpoint_names borrowed. */
+void delivery_park_fanned_out(struct delivery *d, char **ids, char **endpoint_names, size_t n);
 /* Requests to one endpoint on the wire or waiting for a connection. */
 size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name);
 
@@ -48,9 +55,12 @@ size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_
  * A fan-out pass sends each new delivery once while its transaction still
  * holds the claimed events, then inserts the delivery rows in that same
  * transaction: a delivery whose first attempt succeeded is inserted
- * SUCCEEDED (with its attempt row) and never touches Redis. One that failed,
- * or is still on the wire when the pass stops waiting, is inserted PENDING
- * and, after the commit, joins the regular path above as if claimed. */
+ * SUCCEEDED (with its attempt row) and never touches Redis; one whose first
+ * attempt failed plainly is inserted RETRYING with its attempt row and
+ * scheduled at its retry's due time. One that failed otherwise (410, a bad
+ * URL), or is still on the wire when the pass stops waiting, is inserted
+ * PENDING and, after the commit, joins the regular path above as if
+ * claimed. */
 
 struct delivery_item;
 
@@ -87,7 +97,10 @@ struct delivery_outcome {
     int status;     /* HTTP status, 0 for none */
     int64_t answered_ms;
     double duration_ms;
-    const char *excerpt; /* may be NULL */
+    const char *excerpt;   /* may be NULL */
+    const char *error;     /* a failure's error text */
+    int64_t retry_wait_ms; /* a plain failure that is retried (not 410, not the last attempt, no open
+                              circuit decision needed): the wait before attempt 2; -1 otherwise */
 };
 void delivery_item_outcome(const struct delivery_item *it, struct delivery_outcome *out);
 
@@ -97,6 +110,7 @@ void delivery_first_close(struct delivery_item *it);
 enum delivery_fate {
     DELIVERY_RECORDED, /* inserted SUCCEEDED: counted and freed */
     DELIVERY_ADOPT,    /* inserted PENDING: leased in Redis, outcome recorded by the regular path */
+    DELIVERY_RETRY,    /* inserted RETRYING with its failed attempt (retry_wait_ms): scheduled, freed */
     DELIVERY_FORGET,   /* no row (the pass rolled back, or the row already existed): dropped */
 };
 /* After the pass's transaction ended: each item's fate. Takes ownership of

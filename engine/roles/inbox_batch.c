@@ -63,21 +63,6 @@ static PGresult *stmt(struct batch *b, enum query_id q, const char *const *param
     return query_prepared_fmt(b->conn, q, params, lengths, binary, b->err, sizeof b->err);
 }
 
-static int stmt_json(struct batch *b, enum query_id q, json_t *arr, PGresult **out)
-{
-    char *text = json_dumps(arr, JSON_COMPACT);
-    const char *p[] = {text};
-    PGresult *r = stmt(b, q, p, NULL, NULL);
-    free(text);
-    if (!r)
-        return -1;
-    if (out)
-        *out = r;
-    else
-        PQclear(r);
-    return 0;
-}
-
 static struct inbox_item *item_by_id(struct batch *b, json_t *index, const char *id)
 {
     json_t *v = json_object_get(index, id);
@@ -449,53 +434,45 @@ static json_t *row_update(const struct batch *b, size_t i)
     return o;
 }
 
+/* The verdicts, their attempt rows and the dead letters of the batch in one
+ * statement (inbox_batch_update_rows): a failed evaluation that is retried
+ * costs its share of one round trip, like any other verdict. */
 static int write_rows(struct batch *b, json_t *index, int64_t started_us)
 {
     struct inbox_job *job = b->job;
-    json_t *rows = json_array(), *dead = json_array(), *attempts = json_array();
+    json_t *rows = json_array();
     for (size_t i = 0; i < job->n; i++) {
         struct inbox_item *it = &job->items[i];
         if (!evaluated(it))
             continue;
-        json_array_append_new(rows, row_update(b, i));
+        json_t *o = row_update(b, i);
         bool failed = it->outcome == OUT_RETRY || it->outcome == OUT_DEAD || it->outcome == OUT_DEFERRED;
-        json_array_append_new(attempts,
-                              json_pack("{s:s, s:s, s:o}", "id", it->id, "outcome", inbox_outcome_names[it->outcome],
-                                        "error", failed && it->error ? json_string(it->error) : json_null()));
+        json_object_set_new(o, "a_outcome", json_string(inbox_outcome_names[it->outcome]));
+        json_object_set_new(o, "a_error", failed && it->error ? json_string(it->error) : json_null());
         if (it->outcome == OUT_DEAD)
-            json_array_append_new(dead, json_pack("{s:s, s:s, s:i, s:s?}", "id", it->id, "reason", it->dead_reason,
-                                                  "attempts", it->attempts, "error", it->error));
+            json_object_set_new(o, "dl_reason", json_string(it->dead_reason ? it->dead_reason : "dead"));
+        json_array_append_new(rows, o);
     }
-    int rc = 0;
     size_t n = json_array_size(rows);
-    PGresult *r = NULL;
-    if (n && stmt_json(b, Q_INBOX_BATCH_UPDATE_ROWS, rows, &r) != 0)
-        rc = -1;
-    if (r) {
-        for (int k = 0; k < PQntuples(r); k++) {
+    int rc = 0;
+    if (n) {
+        /* One evaluation of many: each attempt is charged its share. */
+        char dur[32];
+        snprintf(dur, sizeof dur, "%.3f", (double)(clock_mono_us() - started_us) / 1000.0 / (double)n);
+        char *text = json_dumps(rows, JSON_COMPACT);
+        const char *p[] = {text, dur, job->worker_id};
+        PGresult *r = stmt(b, Q_INBOX_BATCH_UPDATE_ROWS, p, NULL, NULL);
+        free(text);
+        if (!r)
+            rc = -1;
+        for (int k = 0; r && k < PQntuples(r); k++) {
             struct inbox_item *it = item_by_id(b, index, PQgetvalue(r, k, INBOX_BATCH_UPDATE_ROWS_ID));
             if (it)
                 it->next_due_ms = strtoll(PQgetvalue(r, k, INBOX_BATCH_UPDATE_ROWS_DUE_MS), NULL, 10);
         }
         PQclear(r);
     }
-    if (rc == 0 && json_array_size(dead) && stmt_json(b, Q_INBOX_BATCH_DEAD_LETTERS, dead, NULL) != 0)
-        rc = -1;
-    if (rc == 0 && n) {
-        /* One evaluation of many: each attempt is charged its share. */
-        char dur[32];
-        snprintf(dur, sizeof dur, "%.3f", (double)(clock_mono_us() - started_us) / 1000.0 / (double)n);
-        char *text = json_dumps(attempts, JSON_COMPACT);
-        const char *p[] = {text, dur, job->worker_id};
-        PGresult *a = stmt(b, Q_INBOX_BATCH_ATTEMPTS, p, NULL, NULL);
-        free(text);
-        if (!a)
-            rc = -1;
-        PQclear(a);
-    }
     json_decref(rows);
-    json_decref(dead);
-    json_decref(attempts);
     return rc;
 }
 

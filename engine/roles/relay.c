@@ -69,7 +69,7 @@ _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                "read_claim reads both claims alike");
 
 /* relay_settle's parameters, in order. */
-enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, NPARAMS };
+enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, P_ERROR, NPARAMS };
 
 struct pass;
 
@@ -111,6 +111,8 @@ struct row {
     int64_t answered_ms;
     double duration_ms;
     char *excerpt;
+    char *error;           /* a failure written RETRYING with its attempt (retry_wait_ms >= 0) */
+    int64_t retry_wait_ms; /* -1: not a plain failure to retry */
     bool inserted;
 };
 
@@ -189,6 +191,7 @@ static void rows_free(struct pass *p)
         free(row->secret);
         free(row->prev_secret);
         free(row->excerpt);
+        free(row->error);
     }
     free(p->rows);
     p->rows = NULL;
@@ -373,7 +376,8 @@ static bool inline_ok(struct relay *r, const struct row *row)
 {
     struct delivery *d = r->delivery;
     return r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
-           delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT;
+           delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT &&
+           !delivery_endpoint_circuit_open(d, row->name);
 }
 
 /* Requests posted per loop turn: posting a whole pass at once kept the
@@ -458,6 +462,7 @@ static int build_params(struct pass *p)
     db_array_init(&a[P_EXCERPT], DB_OID_TEXT, n);
     db_array_init(&a[P_WAIT], DB_OID_INT8, n);
     db_array_init(&a[P_EVENTS], DB_OID_TID, p->nevents);
+    db_array_init(&a[P_ERROR], DB_OID_TEXT, n);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         struct row *row = &p->rows[i];
@@ -473,7 +478,24 @@ static int build_params(struct pass *p)
             else
                 db_array_null(&a[P_EXCERPT]);
             db_array_int8(&a[P_WAIT], 0);
+            db_array_null(&a[P_ERROR]);
+        } else if (row->error) {
+            /* a failure answered in the window: RETRYING with its attempt row,
+             * due after the endpoint's retry wait */
+            if (row->status)
+                db_array_int4(&a[P_CODE], row->status);
+            else
+                db_array_null(&a[P_CODE]);
+            db_array_null(&a[P_AT]);
+            db_array_float8(&a[P_DUR], row->duration_ms);
+            if (row->excerpt)
+                db_array_text(&a[P_EXCERPT], row->excerpt);
+            else
+                db_array_null(&a[P_EXCERPT]);
+            db_array_int8(&a[P_WAIT], row->retry_wait_ms);
+            db_array_text(&a[P_ERROR], row->error);
         } else {
+            db_array_null(&a[P_ERROR]);
             db_array_null(&a[P_CODE]);
             db_array_null(&a[P_AT]);
             db_array_null(&a[P_DUR]);
@@ -566,12 +588,15 @@ static void close_window(struct pass *p)
         struct delivery_outcome o;
         delivery_item_outcome(row->item, &o);
         row->succeeded = o.succeeded;
-        if (o.succeeded) {
+        row->retry_wait_ms = o.retry_wait_ms;
+        if (o.succeeded || o.retry_wait_ms >= 0) {
             row->status = o.status;
             row->answered_ms = o.answered_ms;
             row->duration_ms = o.duration_ms;
             row->excerpt = o.excerpt ? xstrdup(o.excerpt) : NULL;
         }
+        if (!o.succeeded && o.retry_wait_ms >= 0)
+            row->error = xstrdup(o.error ? o.error : "failed");
     }
     p->lease_ms = p->r->ctx->cfg->lease;
     snprintf(p->worker_id, sizeof p->worker_id, "%s", p->r->ctx->id);
@@ -654,6 +679,7 @@ static void done_settle(void *arg)
     struct delivery_item **items = xcalloc(p->nrows + 1, sizeof *items);
     enum delivery_fate *fates = xcalloc(p->nrows + 1, sizeof *fates);
     char **due_ids = xcalloc(p->nrows + 1, sizeof *due_ids);
+    char **due_names = xcalloc(p->nrows + 1, sizeof *due_names);
     int64_t *due = xcalloc(p->nrows + 1, sizeof *due);
     size_t nitems = 0, ndue = 0;
     int64_t now = clock_wall_ms();
@@ -662,21 +688,28 @@ static void done_settle(void *arg)
         bool in = p->ok && row->inserted;
         if (row->item) {
             items[nitems] = row->item;
-            fates[nitems++] = !in ? DELIVERY_FORGET : row->succeeded ? DELIVERY_RECORDED : DELIVERY_ADOPT;
+            fates[nitems++] = !in              ? DELIVERY_FORGET
+                              : row->succeeded ? DELIVERY_RECORDED
+                              : row->error     ? DELIVERY_RETRY
+                                               : DELIVERY_ADOPT;
         } else if (in) {
             due_ids[ndue] = row->id;
+            due_names[ndue] = row->name;
             due[ndue++] = now;
         }
     }
     delivery_first_settle(r->delivery, items, fates, nitems);
-    if (ndue > 0)
+    if (ndue > 0) {
         sched_seed(r->ctx, "delivery", due_ids, due, ndue, false);
+        delivery_park_fanned_out(r->delivery, due_ids, due_names, ndue); /* open circuits: parked at once */
+    }
     if (p->ok)
         log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s",
                   p->nevents, p->nrows, ndue, p->bounded ? "true" : "false");
     free(items);
     free(fates);
     free(due_ids);
+    free(due_names);
     free(due);
     pass_end(p);
 }

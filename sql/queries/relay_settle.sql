@@ -1,6 +1,7 @@
 -- In the claim's transaction: one delivery row per (event, endpoint) -
 -- SUCCEEDED with its attempt row when the first attempt answered 2xx (`at`
--- set), PENDING otherwise, due after wait_ms - and the events fanned out;
+-- set), RETRYING with its failed attempt row when it failed plainly (`error`
+-- set), PENDING otherwise; due after wait_ms - and the events fanned out;
 -- processed unless one of their deliveries is still open (one written now,
 -- or one that existed before: an event fanned out again by hand). Times are
 -- the statement's, not the transaction's: the claim began up to a window
@@ -10,21 +11,25 @@
 -- parameters: $1 = delivery ids, $2 = event ids, $3 = endpoint ids (uuid[]),
 --   $4 = status codes (int[]), $5 = answered at, epoch ms (bigint[]), $6 = durations, ms (float8[]),
 --   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the events' tuple ids (tid[]),
---   $10 = worker id; the arrays binary, NULL elements where there was no answer
+--   $10 = worker id, $11 = errors of failed first attempts (text[]); the arrays binary, NULL elements
+--   where there was no answer
 -- columns: inserted
 WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],
-  $7::text[], $8::bigint[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms)),
+  $7::text[], $8::bigint[], $11::text[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms, error)),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
-  last_status_code, delivered_at, created_at)
-  SELECT id, event_id, endpoint_id, CASE WHEN at IS NULL THEN 'PENDING' ELSE 'SUCCEEDED' END,
-   CASE WHEN at IS NULL THEN 0 ELSE 1 END, statement_timestamp() + wait_ms * interval '1 millisecond',
-   code, to_timestamp(at / 1000.0), statement_timestamp() FROM r
+  last_status_code, last_error, delivered_at, created_at)
+  SELECT id, event_id, endpoint_id,
+   CASE WHEN at IS NOT NULL THEN 'SUCCEEDED' WHEN error IS NOT NULL THEN 'RETRYING' ELSE 'PENDING' END,
+   CASE WHEN at IS NULL AND error IS NULL THEN 0 ELSE 1 END,
+   statement_timestamp() + wait_ms * interval '1 millisecond',
+   code, error, to_timestamp(at / 1000.0), statement_timestamp() FROM r
   ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id, event_id, status),
- att AS (INSERT INTO attempts (source, source_id, attempted_at, outcome, duration_ms, status_code,
-  response_excerpt, worker_id) SELECT 'delivery', r.id, to_timestamp(r.at / 1000.0), 'succeeded', r.dur,
-  r.code, r.excerpt, $10 FROM r JOIN ins ON ins.id = r.id WHERE ins.status = 'SUCCEEDED'),
+ att AS (INSERT INTO attempts (source, source_id, attempted_at, outcome, duration_ms, status_code, error,
+  response_excerpt, worker_id) SELECT 'delivery', r.id, coalesce(to_timestamp(r.at / 1000.0), statement_timestamp()),
+  CASE WHEN ins.status = 'SUCCEEDED' THEN 'succeeded' ELSE 'failed' END, r.dur, r.code, r.error, r.excerpt, $10
+  FROM r JOIN ins ON ins.id = r.id WHERE ins.status IN ('SUCCEEDED', 'RETRYING')),
  ev AS (UPDATE outbox_events o SET fanned_out_at = statement_timestamp(),
-  processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status = 'PENDING')
+  processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status IN ('PENDING', 'RETRYING'))
    OR EXISTS (SELECT 1 FROM outbox_deliveries d
    WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE statement_timestamp() END
   WHERE o.ctid = ANY ($9::tid[]))

@@ -39,6 +39,7 @@ shutdown_timeout = 5s
 schedule = {retry_schedule}
 max_attempts = 4
 jitter = 0%
+circuit = {circuit}
 
 [defer]
 schedule = {defer_schedule}
@@ -58,7 +59,9 @@ transition order.shipped = paid -> shipped
 transition order.cancelled = draft, started, paid -> cancelled
 """
 
-DEFAULTS = dict(log_level="info", reconcile_interval="2s", lease="3s", retry_schedule="300ms, 300ms, 300ms",
+# circuit: off, so that the tests of the retry schedule and the DLQ see every
+# attempt of an always-failing endpoint; test_retry_storm turns it on.
+DEFAULTS = dict(circuit="off", log_level="info", reconcile_interval="2s", lease="3s", retry_schedule="300ms, 300ms, 300ms",
                 defer_schedule="200ms, 400ms", defer_max_age="1h", sw_secret=SW_SECRET)
 
 

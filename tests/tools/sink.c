@@ -6,6 +6,11 @@
  * On SIGTERM or SIGINT it prints {"count": N, ...} on one line to stdout and
  * exits 0. With --port 0 it picks a free port; either way the first stdout
  * line is {"listening": PORT}.
+ *
+ * --fail-first N answers the first N POSTs of each `webhook-id` with
+ * --fail-status (default 500), then the fixed status: the shape of the retry
+ * benchmark (N failures, then success). `GET /count` then also reports the
+ * failures answered.
  */
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -19,11 +24,48 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include <uthash.h>
+
+/* Requests seen per webhook-id (--fail-first). */
+struct seen {
+    UT_hash_handle hh;
+    unsigned n;
+    char id[];
+};
+
 struct sink {
     struct event_base *base;
-    int status;
-    uint64_t count, other;
+    int status, fail_status;
+    unsigned fail_first;
+    struct seen *seen;
+    uint64_t count, other, failed;
 };
+
+/* The status for this POST: a failure while its webhook-id has been seen
+ * fewer than fail_first times. */
+static int status_for(struct sink *s, struct evhttp_request *req)
+{
+    if (s->fail_first == 0)
+        return s->status;
+    const char *id = evhttp_find_header(evhttp_request_get_input_headers(req), "webhook-id");
+    if (!id)
+        id = "";
+    struct seen *e;
+    size_t len = strlen(id);
+    HASH_FIND(hh, s->seen, id, len, e);
+    if (!e) {
+        e = calloc(1, sizeof *e + len + 1);
+        if (!e)
+            abort();
+        memcpy(e->id, id, len + 1);
+        HASH_ADD_KEYPTR(hh, s->seen, e->id, len, e);
+    }
+    if (e->n++ < s->fail_first) {
+        s->failed++;
+        return s->fail_status;
+    }
+    return s->status;
+}
 
 static const char *reason(int status)
 {
@@ -49,7 +91,8 @@ static void handle_request(struct evhttp_request *req, void *arg)
     const char *uri = evhttp_request_get_uri(req);
     if (cmd == EVHTTP_REQ_GET && uri && strcmp(uri, "/count") == 0) {
         struct evbuffer *b = evbuffer_new();
-        evbuffer_add_printf(b, "{\"count\": %llu}\n", (unsigned long long)s->count);
+        evbuffer_add_printf(b, "{\"count\": %llu, \"failed\": %llu}\n", (unsigned long long)s->count,
+                            (unsigned long long)s->failed);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
         evhttp_send_reply(req, 200, "OK", b);
         evbuffer_free(b);
@@ -61,7 +104,8 @@ static void handle_request(struct evhttp_request *req, void *arg)
         return;
     }
     s->count++;
-    evhttp_send_reply(req, s->status, reason(s->status), NULL);
+    int status = status_for(s, req);
+    evhttp_send_reply(req, status, reason(status), NULL);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -74,14 +118,13 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 int main(int argc, char **argv)
 {
-    struct sink s = {.status = 200};
+    struct sink s = {.status = 200, .fail_status = 500};
     const char *host = "127.0.0.1";
     int port = -1;
     static const struct option longopts[] = {
-        {"port", required_argument, NULL, 'p'},
-        {"status", required_argument, NULL, 's'},
-        {"host", required_argument, NULL, 'H'},
-        {NULL, 0, NULL, 0},
+        {"port", required_argument, NULL, 'p'},        {"status", required_argument, NULL, 's'},
+        {"host", required_argument, NULL, 'H'},        {"fail-first", required_argument, NULL, 'f'},
+        {"fail-status", required_argument, NULL, 'F'}, {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -89,7 +132,12 @@ int main(int argc, char **argv)
         case 'p': port = atoi(optarg); break;
         case 's': s.status = atoi(optarg); break;
         case 'H': host = optarg; break;
-        default: fprintf(stderr, "usage: sink --port P [--status 200] [--host 127.0.0.1]\n"); return 2;
+        case 'f': s.fail_first = (unsigned)atoi(optarg); break;
+        case 'F': s.fail_status = atoi(optarg); break;
+        default:
+            fprintf(stderr,
+                    "usage: sink --port P [--status 200] [--host 127.0.0.1] [--fail-first N [--fail-status 500]]\n");
+            return 2;
         }
     }
     if (port < 0 || port > 65535 || s.status < 100 || s.status > 599) {
@@ -122,7 +170,14 @@ int main(int argc, char **argv)
     event_add(term, NULL);
     event_add(intr, NULL);
     event_base_dispatch(s.base);
-    printf("{\"count\": %llu, \"other\": %llu}\n", (unsigned long long)s.count, (unsigned long long)s.other);
+    printf("{\"count\": %llu, \"other\": %llu, \"failed\": %llu}\n", (unsigned long long)s.count,
+           (unsigned long long)s.other, (unsigned long long)s.failed);
+    struct seen *e, *tmp;
+    HASH_ITER(hh, s.seen, e, tmp)
+    {
+        HASH_DEL(s.seen, e);
+        free(e);
+    }
     fflush(stdout);
     event_free(term);
     event_free(intr);

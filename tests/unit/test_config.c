@@ -755,6 +755,35 @@ static void test_refuse_retry_policies(void **state)
     config_unref(c);
 }
 
+/* The endpoint circuit keys (issue 18): defaults, inheritance from [retry],
+ * and the sections they may not appear in. */
+static void test_retry_circuit_keys(void **state)
+{
+    (void)state;
+    struct hookd_config *c = load_ok(HOOKD_MIN "[retry]\ncircuit_probe = 2s\n"
+                                               "[retry endpoint:sink]\ncircuit = off\n"
+                                               "[retry endpoint:other]\ncircuit_failures = 3\n");
+    assert_true(c->retry.circuit);
+    assert_int_equal(c->retry.circuit_failures, 20);
+    assert_int_equal(c->retry.circuit_probe_ms, 2000);
+    const struct backoff_policy *sink = config_retry_for_endpoint(c, "sink");
+    const struct backoff_policy *other = config_retry_for_endpoint(c, "other");
+    assert_false(sink->circuit);
+    assert_int_equal(sink->circuit_probe_ms, 2000);
+    assert_true(other->circuit);
+    assert_int_equal(other->circuit_failures, 3);
+    char *printed = print_config(c);
+    assert_contains(printed, "[retry endpoint:sink]\nschedule = 1m, 5m, 15m\nmax_attempts = 4\njitter = 10%\n"
+                             "circuit = off\ncircuit_failures = 20\ncircuit_probe = 2s\n");
+    free(printed);
+    config_unref(c);
+    refuse(HOOKD_MIN "[retry endpoint:e]\ncircuit = maybe\n", 5, "bad circuit 'maybe': expected on or off");
+    refuse(HOOKD_MIN "[retry endpoint:e]\ncircuit_failures = 0\n", 5, "bad circuit_failures '0'");
+    refuse(HOOKD_MIN "[retry]\ncircuit_probe = 1ms\n", 5, "bad circuit_probe '1ms': expected 10ms to 24h");
+    refuse(HOOKD_MIN "[retry partner:p]\ncircuit = off\n", 4,
+           "[retry partner:p]: circuit keys belong in [retry] or [retry endpoint:NAME]");
+}
+
 /* [retry] errors found by the whole-file check should name the [retry]
  * header (as the override sections do), and [defer] errors the [defer]
  * header, not line 1. */
@@ -1683,6 +1712,7 @@ int main(void)
         cmocka_unit_test(test_first_error_in_file_is_reported),
         cmocka_unit_test(test_refuse_machines),
         cmocka_unit_test(test_refuse_retry_policies),
+        cmocka_unit_test(test_retry_circuit_keys),
         cmocka_unit_test(test_refuse_retry_names_section_line),
         cmocka_unit_test(test_refuse_partners),
         cmocka_unit_test(test_refuse_short_partner_secrets),

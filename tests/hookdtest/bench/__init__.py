@@ -11,6 +11,10 @@ as absolute numbers of one noisy machine:
   3. Delivery    outbox rows -> 2xx at a local sink     vs the sink's own ceiling
                  (bulk and paced at 1,000 events/s)
   4. Claim       the Redis claim script alone (information)
+  5. Retry       deliveries failing 3x then succeeding, attempts/s     (BENCH_RETRY_BASELINE=binary: vs another
+                 hookd, run alternately; BENCH_PGSS=1: statements per attempt from pg_stat_statements)
+  6. Peers       processing, retries, lateness at 1,000 due/s          vs BullMQ 6.7.6 and pg-boss 12.38.0
+  7. Storm       a healthy endpoint's p99 next to a failing backlog; the recovery drain vs first attempts
 
 Postgres runs with fsync ON (unlike the tests). Everything it starts it
 stops, also on failure or Ctrl-C. Writes docs/benchmarks.md (and
@@ -22,6 +26,7 @@ of the script itself, whose figures mean nothing), BENCH_KEEP=1 keeps the
 work directory with the worker logs.
 
 Modules: common (sizes, bookkeeping, Bench), one per scenario (ingest,
-processing, delivery, claim; BENCH_ONLY names them), report (the table,
+processing, delivery, claim, retry, peers, storm; BENCH_ONLY names them;
+`make bench-peers` runs the last three), report (the table,
 docs/benchmarks.md, the chart), main (the run in order).
 """

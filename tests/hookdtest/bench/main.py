@@ -11,7 +11,10 @@ from hookdtest.bench.claim import bench_claim
 from hookdtest.bench.common import DOCS, ONLY, TOOLS, Bench, log
 from hookdtest.bench.delivery import bench_delivery
 from hookdtest.bench.ingest import bench_ingest
+from hookdtest.bench.peers import bench_peers
 from hookdtest.bench.processing import bench_processing
+from hookdtest.bench.retry import bench_retry
+from hookdtest.bench.storm import bench_storm
 from hookdtest.bench.report import chart, machine, table_lines, write_report
 
 
@@ -27,7 +30,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         b.start()
-        for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim):
+        for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim, bench_retry, bench_peers, bench_storm):
             if ONLY and fn.__name__.removeprefix("bench_") not in ONLY:
                 continue
             try:

@@ -4,6 +4,7 @@ the exact commands, and docs/bench.png when gnuplot is installed."""
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import re
@@ -250,5 +251,32 @@ def details_lines() -> list[str]:
                    f"{c['seconds']:.2f} s ({c['members_per_s']:,.0f} members/s, {c['calls_per_s']:,.0f} calls/s, "
                    f"one redis-py client, so partly Python-bound); redis-benchmark, 16 clients, 1 member per call: "
                    f"{c['redis_benchmark_calls_per_s']} calls/s.")
+    rt = EXTRA.get("retry")
+    if rt:
+        out.append(f"- Retries: {rt['succeeded']}/{rt['events']} SUCCEEDED, {rt['attempts']} attempt rows (the sink saw"
+                   f" {rt['sink']['count']}, {rt['sink']['failed']} answered 500) in {rt['span_s']:.1f} s; relay CPU"
+                   f" {rt['cpu_s']:.1f} s; [retry endpoint:sink] schedule = 10ms, max_attempts = 6, jitter = 0%,"
+                   f" circuit = {rt['circuit']}; endpoint max_inflight {rt['max_inflight']}.")
+    for base in EXTRA.get("retry_baseline", []):
+        out.append(f"- Retries, baseline binary: {base['succeeded']}/{base['events']} SUCCEEDED, {base['attempts']}"
+                   f" attempt rows in {base['span_s']:.1f} s = {base['attempts_per_s']:,.0f} attempts/s.")
+    pe = EXTRA.get("peers")
+    if pe:
+        for peer, res in pe["results"].items():
+            if peer == "hookd":
+                continue
+            for mode, r in res.items():
+                out.append(f"- Peer {peer}, {mode}: {r['completed']}/{r['n']} jobs, {r['attempts']} attempts in"
+                           f" {r['seconds']:.1f} s ({r['per_s']:,.0f} jobs/s, {r['attempts_per_s']:,.0f} attempts/s)"
+                           + (f"; lateness p50 {r['lateness_p50_ms']} / p99 {r['lateness_p99_ms']} / max"
+                              f" {r['lateness_max_ms']} ms" if mode == "lateness" else "")
+                           + f"; configuration {json.dumps(r.get('config'))}.")
+    st = EXTRA.get("storm")
+    if st:
+        out.append(f"- Storm: healthy endpoint emit -> delivered p50 / p99 {st['calm']['p50']:.1f} /"
+                   f" {st['calm']['p99']:.1f} ms calm, {st['storm']['p50']:.1f} / {st['storm']['p99']:.1f} ms with"
+                   f" {st['backlog']} deliveries failing next to it; the failing endpoint got"
+                   f" {st['requests_to_failing']} requests; after its recovery the backlog drained in"
+                   f" {st['drain_s']:.1f} s ({st['drain_rate']:,.0f}/s; first attempts {st['bulk_rate']:,.0f}/s).")
     out += [f"- {n}" for n in NOTES]
     return out

@@ -1,0 +1,355 @@
+/* Endpoint circuits; see circuit.h.
+ *
+ * Three Redis hashes hold the cluster's view, all under the delivery
+ * queue's hash tag so that every script touches one slot:
+ * `<prefix>:{delivery}:circuit:failures` (endpoint -> consecutive failures),
+ * `:circuit:open` (endpoint -> open until, ms, Postgres's clock) and
+ * `:circuit:probe` (endpoint -> the delivery chosen as its probe). This
+ * module owns the copy of `:circuit:open` that the worker decides with, the
+ * outcomes noted since the last report, and the timer that refreshes the one
+ * and reports the other. */
+#include "circuit.h"
+
+#include <event2/event.h>
+#include <hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "clock.h"
+#include "config.h"
+#include "ctx.h"
+#include "embedded.h"
+#include "log.h"
+#include "redis_conn.h"
+#include "xmalloc.h"
+
+#define uthash_malloc(sz) xmalloc(sz)
+#include <uthash.h>
+
+/* One endpoint this worker has heard of: its circuit as last seen, and the
+ * outcomes noted since the last report. */
+struct endpoint_state {
+    UT_hash_handle hh;
+    int64_t open_until; /* 0: closed */
+    bool seen;          /* in the last refresh */
+    bool noted, succeeded;
+    int trailing; /* failures noted after the last success noted */
+    char name[];
+};
+
+struct circuit {
+    struct hookd_ctx *ctx;
+    struct redis_script report, park, tick, park_due;
+    char failures_key[160], open_key[160], probe_key[160], due_key[160], inflight_key[160];
+    struct endpoint_state *eps;
+    circuit_closed_fn on_closed;
+    void *on_closed_arg;
+    struct event *timer, *flush_ev;
+    bool refreshing;
+};
+
+static struct endpoint_state *endpoint(struct circuit *c, const char *name)
+{
+    struct endpoint_state *e;
+    size_t len = strlen(name);
+    HASH_FIND(hh, c->eps, name, len, e);
+    if (e)
+        return e;
+    e = xcalloc(1, sizeof *e + len + 1);
+    memcpy(e->name, name, len + 1);
+    HASH_ADD_KEYPTR(hh, c->eps, e->name, len, e);
+    return e;
+}
+
+static void parked_key(const struct circuit *c, const char *name, char *buf, size_t len)
+{
+    char suffix[200];
+    snprintf(suffix, sizeof suffix, "{delivery}:parked:%s", name);
+    ctx_key(c->ctx, suffix, buf, len);
+}
+
+static void set_open(struct circuit *c, struct endpoint_state *e, int64_t until)
+{
+    if (until > 0 && e->open_until == 0)
+        log_warn("delivery.circuit_open", "endpoint=%s probe_in_ms=%lld", e->name,
+                 (long long)(until - clock_wall_ms()));
+    else if (until == 0 && e->open_until > 0)
+        log_info("delivery.circuit_closed", "endpoint=%s", e->name);
+    (void)c;
+    e->open_until = until;
+}
+
+bool circuit_is_open(const struct circuit *c, const char *endpoint_name)
+{
+    struct endpoint_state *e;
+    HASH_FIND(hh, c->eps, endpoint_name, strlen(endpoint_name), e);
+    return e && e->open_until > 0;
+}
+
+/* ---- reporting outcomes ---------------------------------------------------- */
+
+static void on_reported(struct redisReply *reply, void *arg)
+{
+    struct circuit *c = arg;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i + 2 < reply->elements; i += 3) {
+        if (reply->element[i]->type != REDIS_REPLY_STRING)
+            continue;
+        const struct redisReply *u = reply->element[i + 1], *closed = reply->element[i + 2];
+        int64_t until = u->type == REDIS_REPLY_INTEGER ? u->integer : 0;
+        struct endpoint_state *e = endpoint(c, reply->element[i]->str);
+        set_open(c, e, until);
+        if (closed->type == REDIS_REPLY_INTEGER && closed->integer > 0 && c->on_closed)
+            c->on_closed(c->on_closed_arg, e->name, closed->integer == 2);
+    }
+}
+
+/* One circuit_report call for everything noted since the last one. */
+static void report(struct circuit *c)
+{
+    size_t n = 0;
+    for (struct endpoint_state *e = c->eps; e; e = e->hh.next)
+        n += e->noted;
+    if (n == 0)
+        return;
+    const char **argv = xcalloc(4 + n + 1 + 5 * n, sizeof *argv);
+    char(*keys)[200] = xcalloc(n, sizeof *keys);
+    char(*nums)[3][24] = xcalloc(n, sizeof *nums);
+    char now[24];
+    snprintf(now, sizeof now, "%lld", (long long)clock_wall_ms());
+    argv[0] = c->failures_key;
+    argv[1] = c->open_key;
+    argv[2] = c->probe_key;
+    argv[3] = c->due_key;
+    size_t k = 0, a = 4 + n;
+    argv[a++] = now;
+    for (struct endpoint_state *e = c->eps; e; e = e->hh.next) {
+        if (!e->noted)
+            continue;
+        const struct backoff_policy *p = config_retry_for_endpoint(c->ctx->cfg, e->name);
+        parked_key(c, e->name, keys[k], sizeof keys[k]);
+        argv[4 + k] = keys[k];
+        snprintf(nums[k][0], sizeof nums[k][0], "%d", e->trailing);
+        snprintf(nums[k][1], sizeof nums[k][1], "%d", p->circuit_failures);
+        snprintf(nums[k][2], sizeof nums[k][2], "%lld", (long long)p->circuit_probe_ms);
+        argv[a++] = e->name;
+        argv[a++] = e->succeeded || !p->circuit ? "1" : "0";
+        argv[a++] = nums[k][0];
+        argv[a++] = nums[k][1];
+        argv[a++] = nums[k][2];
+        e->noted = e->succeeded = false;
+        e->trailing = 0;
+        k++;
+    }
+    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(4 + n), (int)a, argv, NULL) != 0)
+        stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+    free(argv);
+    free(keys);
+    free(nums);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    report(arg);
+}
+
+void circuit_note(struct circuit *c, const char *endpoint_name, bool succeeded)
+{
+    struct endpoint_state *e = endpoint(c, endpoint_name);
+    e->noted = true;
+    if (succeeded) {
+        e->succeeded = true;
+        e->trailing = 0;
+    } else {
+        e->trailing++;
+    }
+    event_active(c->flush_ev, EV_TIMEOUT, 0);
+}
+
+/* ---- parking ------------------------------------------------------------------ */
+
+struct park_call {
+    circuit_park_fn fn;
+    void *arg;
+};
+
+static void on_parked(struct redisReply *reply, void *arg)
+{
+    struct park_call *pc = arg;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY) {
+        pc->fn(pc->arg, false, NULL, 0);
+        free(pc);
+        return;
+    }
+    char **send = xcalloc(reply->elements + 1, sizeof *send);
+    size_t n = 0;
+    for (size_t i = 0; i < reply->elements; i++)
+        if (reply->element[i]->type == REDIS_REPLY_STRING)
+            send[n++] = reply->element[i]->str;
+    pc->fn(pc->arg, true, send, n);
+    free(send);
+    free(pc);
+}
+
+void circuit_park(struct circuit *c, const char *endpoint_name, char **ids, const int64_t *due_ms, size_t n,
+                  circuit_park_fn fn, void *arg)
+{
+    char parked[200];
+    parked_key(c, endpoint_name, parked, sizeof parked);
+    size_t argc = 5 + 2 * n;
+    const char **argv = xcalloc(argc, sizeof *argv);
+    char(*scores)[24] = xcalloc(n + 1, sizeof *scores);
+    argv[0] = c->open_key;
+    argv[1] = c->probe_key;
+    argv[2] = c->inflight_key;
+    argv[3] = parked;
+    argv[4] = endpoint_name;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(scores[i], sizeof scores[i], "%lld", (long long)due_ms[i]);
+        argv[5 + 2 * i] = ids[i];
+        argv[6 + 2 * i] = scores[i];
+    }
+    struct park_call *pc = xcalloc(1, sizeof *pc);
+    pc->fn = fn;
+    pc->arg = arg;
+    if (redis_conn_eval(c->ctx->redis, &c->park, on_parked, pc, 4, (int)argc, argv, NULL) != 0) {
+        stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+        free(pc);
+        fn(arg, false, NULL, 0);
+    }
+    free(argv);
+    free(scores);
+}
+
+void circuit_park_due(struct circuit *c, const char *endpoint_name, char **ids, size_t n)
+{
+    char parked[200];
+    parked_key(c, endpoint_name, parked, sizeof parked);
+    for (size_t off = 0; off < n; off += 1000) { /* calls of bounded size */
+        size_t k = n - off < 1000 ? n - off : 1000;
+        const char **argv = xcalloc(4 + k, sizeof *argv);
+        argv[0] = c->open_key;
+        argv[1] = c->due_key;
+        argv[2] = parked;
+        argv[3] = endpoint_name;
+        for (size_t i = 0; i < k; i++)
+            argv[4 + i] = ids[off + i];
+        if (redis_conn_eval(c->ctx->redis, &c->park_due, NULL, NULL, 3, (int)(4 + k), argv, NULL) != 0)
+            stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+        free(argv);
+    }
+}
+
+/* ---- refreshing the copy, probing ------------------------------------------- */
+
+static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
+{
+    const struct backoff_policy *p = config_retry_for_endpoint(c->ctx->cfg, e->name);
+    if (!p->circuit) { /* switched off by a reload: closed, and what it parked is due */
+        e->noted = e->succeeded = true;
+        e->trailing = 0;
+        event_active(c->flush_ev, EV_TIMEOUT, 0);
+        return;
+    }
+    if (e->open_until > now)
+        return;
+    char parked[200], now_s[24], probe_s[24];
+    parked_key(c, e->name, parked, sizeof parked);
+    snprintf(now_s, sizeof now_s, "%lld", (long long)now);
+    snprintf(probe_s, sizeof probe_s, "%lld", (long long)p->circuit_probe_ms);
+    const char *argv[] = {c->open_key, c->probe_key, parked, c->due_key, e->name, now_s, probe_s};
+    if (redis_conn_eval(c->ctx->redis, &c->tick, NULL, NULL, 4, 7, argv, NULL) != 0)
+        stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+}
+
+static void on_refreshed(struct redisReply *reply, void *arg)
+{
+    struct circuit *c = arg;
+    c->refreshing = false;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+        return;
+    for (struct endpoint_state *e = c->eps; e; e = e->hh.next)
+        e->seen = false;
+    for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+        if (reply->element[i]->type != REDIS_REPLY_STRING || reply->element[i + 1]->type != REDIS_REPLY_STRING)
+            continue;
+        struct endpoint_state *e = endpoint(c, reply->element[i]->str);
+        e->seen = true;
+        set_open(c, e, strtoll(reply->element[i + 1]->str, NULL, 10));
+    }
+    int64_t now = clock_wall_ms();
+    for (struct endpoint_state *e = c->eps; e; e = e->hh.next) {
+        if (!e->seen && e->open_until > 0)
+            set_open(c, e, 0); /* closed by another worker (or Redis was flushed) */
+        else if (e->open_until > 0)
+            tick(c, e, now);
+    }
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    struct circuit *c = arg;
+    if (c->refreshing || !redis_conn_ready(c->ctx->redis) || !clock_synced())
+        return;
+    if (redis_conn_cmdf(c->ctx->redis, on_refreshed, c, "HGETALL %s", c->open_key) == 0)
+        c->refreshing = true;
+}
+
+static void script(struct circuit *c, struct redis_script *s, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "lua/%s.lua", name);
+    for (size_t i = 0; i < embedded_nfiles; i++) {
+        if (strcmp(embedded_files[i].path, path) == 0) {
+            redis_script_init(s, name, embedded_files[i].data, embedded_files[i].len);
+            redis_conn_add_script(c->ctx->redis, s);
+            return;
+        }
+    }
+    HOOKD_ASSERT(!"embedded circuit script missing");
+}
+
+struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const char *inflight_key,
+                            circuit_closed_fn on_closed, void *arg)
+{
+    struct circuit *c = xcalloc(1, sizeof *c);
+    c->ctx = ctx;
+    c->on_closed = on_closed;
+    c->on_closed_arg = arg;
+    ctx_key(ctx, "{delivery}:circuit:failures", c->failures_key, sizeof c->failures_key);
+    ctx_key(ctx, "{delivery}:circuit:open", c->open_key, sizeof c->open_key);
+    ctx_key(ctx, "{delivery}:circuit:probe", c->probe_key, sizeof c->probe_key);
+    snprintf(c->due_key, sizeof c->due_key, "%s", due_key);
+    snprintf(c->inflight_key, sizeof c->inflight_key, "%s", inflight_key);
+    script(c, &c->report, "circuit_report");
+    script(c, &c->park, "circuit_park");
+    script(c, &c->tick, "circuit_tick");
+    script(c, &c->park_due, "circuit_park_due");
+    c->flush_ev = event_new(ctx->base, -1, 0, on_flush, c);
+    c->timer = event_new(ctx->base, -1, EV_PERSIST, on_timer, c);
+    struct timeval tv = {0, CIRCUIT_REFRESH_MS * 1000};
+    event_add(c->timer, &tv);
+    return c;
+}
+
+void circuit_free(struct circuit *c)
+{
+    if (!c)
+        return;
+    event_free(c->timer);
+    event_free(c->flush_ev);
+    struct endpoint_state *e, *tmp;
+    HASH_ITER(hh, c->eps, e, tmp)
+    {
+        HASH_DEL(c->eps, e);
+        free(e);
+    }
+    free(c);
+}

@@ -1,0 +1,68 @@
+/* The circuit of each delivery endpoint (`[retry endpoint:NAME] circuit`,
+ * default on), shared by every worker through Redis (lua/circuit_*.lua):
+ *
+ *   closed    deliveries are sent; outcomes are reported per batch, and
+ *             `circuit_failures` consecutive failures (transport errors,
+ *             5xx, 408, 429: anything that says the endpoint, not the
+ *             message, is unwell) open it;
+ *   open      claimed deliveries of the endpoint are parked, unsent, in
+ *             `<prefix>:{delivery}:parked:<endpoint>`: no request, no
+ *             attempt, no Postgres write; the fan-out sends nothing inline;
+ *   half-open every `circuit_probe` one parked delivery is made due as the
+ *             probe; its success closes the circuit (every parked delivery
+ *             is due again at once, so the backlog drains at delivery
+ *             throughput), its failure keeps it open another interval.
+ *
+ * Only the probe spends an attempt while the circuit is open; a parked
+ * delivery keeps its attempts and its place in the retry schedule. Redis
+ * holds only *when* (invariant 1): a flushed Redis forgets the circuits and
+ * the parked sets, and the reconciler schedules the rows again from
+ * Postgres. Each worker keeps a copy of the open circuits, refreshed every
+ * CIRCUIT_REFRESH_MS, which is what its sending decisions read. */
+#ifndef HOOKD_CIRCUIT_H
+#define HOOKD_CIRCUIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hookd_ctx;
+struct circuit;
+
+#define CIRCUIT_REFRESH_MS 250
+
+/* Called on the worker whose report closed (opened false) or opened (true)
+ * an endpoint's circuit, once per change cluster-wide: on closing the owner
+ * makes the endpoint's waiting deliveries due now; on opening it parks those
+ * waiting in Redis (circuit_park_due). endpoint is borrowed during the call. */
+typedef void (*circuit_closed_fn)(void *arg, const char *endpoint, bool opened);
+
+/* due_key and inflight_key: the delivery queue's keys (copied). ctx is
+ * borrowed and must outlive it. */
+struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const char *inflight_key,
+                            circuit_closed_fn on_closed, void *arg);
+/* Free the Redis connections first (replies still pending arrive as NULL). Accepts NULL. */
+void circuit_free(struct circuit *c);
+
+/* Whether this worker believes the endpoint's circuit open (its copy). */
+bool circuit_is_open(const struct circuit *c, const char *endpoint);
+
+/* An outcome for the endpoint's circuit: succeeded, or a failure that
+ * counts (see above). Reported to Redis once per loop turn. Endpoints whose
+ * circuit is off are not noted by the caller. */
+void circuit_note(struct circuit *c, const char *endpoint, bool succeeded);
+
+/* The members to send of ids[0..n) (claimed, due at due_ms[i]) of an
+ * endpoint believed open: called back with the ids to send (a subset of
+ * ids, borrowed during the call; the others are parked and left inflight no
+ * more), or with ok false when Redis could not be asked (park nothing, send
+ * nothing: the caller retries them later). */
+typedef void (*circuit_park_fn)(void *arg, bool ok, char **send, size_t nsend);
+void circuit_park(struct circuit *c, const char *endpoint, char **ids, const int64_t *due_ms, size_t n,
+                  circuit_park_fn fn, void *arg);
+
+/* The endpoint's circuit opened: of ids (its open deliveries), those in the
+ * due set are parked at once. */
+void circuit_park_due(struct circuit *c, const char *endpoint, char **ids, size_t n);
+
+#endif

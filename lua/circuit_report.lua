@@ -1,0 +1,66 @@
+-- circuit_report: a batch of delivery outcomes into the endpoints' circuits,
+-- which every worker shares. Per endpoint: a success resets its count of
+-- consecutive failures (and closes an open circuit: its parked deliveries go
+-- back to due at their scores); failures add to it, and reaching the
+-- threshold opens the circuit until now + probe. A failure while open (the
+-- probe's, or a request already on the wire) keeps it open for another
+-- probe interval.
+-- KEYS[1] failures hash (endpoint -> consecutive failures), KEYS[2] open
+-- hash (endpoint -> open until, ms), KEYS[3] probe hash, KEYS[4] due zset,
+-- KEYS[4 + i] the parked zset of the i-th endpoint
+-- ARGV[1] now (ms), then per endpoint: name, succeeded (0/1), failures
+-- after the last success (all of them when none succeeded), threshold,
+-- probe interval (ms)
+-- Returns a flat array: name, open until (0: closed), 1 if this call closed
+-- it, 2 if it opened it (else 0) per endpoint.
+local now = tonumber(ARGV[1])
+local out = {}
+local k = 0
+for i = 2, #ARGV, 5 do
+  k = k + 1
+  local ep, ok, trailing = ARGV[i], ARGV[i + 1] == '1', tonumber(ARGV[i + 2])
+  local threshold, probe = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
+  local parked = KEYS[4 + k]
+  local open_until = tonumber(redis.call('HGET', KEYS[2], ep))
+  local closed_now = 0
+  local failures = trailing
+  if not ok then
+    failures = (tonumber(redis.call('HGET', KEYS[1], ep)) or 0) + trailing
+  end
+  if ok and open_until then
+    -- closed again: the parked deliveries are due (chunks keep unpack small)
+    redis.call('HDEL', KEYS[2], ep)
+    redis.call('HDEL', KEYS[3], ep)
+    open_until = nil
+    closed_now = 1
+    while true do
+      local m = redis.call('ZRANGE', parked, 0, 999, 'WITHSCORES')
+      if #m == 0 then break end
+      local add, rem = {}, {}
+      for j = 1, #m, 2 do
+        add[#add + 1] = m[j + 1]
+        add[#add + 1] = m[j]
+        rem[#rem + 1] = m[j]
+      end
+      redis.call('ZADD', KEYS[4], unpack(add))
+      redis.call('ZREM', parked, unpack(rem))
+    end
+  end
+  if open_until and trailing > 0 then
+    if open_until < now + probe then open_until = now + probe end
+    redis.call('HSET', KEYS[2], ep, open_until)
+  elseif not open_until and failures >= threshold then
+    open_until = now + probe
+    redis.call('HSET', KEYS[2], ep, open_until)
+    closed_now = 2
+  end
+  if failures > 0 then
+    redis.call('HSET', KEYS[1], ep, failures)
+  else
+    redis.call('HDEL', KEYS[1], ep)
+  end
+  out[#out + 1] = ep
+  out[#out + 1] = open_until or 0
+  out[#out + 1] = closed_now
+end
+return out

@@ -1,0 +1,24 @@
+-- A batch of failed attempts that will be retried, in one statement: each
+-- delivery RETRYING with its attempts, last answer and due time, and its
+-- attempt row - where the delivery is still open and its attempts are still
+-- the count it was loaded with (anything else, e.g. the same delivery sent
+-- twice, is left to the one-by-one path, which records it too). Returns the
+-- batch index and due time (epoch ms, Postgres's clock) of each recorded.
+-- The event row is not locked: a delivery that stays open cannot finish its
+-- event, so there is nothing to serialise with its siblings' outcomes.
+-- (`d.id = ANY ($1)` gives the planner primary-key probes whatever its
+-- statistics say; joined to the unnest alone it chose a scan of the table.)
+-- parameters: $1 = delivery ids (uuid[]), $2 = attempts before this one (int[]),
+--   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
+--   $6 = response excerpts (text[]), $7 = waits, ms (bigint[]), $8 = batch indexes (int[]),
+--   $9 = worker id; the arrays binary
+-- columns: i, due_ms
+WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
+  $7::bigint[], $8::int[]) AS x(id, prev, code, dur, error, excerpt, wait_ms, i)),
+ upd AS (UPDATE outbox_deliveries d SET status = 'RETRYING', attempts = f.prev + 1, last_status_code = f.code,
+  last_error = f.error, next_attempt_at = statement_timestamp() + f.wait_ms * interval '1 millisecond'
+  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status IN ('PENDING', 'RETRYING') AND d.attempts = f.prev
+  RETURNING d.id, d.next_attempt_at),
+ att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,
+  worker_id) SELECT 'delivery', f.id, 'failed', f.dur, f.code, f.error, f.excerpt, $9 FROM f JOIN upd ON upd.id = f.id)
+ SELECT f.i, ceil(extract(epoch FROM upd.next_attempt_at) * 1000)::bigint AS due_ms FROM f JOIN upd ON upd.id = f.id

@@ -1,0 +1,9 @@
+-- An endpoint's circuit closed: every delivery it still owes that is waiting
+-- for a later retry is due now (Postgres first; the caller schedules them in
+-- Redis). Attempts and history are untouched: only the wait is cut short.
+-- parameters: $1 = endpoint name
+-- columns: id, due_ms
+UPDATE outbox_deliveries d SET next_attempt_at = statement_timestamp()
+ FROM webhook_endpoints e
+ WHERE e.name = $1 AND d.endpoint_id = e.id AND d.status IN ('PENDING', 'RETRYING')
+ RETURNING d.id::text AS id, ceil(extract(epoch FROM d.next_attempt_at) * 1000)::bigint AS due_ms
