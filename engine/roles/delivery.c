@@ -23,6 +23,7 @@
 #include "circuit.h"
 #include "clock.h"
 #include "db.h"
+#include "delivery_policy.h"
 #include "http_client.h"
 #include "log.h"
 #include "netguard.h"
@@ -69,6 +70,9 @@ struct delivery_item {
     void *answered_arg;
     char id[40], event_id[40], endpoint_name[112];
     char *url, *payload, *secret, *prev_secret;
+    char *headers; /* the endpoint's custom headers (JSON), NULL: none */
+    char endpoint_id[40];
+    int rate_limit; /* deliveries per second, 0: none */
     int timeout_ms, max_inflight;
     char signature[DELIVERY_SIGNATURE_MAX]; /* webhook-signature; empty until signed */
     int64_t signed_at;                      /* webhook-timestamp */
@@ -108,9 +112,10 @@ struct record_job {
 
 struct delivery {
     struct hookd_ctx *ctx;
-    struct alerter *alerter; /* borrowed */
-    struct sched *sched;     /* owned: the delivery queue */
-    struct circuit *circuit; /* owned: the endpoints' circuits */
+    struct alerter *alerter;        /* borrowed */
+    struct sched *sched;            /* owned: the delivery queue */
+    struct circuit *circuit;        /* owned: the endpoints' circuits */
+    struct delivery_policy *policy; /* owned: headers, rateLimit */
     struct evdns_base *dns;
     struct http_client *http;
     struct record_job *open; /* outcomes gathering for the next record job */
@@ -132,6 +137,7 @@ static void item_free(struct delivery_item *it)
 {
     free(it->url);
     free(it->payload);
+    free(it->headers);
     OPENSSL_cleanse(it->signature, sizeof it->signature);
     if (it->secret)
         OPENSSL_cleanse(it->secret, strlen(it->secret));
@@ -751,14 +757,18 @@ static void send_item(struct delivery *d, struct delivery_item *it)
         answered(d, it);
         return;
     }
-    const struct http_header hdrs[] = {
+    const struct http_header base[] = {
         {"Content-Type", "application/json"},
         {"User-Agent", "hookd/" HOOKD_VERSION},
         {"webhook-id", it->event_id},
     };
-    if (http_client_post(d->http, it->endpoint_name, it->url, hdrs, sizeof hdrs / sizeof hdrs[0], it->payload,
-                         strlen(it->payload), it->timeout_ms, it->max_inflight, on_response, it, err,
-                         sizeof err) != 0) {
+    struct http_header *hdrs;
+    void *hold;
+    size_t nhdrs = delivery_policy_headers(it->headers, base, sizeof base / sizeof base[0], &hdrs, &hold);
+    int rc = http_client_post(d->http, it->endpoint_name, it->url, hdrs, nhdrs, it->payload, strlen(it->payload),
+                              it->timeout_ms, it->max_inflight, on_response, it, err, sizeof err);
+    delivery_policy_headers_release(hdrs, hold);
+    if (rc != 0) {
         it->kind = R_FAILED;
         it->error = xstrdup(err);
         answered(d, it);
@@ -815,6 +825,10 @@ static void work_load(PGconn *conn, void *arg)
         it->timeout_ms = atoi(PQgetvalue(r, row, DELIVERY_LOAD_TIMEOUT_MS));
         it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
         it->prev_attempts = atoi(PQgetvalue(r, row, DELIVERY_LOAD_ATTEMPTS));
+        snprintf(it->endpoint_id, sizeof it->endpoint_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_ENDPOINT_ID));
+        if (!PQgetisnull(r, row, DELIVERY_LOAD_HEADERS))
+            it->headers = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_HEADERS));
+        it->rate_limit = atoi(PQgetvalue(r, row, DELIVERY_LOAD_RATE_LIMIT));
     }
     PQclear(r);
 }
@@ -875,6 +889,28 @@ static void park(struct delivery *d, struct delivery_item **items, size_t n, siz
     free(due);
 }
 
+/* delivery_policy_pace's verdicts: send, or due again later (no attempt). */
+static void paced_go(void *arg)
+{
+    struct delivery_item *it = arg;
+    send_item(it->d, it);
+}
+
+static void paced_later(void *arg, int64_t due_ms)
+{
+    struct delivery_item *it = arg;
+    log_debug("delivery.held", "id=%s endpoint=%s due_in_ms=%lld", it->id, it->endpoint_name,
+              (long long)(due_ms - clock_wall_ms()));
+    sched_done(it->d->sched, it->id, due_ms);
+    it->d->pending--;
+    item_free(it);
+}
+
+static void dropped(void *arg)
+{
+    item_free(arg);
+}
+
 static void done_load(void *arg)
 {
     struct load_job *job = arg;
@@ -907,7 +943,7 @@ static void done_load(void *arg)
                                                                : "the endpoint is disabled");
             finish(d, it);
         } else {
-            send_item(d, it);
+            delivery_policy_pace(d->policy, it->endpoint_id, it->rate_limit, paced_go, paced_later, it);
         }
     }
     free(taken);
@@ -957,6 +993,7 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
     it->url = xstrdup(t->url);
     it->secret = xstrdup(t->secret);
     it->prev_secret = t->prev_secret ? xstrdup(t->prev_secret) : NULL;
+    it->headers = t->headers ? xstrdup(t->headers) : NULL;
     it->timeout_ms = t->timeout_ms;
     it->max_inflight = t->max_inflight;
     if (t->signature && strlen(t->signature) < sizeof it->signature) {
@@ -1178,6 +1215,7 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     d->flush_ev = event_new(ctx->base, -1, 0, on_flush, d);
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
     d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
+    d->policy = delivery_policy_new(ctx);
     return d;
 }
 
@@ -1200,6 +1238,7 @@ void delivery_free(struct delivery *d)
     if (!d)
         return;
     d->stopping = true;
+    delivery_policy_free(d->policy, dropped);
     http_client_free(d->http); /* cancelled requests land in d->open */
     if (d->open) {
         for (size_t i = 0; i < d->open->n; i++)

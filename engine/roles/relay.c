@@ -23,6 +23,7 @@
 #include "config.h"
 #include "db.h"
 #include "delivery.h"
+#include "delivery_policy.h"
 #include "endpoint_match.h"
 #include "log.h"
 #include "loop_notify.h"
@@ -100,7 +101,9 @@ struct relay {
 struct row {
     char id[40], event_id[40], endpoint_id[40];
     char *payload, *name, *url, *secret, *prev_secret;
+    char *headers; /* custom headers (JSON), NULL: none */
     int timeout_ms, max_inflight;
+    bool inline_ok;                         /* no rateLimit, not ordered (delivery_policy.h) */
     char signature[DELIVERY_SIGNATURE_MAX]; /* signed on the lane's thread, off the loop */
     int64_t signed_at;
     struct delivery_item *item; /* NULL: not sent inline */
@@ -183,6 +186,7 @@ static void rows_free(struct pass *p)
         free(row->payload);
         free(row->name);
         free(row->url);
+        free(row->headers);
         if (row->secret)
             OPENSSL_cleanse(row->secret, strlen(row->secret));
         if (row->prev_secret)
@@ -236,6 +240,11 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                                    : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_PREVIOUS_SECRET));
             row->timeout_ms = atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_TIMEOUT_MS));
             row->max_inflight = atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_MAX_INFLIGHT));
+            row->headers = PQgetisnull(eps, f, RELAY_ENDPOINTS_HEADERS)
+                               ? NULL
+                               : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_HEADERS));
+            row->inline_ok = delivery_policy_inline_ok(atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_RATE_LIMIT)),
+                                                       PQgetvalue(eps, f, RELAY_ENDPOINTS_ORDERED)[0] == 't');
             const char *ep = PQgetvalue(eps, f, RELAY_ENDPOINTS_ID);
             while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, RELAY_ENDPOINTS_ID), ep) == 0)
                 f++; /* this endpoint's other filters */
@@ -375,7 +384,7 @@ static void on_window(evutil_socket_t fd, short what, void *arg)
 static bool inline_ok(struct relay *r, const struct row *row)
 {
     struct delivery *d = r->delivery;
-    return r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
+    return row->inline_ok && r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
            delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT &&
            !delivery_endpoint_circuit_open(d, row->name);
 }
@@ -405,6 +414,7 @@ static void send_first(struct pass *p)
             .url = row->url,
             .secret = row->secret,
             .prev_secret = row->prev_secret,
+            .headers = row->headers,
             .timeout_ms = row->timeout_ms,
             .max_inflight = row->max_inflight,
             .signature = row->signature[0] ? row->signature : NULL,
