@@ -72,7 +72,8 @@ struct delivery_item {
     char *url, *payload, *secret, *prev_secret;
     char *headers; /* the endpoint's custom headers (JSON), NULL: none */
     char endpoint_id[40];
-    int rate_limit; /* deliveries per second, 0: none */
+    int rate_limit;     /* deliveries per second, 0: none */
+    int64_t blocked_ms; /* ordered: held this long behind its aggregate's earlier deliveries */
     int timeout_ms, max_inflight;
     char signature[DELIVERY_SIGNATURE_MAX]; /* webhook-signature; empty until signed */
     int64_t signed_at;                      /* webhook-timestamp */
@@ -829,6 +830,7 @@ static void work_load(PGconn *conn, void *arg)
         if (!PQgetisnull(r, row, DELIVERY_LOAD_HEADERS))
             it->headers = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_HEADERS));
         it->rate_limit = atoi(PQgetvalue(r, row, DELIVERY_LOAD_RATE_LIMIT));
+        it->blocked_ms = atoll(PQgetvalue(r, row, DELIVERY_LOAD_BLOCKED_MS));
     }
     PQclear(r);
 }
@@ -942,6 +944,8 @@ static void done_load(void *arg)
             it->error = xstrdup(it->kind == R_ENDPOINT_DELETED ? "the endpoint was deleted"
                                                                : "the endpoint is disabled");
             finish(d, it);
+        } else if (it->blocked_ms > 0) {
+            paced_later(it, clock_wall_ms() + it->blocked_ms);
         } else {
             delivery_policy_pace(d->policy, it->endpoint_id, it->rate_limit, paced_go, paced_later, it);
         }

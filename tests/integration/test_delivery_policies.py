@@ -13,6 +13,7 @@ import time
 import pytest
 
 from hookdtest.util import wait_for
+from hookdtest.worker import run_hookd
 
 from test_api import new_token, raw, receivers  # noqa: F401  (fixture)
 from test_outbound import outbound_config
@@ -27,6 +28,10 @@ def acme(env):
     status, _ = raw(worker, "POST", "/api/v1/app/", token, {"name": "Acme", "uid": "acme"})
     assert status == 201
     return cfg, worker, token
+
+
+def run_cli(cfg, *args: str):
+    return run_hookd(["-c", str(cfg), *args])
 
 
 def endpoint(worker, token, **body) -> dict:
@@ -105,3 +110,61 @@ def test_rate_limit_across_two_workers(env, acme, receivers):
     assert env.db.value("SELECT max(attempts) FROM outbox_deliveries") == 1
     assert env.db.value("SELECT count(*) FROM attempts WHERE outcome <> 'succeeded'") == 0
     assert ep["rateLimit"] == rate and w2.port != w1.port
+
+
+def dead_letter_of(env, aggregate: str) -> str:
+    return env.db.value("SELECT dl.id::text FROM dead_letters dl JOIN outbox_deliveries d ON d.id = dl.source_id"
+                        " JOIN outbox_events e ON e.id = d.event_id WHERE e.aggregate_id = %s"
+                        " AND dl.replayed_at IS NULL", aggregate)
+
+
+def test_ordered_delivery_held_behind_a_dead_head(env, acme, receivers):
+    """Per aggregate, one at a time in hookd_emit order; a dead-lettered head
+    holds its successors until it is replayed (then it and the rest follow,
+    in order) or skipped (`hookd dlq skip`); other aggregates go on."""
+    cfg, w, token = acme
+    heal = {"a": False}
+    seen: list[tuple[int, bool]] = []  # (n, answered 2xx), in arrival order
+
+    def respond(req):
+        n = json.loads(req.body)["n"]
+        ok = not ((n == 0 and not heal["a"]) or n == 20)
+        seen.append((n, ok))
+        return (200, {}, b"ok") if ok else (500, {}, b"down")
+
+    rx = receivers(respond)
+    endpoint(w, token, url=rx.url(), ordered=True)
+    # one transaction: equal created_at, random ids - emit order is emit_seq
+    env.db.value("SELECT count(*) FROM (SELECT hookd_emit('order', agg, 'order.paid', jsonb_build_object('n', n),"
+                 " p_tenant => 'acme') FROM (VALUES ('a', 0), ('b', 10), ('c', 20), ('a', 1), ('b', 11), ('c', 21),"
+                 " ('a', 2), ('b', 12), ('c', 22), ('a', 3)) v(agg, n)) x")
+
+    def ok_of(lo, hi):
+        return [n for n, ok in list(seen) if ok and lo <= n < hi]
+
+    # b has no failure: all of it, in order
+    wait_for(lambda: ok_of(10, 20) == [10, 11, 12], 30, what="aggregate b in order")
+    # a's and c's heads are dead-lettered after their 4 attempts; nothing behind them was sent
+    wait_for(lambda: env.db.value("SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") == 2, 30,
+             what="two dead heads")
+    assert {n for n, _ in seen if n < 10 or n >= 20} == {0, 20}
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
+                        " WHERE e.aggregate_id IN ('a', 'c') AND d.status = 'PENDING' AND d.attempts = 0") == 5
+    # replayed (the receiver healed): the head, then its successors, in order
+    heal["a"] = True
+    r = run_cli(cfg, "dlq", "replay", dead_letter_of(env, "a"))
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: ok_of(0, 10) == [0, 1, 2, 3], 30, what="aggregate a in order after the replay")
+    # skipped by the operator: the head stays dead, its successors go on in order
+    assert ok_of(20, 30) == []
+    r = run_cli(cfg, "dlq", "skip", dead_letter_of(env, "c"))
+    assert r.returncode == 0 and "1 skipped" in r.stdout, r.stderr
+    wait_for(lambda: ok_of(20, 30) == [21, 22], 30, what="aggregate c's successors after the skip")
+    assert env.db.value("SELECT count(*) FROM dead_letters WHERE skipped_at IS NOT NULL") == 1
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 1
+    # a second skip of the same entry is refused
+    assert run_cli(cfg, "dlq", "skip", env.db.value("SELECT id::text FROM dead_letters WHERE skipped_at IS NOT NULL")
+                   ).returncode == 1
+    # held deliveries burned no attempt: one each, bar the heads
+    assert env.db.value("SELECT max(attempts) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
+                        " WHERE (e.payload->>'n')::int NOT IN (0, 20)") == 1
