@@ -478,6 +478,12 @@ static void handle_api(struct evhttp_request *req, void *arg)
         evhttp_send_reply(req, 204, "No Content", NULL);
         return;
     }
+    if (a->ctx->draining) { /* SIGTERM: the requests in flight finish, new ones go elsewhere */
+        free(path);
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "5");
+        reply_svix_error(req, 503, "unavailable", "this worker is shutting down");
+        return;
+    }
     bool known = false;
     const struct api_route *route = find_route(method, path, &known);
     if (!route) {
