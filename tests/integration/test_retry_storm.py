@@ -182,3 +182,50 @@ def test_a_healthy_endpoint_delivers_while_another_one_fails(env, receivers):
     assert len(bad.got()) < 400 * 2
     assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE endpoint_id = %s AND status IN"
                         " ('PENDING', 'RETRYING')", ep_bad.id) == 400
+
+
+def test_circuit_scripts_open_park_probe_and_close(env):
+    """The circuit's Lua scripts alone, against the test Redis: the threshold
+    opens, claimed members are parked (not the probe), the tick picks one
+    probe at a time, a success closes and makes every parked member due at
+    its score, and an opening parks what waits in the due set."""
+    from hookdtest.paths import ROOT
+    r = env.redis
+    s = {n: r.register_script((ROOT / "lua" / f"{n}.lua").read_text())
+         for n in ("circuit_report", "circuit_park", "circuit_tick", "circuit_park_due")}
+    k = {n: env.key(f"{{delivery}}:{n}") for n in ("circuit:failures", "circuit:open", "circuit:probe", "due",
+                                                 "inflight", "parked:ep")}
+    report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"]]
+
+    def report(now, ok, trailing):
+        return s["circuit_report"](keys=report_keys, args=[now, "ep", 1 if ok else 0, trailing, 3, 1000])
+
+    assert report(1000, False, 2) == ["ep", 0, 0]  # 2 of 3: still closed
+    assert r.hget(k["circuit:failures"], "ep") == "2"
+    assert report(1001, False, 1) == ["ep", 2001, 2]  # the third opens it (2: this call opened it)
+    # Claimed while open: parked at their due scores, out of inflight; nothing to send.
+    r.zadd(k["inflight"], {"d1": 99999, "d2": 99999})
+    assert s["circuit_park"](keys=[k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"]],
+                             args=["ep", "d1", 10, "d2", 20]) == []
+    assert r.zrange(k["parked:ep"], 0, -1, withscores=True) == [("d1", 10.0), ("d2", 20.0)]
+    assert r.zcard(k["inflight"]) == 0
+    # Opening parks what waits in due (d3), not what is not there (d9).
+    r.zadd(k["due"], {"d3": 30})
+    assert s["circuit_park_due"](keys=[k["circuit:open"], k["due"], k["parked:ep"]], args=["ep", "d3", "d9"]) == 1
+    assert r.zcard(k["due"]) == 0 and r.zscore(k["parked:ep"], "d3") == 30
+    # Half-open: not before the interval; then one probe, the oldest, due now; the interval starts again.
+    tick_keys = [k["circuit:open"], k["circuit:probe"], k["parked:ep"], k["due"]]
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2000, 1000]) is None
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2001, 1000]) == "d1"
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2002, 1000]) is None  # one probe per interval
+    assert r.zscore(k["due"], "d1") == 2001 and r.hget(k["circuit:open"], "ep") == "3001"
+    # The probe comes back claimed: sent, the others stay parked.
+    r.zadd(k["inflight"], {"d1": 99999})
+    assert s["circuit_park"](keys=[k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"]],
+                             args=["ep", "d1", 2001]) == ["d1"]
+    # Its failure keeps it open another interval; its success closes and releases the parked.
+    assert report(2500, False, 1) == ["ep", 3500, 0]
+    assert report(2600, True, 0) == ["ep", 0, 1]
+    assert r.hget(k["circuit:open"], "ep") is None and r.zcard(k["parked:ep"]) == 0
+    assert {m: int(sc) for m, sc in r.zrange(k["due"], 0, -1, withscores=True)} == {"d1": 2001, "d2": 20, "d3": 30}
+    assert r.hget(k["circuit:failures"], "ep") is None
