@@ -69,6 +69,7 @@ struct delivery_item {
     delivery_answered_fn on_answered;
     void *answered_arg;
     char id[40], event_id[40], endpoint_name[112];
+    char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
     char *url, *payload, *secret, *prev_secret;
     char *headers; /* the endpoint's custom headers (JSON), NULL: none */
     char endpoint_id[40];
@@ -724,7 +725,7 @@ static const struct http_header *headers_at_send(void *arg, size_t *n)
     int64_t now = clock_wall_ms() / 1000;
     *n = 0;
     if (!it->signature[0] || now - it->signed_at > SIGNATURE_FRESH_S) {
-        if (delivery_sign(it->secret, it->prev_secret, it->event_id, now, it->payload, it->signature) != 0)
+        if (delivery_sign(it->secret, it->prev_secret, it->webhook_id, now, it->payload, it->signature) != 0)
             return NULL; /* checked before the request was queued: cannot happen */
         it->signed_at = now;
     }
@@ -740,7 +741,8 @@ static void send_item(struct delivery *d, struct delivery_item *it)
     char err[256];
     if (!it->signature[0]) { /* not signed ahead (delivery_target.signature): the secret is checked now */
         it->signed_at = clock_wall_ms() / 1000;
-        if (delivery_sign(it->secret, it->prev_secret, it->event_id, it->signed_at, it->payload, it->signature) != 0) {
+        if (delivery_sign(it->secret, it->prev_secret, it->webhook_id, it->signed_at, it->payload, it->signature) !=
+            0) {
             it->kind = R_FAILED;
             it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
             answered(d, it);
@@ -761,7 +763,7 @@ static void send_item(struct delivery *d, struct delivery_item *it)
     const struct http_header base[] = {
         {"Content-Type", "application/json"},
         {"User-Agent", "hookd/" HOOKD_VERSION},
-        {"webhook-id", it->event_id},
+        {"webhook-id", it->webhook_id},
     };
     struct http_header *hdrs;
     void *hold;
@@ -811,6 +813,7 @@ static void work_load(PGconn *conn, void *arg)
         if (strcmp(status, "PENDING") != 0 && strcmp(status, "RETRYING") != 0)
             continue; /* already finished: ack */
         snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_EVENT_ID));
+        snprintf(it->webhook_id, sizeof it->webhook_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_WEBHOOK_ID));
         if (PQgetisnull(r, row, DELIVERY_LOAD_NAME)) { /* the endpoint row was deleted */
             it->kind = R_ENDPOINT_DELETED;
             continue;
@@ -992,6 +995,7 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
     it->kind = R_FAILED;
     snprintf(it->id, sizeof it->id, "%s", t->id);
     snprintf(it->event_id, sizeof it->event_id, "%s", t->event_id);
+    snprintf(it->webhook_id, sizeof it->webhook_id, "%s", t->webhook_id ? t->webhook_id : t->event_id);
     snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", t->endpoint_name);
     it->payload = xstrdup(t->payload);
     it->url = xstrdup(t->url);

@@ -66,7 +66,8 @@
 _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                    (int)RELAY_CLAIM_EVENT_TYPE == (int)RELAY_CLAIM_AFTER_EVENT_TYPE &&
                    (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
-                   (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID,
+                   (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID &&
+                   (int)RELAY_CLAIM_WEBHOOK_ID == (int)RELAY_CLAIM_AFTER_WEBHOOK_ID,
                "read_claim reads both claims alike");
 
 /* relay_settle's parameters, in order. */
@@ -101,7 +102,8 @@ struct relay {
 struct row {
     char id[40], event_id[40], endpoint_id[40];
     char *payload, *name, *url, *secret, *prev_secret;
-    char *headers; /* custom headers (JSON), NULL: none */
+    char *headers;       /* custom headers (JSON), NULL: none */
+    char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
     int timeout_ms, max_inflight;
     bool inline_ok;                         /* no rateLimit, not ordered (delivery_policy.h) */
     char signature[DELIVERY_SIGNATURE_MAX]; /* signed on the lane's thread, off the loop */
@@ -230,6 +232,8 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                 continue;
             struct row *row = &p->rows[p->nrows++];
             snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
+            snprintf(row->webhook_id, sizeof row->webhook_id, "%s",
+                     PQgetisnull(evs, i, RELAY_CLAIM_WEBHOOK_ID) ? e->id : PQgetvalue(evs, i, RELAY_CLAIM_WEBHOOK_ID));
             row->payload = xstrdup(PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD));
             snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_ID));
             row->name = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
@@ -341,7 +345,7 @@ static void work_claim(PGconn *conn, void *arg)
         int64_t now = clock_wall_ms() / 1000;
         for (size_t i = 0; i < p->nrows; i++) { /* a bad secret: left unsigned, the send reports it */
             struct row *row = &p->rows[i];
-            if (delivery_sign(row->secret, row->prev_secret, row->event_id, now, row->payload, row->signature) == 0)
+            if (delivery_sign(row->secret, row->prev_secret, row->webhook_id, now, row->payload, row->signature) == 0)
                 row->signed_at = now;
         }
     }
@@ -415,6 +419,7 @@ static void send_first(struct pass *p)
             .secret = row->secret,
             .prev_secret = row->prev_secret,
             .headers = row->headers,
+            .webhook_id = row->webhook_id,
             .timeout_ms = row->timeout_ms,
             .max_inflight = row->max_inflight,
             .signature = row->signature[0] ? row->signature : NULL,

@@ -15,7 +15,7 @@ import pytest
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 
-from test_api import new_token, raw, receivers  # noqa: F401  (fixture)
+from test_api import new_token, raw, receivers, svix  # noqa: F401  (fixture)
 from test_outbound import outbound_config
 
 
@@ -85,6 +85,36 @@ def test_custom_headers_sent_and_reloaded(env, acme, receivers):
     third = next(r for r in rx.wait(4) if json.loads(r.body)["n"] == 3)
     assert third.headers["webhook-id"] != "forged" and third.headers["user-agent"].startswith("hookd/")
     assert third.headers["x-ok"] == "1"
+
+
+def test_tenant_messages_carry_their_msg_id(env, acme, receivers):
+    """A tenant's message is sent with its API id (`msg_…`) as webhook-id, on
+    the first attempt and on a retry, signed over that id: the svix SDK's
+    Webhook class verifies it. Global events keep the event's UUID."""
+    cfg, w, token = acme
+    fails = {"left": 1}
+
+    def respond(req):
+        if fails["left"] > 0:
+            fails["left"] -= 1
+            return (500, {}, b"no")
+        return (200, {}, b"ok")
+
+    rx = receivers(respond)
+    ep = endpoint(w, token, url=rx.url())
+    status, msg = raw(w, "POST", "/api/v1/app/acme/msg/", token, {"eventType": "order.paid", "payload": {"n": 1}})
+    assert status == 202 and msg["id"].startswith("msg_"), msg
+    got = rx.wait(2, timeout=30)  # a failed first attempt, then the retry through the claim path
+    assert [r.headers["webhook-id"] for r in got[:2]] == [msg["id"], msg["id"]]
+    status, sec = raw(w, "GET", f"/api/v1/app/acme/endpoint/{ep['id']}/secret/", token)
+    assert status == 200
+    checks = svix(w, token, [{"verify": {"secret": sec["key"], "payload": r.body.decode(), "headers": {
+        k: r.headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}}} for r in got[:2]])
+    assert all("ok" in c for c in checks), checks
+    # hookd_emit for a tenant: the same form of id
+    emit(env, 1, start=2)
+    third = rx.wait(3)[2]
+    assert third.headers["webhook-id"].startswith("msg_") and third.headers["webhook-id"] != msg["id"]
 
 
 def test_rate_limit_across_two_workers(env, acme, receivers):
