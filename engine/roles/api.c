@@ -256,6 +256,11 @@ static bool authenticate(PGconn *conn, struct api_req *r)
     bool found = PQntuples(res) == 1;
     if (found)
         snprintf(r->tenant, sizeof r->tenant, "%s", PQgetvalue(res, 0, API_TOKEN_FIND_TENANT_ID));
+    if (found && PQgetvalue(res, 0, API_TOKEN_FIND_STALE)[0] == 't') {
+        const char *t[] = {PQgetvalue(res, 0, API_TOKEN_FIND_ID)};
+        PGresult *u = query_prepared(conn, Q_API_TOKEN_TOUCH, t, err, sizeof err);
+        PQclear(u); /* last_used_at is informative: a failure is not the request's */
+    }
     PQclear(res);
     if (!found) {
         api_error(r, 401, "authentication_failed", "Incorrect authentication credentials.");
