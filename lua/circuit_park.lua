@@ -4,7 +4,7 @@
 -- chosen as the probe (circuit_tick), or all of them if the circuit closed
 -- meanwhile, are returned to be sent.
 -- KEYS[1] open hash, KEYS[2] probe hash, KEYS[3] inflight zset, KEYS[4] the
--- endpoint's parked zset
+-- endpoint's parked zset, KEYS[5] parked ids hash (delivery id -> endpoint)
 -- ARGV[1] endpoint, then member, due score pairs
 -- Returns the members to send now.
 local send = {}
@@ -21,6 +21,7 @@ for i = 2, #ARGV, 2 do
   else
     redis.call('ZREM', KEYS[3], m)
     redis.call('ZADD', KEYS[4], ARGV[i + 1], m)
+    redis.call('HSET', KEYS[5], m, ARGV[1])
   end
 end
 return send

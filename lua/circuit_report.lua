@@ -7,13 +7,15 @@
 -- probe interval.
 -- KEYS[1] failures hash (endpoint -> consecutive failures), KEYS[2] open
 -- hash (endpoint -> open until, ms), KEYS[3] probe hash, KEYS[4] due zset,
--- KEYS[4 + i] the parked zset of the i-th endpoint
+-- KEYS[4 + i] the parked zset of the i-th endpoint, and last the parked ids
+-- hash (delivery id -> endpoint)
 -- ARGV[1] now (ms), then per endpoint: name, succeeded (0/1), failures
 -- after the last success (all of them when none succeeded), threshold,
 -- probe interval (ms)
 -- Returns a flat array: name, open until (0: closed), 1 if this call closed
 -- it, 2 if it opened it (else 0) per endpoint.
 local now = tonumber(ARGV[1])
+local ids_key = KEYS[#KEYS]
 local out = {}
 local k = 0
 for i = 2, #ARGV, 5 do
@@ -44,6 +46,7 @@ for i = 2, #ARGV, 5 do
       end
       redis.call('ZADD', KEYS[4], unpack(add))
       redis.call('ZREM', parked, unpack(rem))
+      redis.call('HDEL', ids_key, unpack(rem))
     end
   end
   if open_until and trailing > 0 then

@@ -41,8 +41,8 @@ struct endpoint_state {
 
 struct circuit {
     struct hookd_ctx *ctx;
-    struct redis_script report, park, tick, park_due;
-    char failures_key[160], open_key[160], probe_key[160], due_key[160], inflight_key[160];
+    struct redis_script report, park, tick, park_due, filter;
+    char failures_key[160], open_key[160], probe_key[160], ids_key[160], due_key[160], inflight_key[160];
     struct endpoint_state *eps;
     circuit_closed_fn on_closed;
     void *on_closed_arg;
@@ -115,7 +115,7 @@ static void report(struct circuit *c)
         n += e->noted;
     if (n == 0)
         return;
-    const char **argv = xcalloc(4 + n + 1 + 5 * n, sizeof *argv);
+    const char **argv = xcalloc(5 + n + 1 + 5 * n, sizeof *argv);
     char(*keys)[200] = xcalloc(n, sizeof *keys);
     char(*nums)[3][24] = xcalloc(n, sizeof *nums);
     char now[24];
@@ -124,7 +124,8 @@ static void report(struct circuit *c)
     argv[1] = c->open_key;
     argv[2] = c->probe_key;
     argv[3] = c->due_key;
-    size_t k = 0, a = 4 + n;
+    argv[4 + n] = c->ids_key;
+    size_t k = 0, a = 5 + n;
     argv[a++] = now;
     for (struct endpoint_state *e = c->eps; e; e = e->hh.next) {
         if (!e->noted)
@@ -144,7 +145,7 @@ static void report(struct circuit *c)
         e->trailing = 0;
         k++;
     }
-    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(4 + n), (int)a, argv, NULL) != 0)
+    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(5 + n), (int)a, argv, NULL) != 0)
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);
     free(keys);
@@ -201,23 +202,24 @@ void circuit_park(struct circuit *c, const char *endpoint_name, char **ids, cons
 {
     char parked[200];
     parked_key(c, endpoint_name, parked, sizeof parked);
-    size_t argc = 5 + 2 * n;
+    size_t argc = 6 + 2 * n;
     const char **argv = xcalloc(argc, sizeof *argv);
     char(*scores)[24] = xcalloc(n + 1, sizeof *scores);
     argv[0] = c->open_key;
     argv[1] = c->probe_key;
     argv[2] = c->inflight_key;
     argv[3] = parked;
-    argv[4] = endpoint_name;
+    argv[4] = c->ids_key;
+    argv[5] = endpoint_name;
     for (size_t i = 0; i < n; i++) {
         snprintf(scores[i], sizeof scores[i], "%lld", (long long)due_ms[i]);
-        argv[5 + 2 * i] = ids[i];
-        argv[6 + 2 * i] = scores[i];
+        argv[6 + 2 * i] = ids[i];
+        argv[7 + 2 * i] = scores[i];
     }
     struct park_call *pc = xcalloc(1, sizeof *pc);
     pc->fn = fn;
     pc->arg = arg;
-    if (redis_conn_eval(c->ctx->redis, &c->park, on_parked, pc, 4, (int)argc, argv, NULL) != 0) {
+    if (redis_conn_eval(c->ctx->redis, &c->park, on_parked, pc, 5, (int)argc, argv, NULL) != 0) {
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
         free(pc);
         fn(arg, false, NULL, 0);
@@ -232,17 +234,64 @@ void circuit_park_due(struct circuit *c, const char *endpoint_name, char **ids, 
     parked_key(c, endpoint_name, parked, sizeof parked);
     for (size_t off = 0; off < n; off += 1000) { /* calls of bounded size */
         size_t k = n - off < 1000 ? n - off : 1000;
-        const char **argv = xcalloc(4 + k, sizeof *argv);
+        const char **argv = xcalloc(5 + k, sizeof *argv);
         argv[0] = c->open_key;
         argv[1] = c->due_key;
         argv[2] = parked;
-        argv[3] = endpoint_name;
+        argv[3] = c->ids_key;
+        argv[4] = endpoint_name;
         for (size_t i = 0; i < k; i++)
-            argv[4 + i] = ids[off + i];
-        if (redis_conn_eval(c->ctx->redis, &c->park_due, NULL, NULL, 3, (int)(4 + k), argv, NULL) != 0)
+            argv[5 + i] = ids[off + i];
+        if (redis_conn_eval(c->ctx->redis, &c->park_due, NULL, NULL, 4, (int)(5 + k), argv, NULL) != 0)
             stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
         free(argv);
     }
+}
+
+bool circuit_any_open(const struct circuit *c)
+{
+    for (const struct endpoint_state *e = c->eps; e; e = e->hh.next)
+        if (e->open_until > 0)
+            return true;
+    return false;
+}
+
+struct filter_call {
+    circuit_filter_fn fn;
+    void *arg;
+    size_t n;
+};
+
+static void on_filtered(struct redisReply *reply, void *arg)
+{
+    struct filter_call *fc = arg;
+    const char **eps = NULL;
+    if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == fc->n) {
+        eps = xcalloc(fc->n + 1, sizeof *eps);
+        for (size_t i = 0; i < fc->n; i++)
+            eps[i] = reply->element[i]->type == REDIS_REPLY_STRING ? reply->element[i]->str : "";
+    }
+    fc->fn(fc->arg, eps);
+    free(eps);
+    free(fc);
+}
+
+void circuit_filter(struct circuit *c, char **ids, size_t n, circuit_filter_fn fn, void *arg)
+{
+    const char **argv = xcalloc(n + 2, sizeof *argv);
+    argv[0] = c->ids_key;
+    argv[1] = c->open_key;
+    for (size_t i = 0; i < n; i++)
+        argv[2 + i] = ids[i];
+    struct filter_call *fc = xcalloc(1, sizeof *fc);
+    fc->fn = fn;
+    fc->arg = arg;
+    fc->n = n;
+    if (redis_conn_eval(c->ctx->redis, &c->filter, on_filtered, fc, 2, (int)(n + 2), argv, NULL) != 0) {
+        free(fc);
+        fn(arg, NULL);
+    }
+    free(argv);
 }
 
 /* ---- refreshing the copy, probing ------------------------------------------- */
@@ -262,8 +311,8 @@ static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
     parked_key(c, e->name, parked, sizeof parked);
     snprintf(now_s, sizeof now_s, "%lld", (long long)now);
     snprintf(probe_s, sizeof probe_s, "%lld", (long long)p->circuit_probe_ms);
-    const char *argv[] = {c->open_key, c->probe_key, parked, c->due_key, e->name, now_s, probe_s};
-    if (redis_conn_eval(c->ctx->redis, &c->tick, NULL, NULL, 4, 7, argv, NULL) != 0)
+    const char *argv[] = {c->open_key, c->probe_key, parked, c->due_key, c->ids_key, e->name, now_s, probe_s};
+    if (redis_conn_eval(c->ctx->redis, &c->tick, NULL, NULL, 5, 8, argv, NULL) != 0)
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
 }
 
@@ -326,12 +375,14 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
     ctx_key(ctx, "{delivery}:circuit:failures", c->failures_key, sizeof c->failures_key);
     ctx_key(ctx, "{delivery}:circuit:open", c->open_key, sizeof c->open_key);
     ctx_key(ctx, "{delivery}:circuit:probe", c->probe_key, sizeof c->probe_key);
+    ctx_key(ctx, "{delivery}:parked_ids", c->ids_key, sizeof c->ids_key);
     snprintf(c->due_key, sizeof c->due_key, "%s", due_key);
     snprintf(c->inflight_key, sizeof c->inflight_key, "%s", inflight_key);
     script(c, &c->report, "circuit_report");
     script(c, &c->park, "circuit_park");
     script(c, &c->tick, "circuit_tick");
     script(c, &c->park_due, "circuit_park_due");
+    script(c, &c->filter, "circuit_filter");
     c->flush_ev = event_new(ctx->base, -1, 0, on_flush, c);
     c->timer = event_new(ctx->base, -1, EV_PERSIST, on_timer, c);
     struct timeval tv = {0, CIRCUIT_REFRESH_MS * 1000};

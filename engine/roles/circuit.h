@@ -18,7 +18,10 @@
  * holds only *when* (invariant 1): a flushed Redis forgets the circuits and
  * the parked sets, and the reconciler schedules the rows again from
  * Postgres. Each worker keeps a copy of the open circuits, refreshed every
- * CIRCUIT_REFRESH_MS, which is what its sending decisions read. */
+ * CIRCUIT_REFRESH_MS, which is what its sending decisions read. A parked
+ * delivery is also in `<prefix>:{delivery}:parked_ids` (id -> endpoint),
+ * so that one the reconciler schedules again is parked again without being
+ * read from Postgres. */
 #ifndef HOOKD_CIRCUIT_H
 #define HOOKD_CIRCUIT_H
 
@@ -64,5 +67,15 @@ void circuit_park(struct circuit *c, const char *endpoint, char **ids, const int
 /* The endpoint's circuit opened: of ids (its open deliveries), those in the
  * due set are parked at once. */
 void circuit_park_due(struct circuit *c, const char *endpoint, char **ids, size_t n);
+
+/* Whether this worker believes any endpoint's circuit open. */
+bool circuit_any_open(const struct circuit *c);
+
+/* Of claimed ids, those that are parked deliveries of an endpoint whose
+ * circuit is open (scheduled again by the reconciler): fn gets, per id, its
+ * endpoint or "" (strings borrowed during the call), or NULL when Redis
+ * could not be asked. */
+typedef void (*circuit_filter_fn)(void *arg, const char **endpoints);
+void circuit_filter(struct circuit *c, char **ids, size_t n, circuit_filter_fn fn, void *arg);
 
 #endif

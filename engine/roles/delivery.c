@@ -843,12 +843,17 @@ struct park_group {
     struct delivery *d;
     struct delivery_item **items;
     size_t n;
+    bool loaded; /* false: known parked from Redis alone (circuit_filter), not read yet */
 };
+
+static void work_load(PGconn *conn, void *arg);
+static void done_load(void *arg);
 
 static void on_parked(void *arg, bool ok, char **send, size_t nsend)
 {
     struct park_group *g = arg;
     struct delivery *d = g->d;
+    struct load_job *later = NULL; /* to send but not read yet: read first */
     for (size_t i = 0; i < g->n; i++) {
         struct delivery_item *it = g->items[i];
         bool go = false;
@@ -857,6 +862,13 @@ static void on_parked(void *arg, bool ok, char **send, size_t nsend)
         if (!ok) { /* Redis not asked: not sent, due again soon */
             it->kind = R_SKIP_LATER;
             finish(d, it);
+        } else if (go && !g->loaded) {
+            if (!later) {
+                later = xcalloc(1, sizeof *later);
+                later->d = d;
+                later->items = xcalloc(g->n, sizeof *later->items);
+            }
+            later->items[later->n++] = it;
         } else if (go) { /* the probe, or the circuit closed meanwhile */
             send_item(d, it);
         } else { /* parked: out of inflight already, no attempt spent */
@@ -866,6 +878,8 @@ static void on_parked(void *arg, bool ok, char **send, size_t nsend)
             item_free(it);
         }
     }
+    if (later)
+        db_pool_submit(d->ctx->db, work_load, done_load, later);
     free(g->items);
     free(g);
 }
@@ -873,11 +887,12 @@ static void on_parked(void *arg, bool ok, char **send, size_t nsend)
 /* items[i] and the later items of its endpoint, whose circuit this worker
  * believes open, are not sent: circuit_park decides (they wait parked, or
  * one is the probe). */
-static void park(struct delivery *d, struct delivery_item **items, size_t n, size_t i)
+static void park(struct delivery *d, struct delivery_item **items, size_t n, size_t i, bool loaded)
 {
     struct delivery_item *it = items[i];
     struct park_group *g = xcalloc(1, sizeof *g);
     g->d = d;
+    g->loaded = loaded;
     g->items = xcalloc(n - i, sizeof *g->items);
     char **ids = xcalloc(n - i, sizeof *ids);
     int64_t *due = xcalloc(n - i, sizeof *due);
@@ -932,7 +947,7 @@ static void done_load(void *arg)
             if (job->items[k]->kind == R_FAILED && strcmp(job->items[k]->endpoint_name, it->endpoint_name) == 0)
                 taken[k] = true;
         taken[i] = true;
-        park(d, job->items, job->n, i);
+        park(d, job->items, job->n, i, true);
     }
     for (size_t i = 0; i < job->n; i++) {
         struct delivery_item *it = job->items[i];
@@ -958,6 +973,44 @@ static void done_load(void *arg)
     free(job);
 }
 
+/* circuit_filter_fn: endpoints[i] is the endpoint of a parked delivery, ""
+ * for the others, which are read and sent as usual. */
+static void on_filtered(void *arg, const char **endpoints)
+{
+    struct load_job *job = arg;
+    struct delivery *d = job->d;
+    size_t nparked = 0, nrest = 0;
+    struct delivery_item **parked = xcalloc(job->n + 1, sizeof *parked);
+    for (size_t i = 0; i < job->n; i++) {
+        struct delivery_item *it = job->items[i];
+        if (endpoints && endpoints[i][0] && delivery_endpoint_circuit_open(d, endpoints[i])) {
+            snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", endpoints[i]);
+            it->kind = R_FAILED;
+            parked[nparked++] = it;
+        } else {
+            job->items[nrest++] = it;
+        }
+    }
+    bool *taken = xcalloc(nparked + 1, sizeof *taken);
+    for (size_t i = 0; i < nparked; i++) {
+        if (taken[i])
+            continue;
+        for (size_t k = i; k < nparked; k++)
+            if (strcmp(parked[k]->endpoint_name, parked[i]->endpoint_name) == 0)
+                taken[k] = true;
+        park(d, parked, nparked, i, false);
+    }
+    free(taken);
+    free(parked);
+    job->n = nrest;
+    if (nrest > 0) {
+        db_pool_submit(d->ctx->db, work_load, done_load, job);
+    } else {
+        free(job->items);
+        free(job);
+    }
+}
+
 /* sched_process_fn of the delivery queue. */
 static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *due_ms, size_t n)
 {
@@ -977,7 +1030,10 @@ static void on_claimed(void *arg, struct sched *s, char **ids, const int64_t *du
         job->items[i] = it;
     }
     d->pending += n;
-    db_pool_submit(d->ctx->db, work_load, done_load, job);
+    if (circuit_any_open(d->circuit)) /* parked ones the reconciler brought back: parked again unread */
+        circuit_filter(d->circuit, ids, n, on_filtered, job);
+    else
+        db_pool_submit(d->ctx->db, work_load, done_load, job);
 }
 
 /* ---- first attempts (the relay's fan-out) ------------------------------------ */

@@ -194,8 +194,10 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     s = {n: r.register_script((ROOT / "lua" / f"{n}.lua").read_text())
          for n in ("circuit_report", "circuit_park", "circuit_tick", "circuit_park_due")}
     k = {n: env.key(f"{{delivery}}:{n}") for n in ("circuit:failures", "circuit:open", "circuit:probe", "due",
-                                                 "inflight", "parked:ep")}
-    report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"]]
+                                                 "inflight", "parked:ep", "parked_ids")}
+    report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"],
+                   k["parked_ids"]]
+    park_keys = [k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"], k["parked_ids"]]
 
     def report(now, ok, trailing):
         return s["circuit_report"](keys=report_keys, args=[now, "ep", 1 if ok else 0, trailing, 3, 1000])
@@ -205,27 +207,32 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     assert report(1001, False, 1) == ["ep", 2001, 2]  # the third opens it (2: this call opened it)
     # Claimed while open: parked at their due scores, out of inflight; nothing to send.
     r.zadd(k["inflight"], {"d1": 99999, "d2": 99999})
-    assert s["circuit_park"](keys=[k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"]],
-                             args=["ep", "d1", 10, "d2", 20]) == []
+    assert s["circuit_park"](keys=park_keys, args=["ep", "d1", 10, "d2", 20]) == []
+    assert r.hgetall(k["parked_ids"]) == {"d1": "ep", "d2": "ep"}
     assert r.zrange(k["parked:ep"], 0, -1, withscores=True) == [("d1", 10.0), ("d2", 20.0)]
     assert r.zcard(k["inflight"]) == 0
     # Opening parks what waits in due (d3), not what is not there (d9).
     r.zadd(k["due"], {"d3": 30})
-    assert s["circuit_park_due"](keys=[k["circuit:open"], k["due"], k["parked:ep"]], args=["ep", "d3", "d9"]) == 1
+    assert s["circuit_park_due"](keys=[k["circuit:open"], k["due"], k["parked:ep"], k["parked_ids"]],
+                                 args=["ep", "d3", "d9"]) == 1
+    # The reconciler brings a parked one back: the filter knows it without Postgres.
+    flt = r.register_script((ROOT / "lua" / "circuit_filter.lua").read_text())
+    assert flt(keys=[k["parked_ids"], k["circuit:open"]], args=["d2", "d9"]) == ["ep", ""]
     assert r.zcard(k["due"]) == 0 and r.zscore(k["parked:ep"], "d3") == 30
     # Half-open: not before the interval; then one probe, the oldest, due now; the interval starts again.
-    tick_keys = [k["circuit:open"], k["circuit:probe"], k["parked:ep"], k["due"]]
+    tick_keys = [k["circuit:open"], k["circuit:probe"], k["parked:ep"], k["due"], k["parked_ids"]]
     assert s["circuit_tick"](keys=tick_keys, args=["ep", 2000, 1000]) is None
     assert s["circuit_tick"](keys=tick_keys, args=["ep", 2001, 1000]) == "d1"
     assert s["circuit_tick"](keys=tick_keys, args=["ep", 2002, 1000]) is None  # one probe per interval
     assert r.zscore(k["due"], "d1") == 2001 and r.hget(k["circuit:open"], "ep") == "3001"
+    assert r.hget(k["parked_ids"], "d1") is None
     # The probe comes back claimed: sent, the others stay parked.
     r.zadd(k["inflight"], {"d1": 99999})
-    assert s["circuit_park"](keys=[k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"]],
-                             args=["ep", "d1", 2001]) == ["d1"]
+    assert s["circuit_park"](keys=park_keys, args=["ep", "d1", 2001]) == ["d1"]
     # Its failure keeps it open another interval; its success closes and releases the parked.
     assert report(2500, False, 1) == ["ep", 3500, 0]
     assert report(2600, True, 0) == ["ep", 0, 1]
     assert r.hget(k["circuit:open"], "ep") is None and r.zcard(k["parked:ep"]) == 0
     assert {m: int(sc) for m, sc in r.zrange(k["due"], 0, -1, withscores=True)} == {"d1": 2001, "d2": 20, "d3": 30}
     assert r.hget(k["circuit:failures"], "ep") is None
+    assert r.hlen(k["parked_ids"]) == 0
