@@ -848,6 +848,7 @@ struct park_group {
 
 static void work_load(PGconn *conn, void *arg);
 static void done_load(void *arg);
+static void send_with_policies(struct delivery *d, struct delivery_item *it);
 
 static void on_parked(void *arg, bool ok, char **send, size_t nsend)
 {
@@ -870,7 +871,7 @@ static void on_parked(void *arg, bool ok, char **send, size_t nsend)
             }
             later->items[later->n++] = it;
         } else if (go) { /* the probe, or the circuit closed meanwhile */
-            send_item(d, it);
+            send_with_policies(d, it);
         } else { /* parked: out of inflight already, no attempt spent */
             log_debug("delivery.parked", "id=%s endpoint=%s", it->id, it->endpoint_name);
             sched_done(d->sched, it->id, -1);
@@ -926,6 +927,15 @@ static void paced_later(void *arg, int64_t due_ms)
     item_free(it);
 }
 
+/* A loaded delivery to send: held (ordered), paced (rateLimit), or sent. */
+static void send_with_policies(struct delivery *d, struct delivery_item *it)
+{
+    if (it->blocked_ms > 0)
+        paced_later(it, clock_wall_ms() + it->blocked_ms);
+    else
+        delivery_policy_pace(d->policy, it->endpoint_id, it->rate_limit, paced_go, paced_later, it);
+}
+
 static void dropped(void *arg)
 {
     item_free(arg);
@@ -962,10 +972,8 @@ static void done_load(void *arg)
             it->error = xstrdup(it->kind == R_ENDPOINT_DELETED ? "the endpoint was deleted"
                                                                : "the endpoint is disabled");
             finish(d, it);
-        } else if (it->blocked_ms > 0) {
-            paced_later(it, clock_wall_ms() + it->blocked_ms);
         } else {
-            delivery_policy_pace(d->policy, it->endpoint_id, it->rate_limit, paced_go, paced_later, it);
+            send_with_policies(d, it);
         }
     }
     free(taken);
