@@ -114,6 +114,12 @@ bench-scale: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_scale.py
 
+# The retry path, the peers (BullMQ, pg-boss) and the storm only: sections
+# 5, 6 and 7 of make bench, the table printed, docs/benchmarks.md left as it is.
+bench-peers: deps $(BUILD)/hookd $(TOOLS)
+	@scripts/deps.sh test && scripts/node-deps.sh
+	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
+
 # The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
 bench-redis: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
@@ -121,12 +127,6 @@ bench-redis: deps $(BUILD)/hookd $(TOOLS)
 
 # make demo REDIS=tls | cluster | cluster-tls: the same story on another Redis (scripts/demo.py)
 REDIS ?= plain
-# The retry path, the peers (BullMQ, pg-boss) and the storm only: sections
-# 5, 6 and 7 of make bench, the table printed, docs/benchmarks.md left as it is.
-bench-peers: deps $(BUILD)/hookd $(TOOLS)
-	@scripts/deps.sh test && scripts/node-deps.sh
-	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
-
 demo: deps $(BUILD)/hookd
 	@scripts/deps.sh test && scripts/node-deps.sh
 	HOOKD_DEMO_REDIS=$(REDIS) HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/demo.py

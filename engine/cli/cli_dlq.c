@@ -19,6 +19,7 @@
 #include "dlq.h"
 #include "embedded.h"
 #include "ctx.h"
+#include "query.h"
 #include "redis_conn.h"
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -224,6 +225,30 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
     return refused ? 1 : 0;
 }
 
+/* Closes dead letters of deliveries without replaying them: an ordered
+ * endpoint's successors of each go on (sql/0017). */
+static int cmd_skip(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *a)
+{
+    (void)cfg, (void)o;
+    int refused = 0, done = 0;
+    for (int i = 0; i < a->nargs; i++) {
+        char err[512];
+        const char *p[] = {a->args[i]};
+        PGresult *r = query_exec(conn, Q_DLQ_SKIP, p, err, sizeof err);
+        if (!r || PQntuples(r) == 0) {
+            fprintf(stderr, "hookd dlq: refused %s: %s\n", a->args[i],
+                    r ? "no open dead letter of a delivery with that id" : err);
+            refused++;
+        } else {
+            printf("skipped %s (delivery %s)\n", PQgetvalue(r, 0, DLQ_SKIP_ID), PQgetvalue(r, 0, DLQ_SKIP_SOURCE_ID));
+            done++;
+        }
+        PQclear(r);
+    }
+    printf("%d skipped, %d refused\n", done, refused);
+    return refused ? 1 : 0;
+}
+
 static int cmd_purge(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *a)
 {
     char err[512];
@@ -273,6 +298,11 @@ static int run_replay(const struct cli_args *a, const struct hookd_config *cfg)
                     "[--since D] [--limit N] [--dry-run]"),
                2;
     return with_db(a, cfg, cmd_replay);
+}
+
+static int run_skip(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    return with_db(a, cfg, cmd_skip);
 }
 
 static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
@@ -334,6 +364,18 @@ static const struct cli_args_cmd replay_cmd = {
     .config = true,
 };
 
+static const struct cli_args_cmd skip_cmd = {
+    .name = "skip",
+    .synopsis = "ID...",
+    .summary = "close a delivery's dead letter without replaying it",
+    .help = "ID is the dead letter's id or its delivery's id. The delivery stays DEAD; on an ordered\n"
+            "endpoint, the deliveries of its aggregate held behind it are sent next.",
+    .run = run_skip,
+    .min_args = 1,
+    .max_args = -1,
+    .config = true,
+};
+
 static const struct cli_args_opt purge_opts[] = {
     {"older-than", "30d", "delete entries dead longer than this", NULL},
     {"dry-run", NULL, "print how many would be deleted, delete nothing", NULL},
@@ -348,9 +390,9 @@ static const struct cli_args_cmd purge_cmd = {
     .config = true,
 };
 
-static const struct cli_args_cmd *const dlq_subs[] = {&list_cmd, &show_cmd, &replay_cmd, &purge_cmd, NULL};
+static const struct cli_args_cmd *const dlq_subs[] = {&list_cmd, &show_cmd, &replay_cmd, &skip_cmd, &purge_cmd, NULL};
 const struct cli_args_cmd cli_dlq_cmd = {
     .name = "dlq",
-    .summary = "the dead-letter queue: list, show, replay, purge",
+    .summary = "the dead-letter queue: list, show, replay, skip, purge",
     .subs = dlq_subs,
 };

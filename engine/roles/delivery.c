@@ -23,6 +23,7 @@
 #include "circuit.h"
 #include "clock.h"
 #include "db.h"
+#include "delivery_policy.h"
 #include "http_client.h"
 #include "log.h"
 #include "netguard.h"
@@ -68,7 +69,12 @@ struct delivery_item {
     delivery_answered_fn on_answered;
     void *answered_arg;
     char id[40], event_id[40], endpoint_name[112];
+    char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
     char *url, *payload, *secret, *prev_secret;
+    char *headers; /* the endpoint's custom headers (JSON), NULL: none */
+    char endpoint_id[40];
+    int rate_limit;     /* deliveries per second, 0: none */
+    int64_t blocked_ms; /* ordered: held this long behind its aggregate's earlier deliveries */
     int timeout_ms, max_inflight;
     char signature[DELIVERY_SIGNATURE_MAX]; /* webhook-signature; empty until signed */
     int64_t signed_at;                      /* webhook-timestamp */
@@ -108,9 +114,10 @@ struct record_job {
 
 struct delivery {
     struct hookd_ctx *ctx;
-    struct alerter *alerter; /* borrowed */
-    struct sched *sched;     /* owned: the delivery queue */
-    struct circuit *circuit; /* owned: the endpoints' circuits */
+    struct alerter *alerter;        /* borrowed */
+    struct sched *sched;            /* owned: the delivery queue */
+    struct circuit *circuit;        /* owned: the endpoints' circuits */
+    struct delivery_policy *policy; /* owned: headers, rateLimit */
     struct evdns_base *dns;
     struct http_client *http;
     struct record_job *open; /* outcomes gathering for the next record job */
@@ -132,6 +139,7 @@ static void item_free(struct delivery_item *it)
 {
     free(it->url);
     free(it->payload);
+    free(it->headers);
     OPENSSL_cleanse(it->signature, sizeof it->signature);
     if (it->secret)
         OPENSSL_cleanse(it->secret, strlen(it->secret));
@@ -717,7 +725,7 @@ static const struct http_header *headers_at_send(void *arg, size_t *n)
     int64_t now = clock_wall_ms() / 1000;
     *n = 0;
     if (!it->signature[0] || now - it->signed_at > SIGNATURE_FRESH_S) {
-        if (delivery_sign(it->secret, it->prev_secret, it->event_id, now, it->payload, it->signature) != 0)
+        if (delivery_sign(it->secret, it->prev_secret, it->webhook_id, now, it->payload, it->signature) != 0)
             return NULL; /* checked before the request was queued: cannot happen */
         it->signed_at = now;
     }
@@ -733,7 +741,8 @@ static void send_item(struct delivery *d, struct delivery_item *it)
     char err[256];
     if (!it->signature[0]) { /* not signed ahead (delivery_target.signature): the secret is checked now */
         it->signed_at = clock_wall_ms() / 1000;
-        if (delivery_sign(it->secret, it->prev_secret, it->event_id, it->signed_at, it->payload, it->signature) != 0) {
+        if (delivery_sign(it->secret, it->prev_secret, it->webhook_id, it->signed_at, it->payload, it->signature) !=
+            0) {
             it->kind = R_FAILED;
             it->error = xstrdup("the endpoint's signing secret is not a valid whsec_ secret");
             answered(d, it);
@@ -751,14 +760,18 @@ static void send_item(struct delivery *d, struct delivery_item *it)
         answered(d, it);
         return;
     }
-    const struct http_header hdrs[] = {
+    const struct http_header base[] = {
         {"Content-Type", "application/json"},
         {"User-Agent", "hookd/" HOOKD_VERSION},
-        {"webhook-id", it->event_id},
+        {"webhook-id", it->webhook_id},
     };
-    if (http_client_post(d->http, it->endpoint_name, it->url, hdrs, sizeof hdrs / sizeof hdrs[0], it->payload,
-                         strlen(it->payload), it->timeout_ms, it->max_inflight, on_response, it, err,
-                         sizeof err) != 0) {
+    struct http_header *hdrs;
+    void *hold;
+    size_t nhdrs = delivery_policy_headers(it->headers, base, sizeof base / sizeof base[0], &hdrs, &hold);
+    int rc = http_client_post(d->http, it->endpoint_name, it->url, hdrs, nhdrs, it->payload, strlen(it->payload),
+                              it->timeout_ms, it->max_inflight, on_response, it, err, sizeof err);
+    delivery_policy_headers_release(hdrs, hold);
+    if (rc != 0) {
         it->kind = R_FAILED;
         it->error = xstrdup(err);
         answered(d, it);
@@ -800,6 +813,7 @@ static void work_load(PGconn *conn, void *arg)
         if (strcmp(status, "PENDING") != 0 && strcmp(status, "RETRYING") != 0)
             continue; /* already finished: ack */
         snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_EVENT_ID));
+        snprintf(it->webhook_id, sizeof it->webhook_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_WEBHOOK_ID));
         if (PQgetisnull(r, row, DELIVERY_LOAD_NAME)) { /* the endpoint row was deleted */
             it->kind = R_ENDPOINT_DELETED;
             continue;
@@ -815,6 +829,11 @@ static void work_load(PGconn *conn, void *arg)
         it->timeout_ms = atoi(PQgetvalue(r, row, DELIVERY_LOAD_TIMEOUT_MS));
         it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
         it->prev_attempts = atoi(PQgetvalue(r, row, DELIVERY_LOAD_ATTEMPTS));
+        snprintf(it->endpoint_id, sizeof it->endpoint_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_ENDPOINT_ID));
+        if (!PQgetisnull(r, row, DELIVERY_LOAD_HEADERS))
+            it->headers = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_HEADERS));
+        it->rate_limit = atoi(PQgetvalue(r, row, DELIVERY_LOAD_RATE_LIMIT));
+        it->blocked_ms = atoll(PQgetvalue(r, row, DELIVERY_LOAD_BLOCKED_MS));
     }
     PQclear(r);
 }
@@ -829,6 +848,7 @@ struct park_group {
 
 static void work_load(PGconn *conn, void *arg);
 static void done_load(void *arg);
+static void send_with_policies(struct delivery *d, struct delivery_item *it);
 
 static void on_parked(void *arg, bool ok, char **send, size_t nsend)
 {
@@ -851,7 +871,7 @@ static void on_parked(void *arg, bool ok, char **send, size_t nsend)
             }
             later->items[later->n++] = it;
         } else if (go) { /* the probe, or the circuit closed meanwhile */
-            send_item(d, it);
+            send_with_policies(d, it);
         } else { /* parked: out of inflight already, no attempt spent */
             log_debug("delivery.parked", "id=%s endpoint=%s", it->id, it->endpoint_name);
             sched_done(d->sched, it->id, -1);
@@ -890,6 +910,37 @@ static void park(struct delivery *d, struct delivery_item **items, size_t n, siz
     free(due);
 }
 
+/* delivery_policy_pace's verdicts: send, or due again later (no attempt). */
+static void paced_go(void *arg)
+{
+    struct delivery_item *it = arg;
+    send_item(it->d, it);
+}
+
+static void paced_later(void *arg, int64_t due_ms)
+{
+    struct delivery_item *it = arg;
+    log_debug("delivery.held", "id=%s endpoint=%s due_in_ms=%lld", it->id, it->endpoint_name,
+              (long long)(due_ms - clock_wall_ms()));
+    sched_done(it->d->sched, it->id, due_ms);
+    it->d->pending--;
+    item_free(it);
+}
+
+/* A loaded delivery to send: held (ordered), paced (rateLimit), or sent. */
+static void send_with_policies(struct delivery *d, struct delivery_item *it)
+{
+    if (it->blocked_ms > 0)
+        paced_later(it, clock_wall_ms() + it->blocked_ms);
+    else
+        delivery_policy_pace(d->policy, it->endpoint_id, it->rate_limit, paced_go, paced_later, it);
+}
+
+static void dropped(void *arg)
+{
+    item_free(arg);
+}
+
 static void done_load(void *arg)
 {
     struct load_job *job = arg;
@@ -922,7 +973,7 @@ static void done_load(void *arg)
                                                                : "the endpoint is disabled");
             finish(d, it);
         } else {
-            send_item(d, it);
+            send_with_policies(d, it);
         }
     }
     free(taken);
@@ -1008,11 +1059,13 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
     it->kind = R_FAILED;
     snprintf(it->id, sizeof it->id, "%s", t->id);
     snprintf(it->event_id, sizeof it->event_id, "%s", t->event_id);
+    snprintf(it->webhook_id, sizeof it->webhook_id, "%s", t->webhook_id ? t->webhook_id : t->event_id);
     snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", t->endpoint_name);
     it->payload = xstrdup(t->payload);
     it->url = xstrdup(t->url);
     it->secret = xstrdup(t->secret);
     it->prev_secret = t->prev_secret ? xstrdup(t->prev_secret) : NULL;
+    it->headers = t->headers ? xstrdup(t->headers) : NULL;
     it->timeout_ms = t->timeout_ms;
     it->max_inflight = t->max_inflight;
     if (t->signature && strlen(t->signature) < sizeof it->signature) {
@@ -1234,6 +1287,7 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     d->flush_ev = event_new(ctx->base, -1, 0, on_flush, d);
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
     d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
+    d->policy = delivery_policy_new(ctx);
     return d;
 }
 
@@ -1256,6 +1310,7 @@ void delivery_free(struct delivery *d)
     if (!d)
         return;
     d->stopping = true;
+    delivery_policy_free(d->policy, dropped);
     http_client_free(d->http); /* cancelled requests land in d->open */
     if (d->open) {
         for (size_t i = 0; i < d->open->n; i++)

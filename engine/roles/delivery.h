@@ -77,6 +77,8 @@ struct delivery_target {
     const char *id;                                                   /* the new outbox_deliveries row's id */
     const char *event_id;                                             /* webhook-id */
     const char *payload, *endpoint_name, *url, *secret, *prev_secret; /* prev_secret may be NULL */
+    const char *headers;    /* the endpoint's custom headers (a JSON object), NULL: none */
+    const char *webhook_id; /* a tenant's message: its msg_ id; NULL: event_id */
     int timeout_ms, max_inflight;
     const char *signature; /* from delivery_sign(), made off the loop; NULL: signed when sent */
     int64_t signed_at;     /* the timestamp it signed */

@@ -23,6 +23,7 @@
 #include "config.h"
 #include "db.h"
 #include "delivery.h"
+#include "delivery_policy.h"
 #include "endpoint_match.h"
 #include "log.h"
 #include "loop_notify.h"
@@ -65,7 +66,8 @@
 _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                    (int)RELAY_CLAIM_EVENT_TYPE == (int)RELAY_CLAIM_AFTER_EVENT_TYPE &&
                    (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
-                   (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID,
+                   (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID &&
+                   (int)RELAY_CLAIM_WEBHOOK_ID == (int)RELAY_CLAIM_AFTER_WEBHOOK_ID,
                "read_claim reads both claims alike");
 
 /* relay_settle's parameters, in order. */
@@ -100,7 +102,10 @@ struct relay {
 struct row {
     char id[40], event_id[40], endpoint_id[40];
     char *payload, *name, *url, *secret, *prev_secret;
+    char *headers;       /* custom headers (JSON), NULL: none */
+    char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
     int timeout_ms, max_inflight;
+    bool inline_ok;                         /* no rateLimit, not ordered (delivery_policy.h) */
     char signature[DELIVERY_SIGNATURE_MAX]; /* signed on the lane's thread, off the loop */
     int64_t signed_at;
     struct delivery_item *item; /* NULL: not sent inline */
@@ -183,6 +188,7 @@ static void rows_free(struct pass *p)
         free(row->payload);
         free(row->name);
         free(row->url);
+        free(row->headers);
         if (row->secret)
             OPENSSL_cleanse(row->secret, strlen(row->secret));
         if (row->prev_secret)
@@ -226,6 +232,8 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                 continue;
             struct row *row = &p->rows[p->nrows++];
             snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
+            snprintf(row->webhook_id, sizeof row->webhook_id, "%s",
+                     PQgetisnull(evs, i, RELAY_CLAIM_WEBHOOK_ID) ? e->id : PQgetvalue(evs, i, RELAY_CLAIM_WEBHOOK_ID));
             row->payload = xstrdup(PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD));
             snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_ID));
             row->name = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
@@ -236,6 +244,11 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                                    : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_PREVIOUS_SECRET));
             row->timeout_ms = atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_TIMEOUT_MS));
             row->max_inflight = atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_MAX_INFLIGHT));
+            row->headers = PQgetisnull(eps, f, RELAY_ENDPOINTS_HEADERS)
+                               ? NULL
+                               : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_HEADERS));
+            row->inline_ok = delivery_policy_inline_ok(atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_RATE_LIMIT)),
+                                                       PQgetvalue(eps, f, RELAY_ENDPOINTS_ORDERED)[0] == 't');
             const char *ep = PQgetvalue(eps, f, RELAY_ENDPOINTS_ID);
             while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, RELAY_ENDPOINTS_ID), ep) == 0)
                 f++; /* this endpoint's other filters */
@@ -332,7 +345,7 @@ static void work_claim(PGconn *conn, void *arg)
         int64_t now = clock_wall_ms() / 1000;
         for (size_t i = 0; i < p->nrows; i++) { /* a bad secret: left unsigned, the send reports it */
             struct row *row = &p->rows[i];
-            if (delivery_sign(row->secret, row->prev_secret, row->event_id, now, row->payload, row->signature) == 0)
+            if (delivery_sign(row->secret, row->prev_secret, row->webhook_id, now, row->payload, row->signature) == 0)
                 row->signed_at = now;
         }
     }
@@ -375,7 +388,7 @@ static void on_window(evutil_socket_t fd, short what, void *arg)
 static bool inline_ok(struct relay *r, const struct row *row)
 {
     struct delivery *d = r->delivery;
-    return r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
+    return row->inline_ok && r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
            delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT &&
            !delivery_endpoint_circuit_open(d, row->name);
 }
@@ -405,6 +418,8 @@ static void send_first(struct pass *p)
             .url = row->url,
             .secret = row->secret,
             .prev_secret = row->prev_secret,
+            .headers = row->headers,
+            .webhook_id = row->webhook_id,
             .timeout_ms = row->timeout_ms,
             .max_inflight = row->max_inflight,
             .signature = row->signature[0] ? row->signature : NULL,

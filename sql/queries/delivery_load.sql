@@ -2,14 +2,21 @@
 -- ids asked for. One primary-key probe per row, whatever the planner
 -- believes about the tables' sizes (OFFSET 0 keeps each lookup its own
 -- subquery): with statistics from an empty outbox it once joined by
--- scanning every event per delivery.
+-- scanning every event per delivery. blocked_ms: for an ordered endpoint,
+-- how long the delivery waits behind its aggregate's earlier ones
+-- (hookd_delivery_blocked_ms, sql/0017); NULL: it may be sent.
 -- parameters: $1 = delivery ids (uuid[], binary)
 -- columns: id, status, event_id, payload, name, url, secret, previous_secret, enabled,
---   timeout_ms, max_inflight, attempts
+--   timeout_ms, max_inflight, attempts, endpoint_id, headers, rate_limit,
+--   blocked_ms, webhook_id
 SELECT d.id::text AS id, d.status, ev.id::text AS event_id, ev.payload::text AS payload, ep.name, ep.url,
  ep.secret,
  CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret,
- ep.enabled, ep.timeout_ms, ep.max_inflight, d.attempts
+ ep.enabled, ep.timeout_ms, ep.max_inflight, d.attempts, ep.id::text AS endpoint_id,
+ NULLIF(ep.headers, '{}'::jsonb)::text AS headers, ep.rate_limit,
+ CASE WHEN ep.ordered AND d.status IN ('PENDING', 'RETRYING') THEN hookd_delivery_blocked_ms(ep.id, ev.id) END
+ AS blocked_ms,
+ CASE WHEN ev.tenant_id IS NOT NULL THEN hookd_api_id('msg', ev.id) ELSE ev.id::text END AS webhook_id
  FROM unnest($1::uuid[]) AS k(id)
  CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries WHERE id = k.id OFFSET 0) d
  CROSS JOIN LATERAL (SELECT * FROM outbox_events WHERE id = d.event_id OFFSET 0) ev

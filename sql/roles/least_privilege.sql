@@ -56,3 +56,7 @@ GRANT SELECT, UPDATE         ON hookd_api_tokens  TO hookd_worker;  -- last_used
 GRANT INSERT, DELETE         ON hookd_api_tokens  TO hookd_operator;
 REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text) FROM PUBLIC;
 GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text) TO hookd_app;
+
+-- Ordered delivery (sql/0017): every outbox insert takes emit_seq from this
+-- sequence, the API's messages included (hookd_emit is SECURITY DEFINER).
+GRANT USAGE ON SEQUENCE hookd_emit_seq TO hookd_worker;
