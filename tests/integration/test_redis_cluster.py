@@ -231,7 +231,8 @@ def test_cluster_failover_and_killed_master(env, group):
         wait_for(lambda: len(load.accepted) >= 10, timeout=30, what="events flowing")
         old = cl.owner(inbox_slot)
         new = cl.failover(old)  # CLUSTER FAILOVER on its replica
-        assert cl.owner(inbox_slot).port == new.port
+        # every node's view of the slot map converges by gossip: await it
+        wait_for(lambda: cl.owner(inbox_slot).port == new.port, what="the slot map to name the new master")
         n = len(load.accepted)
         wait_for(lambda: len(load.accepted) >= n + 20, timeout=30, what="events accepted after the failover")
     load.check(env)
