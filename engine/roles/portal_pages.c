@@ -429,7 +429,8 @@ static void health(PGconn *conn, struct portal_req *q, const char *id)
     PQclear(res);
     /* hookd has no per-endpoint circuit breaker yet (the retry-storm work
      * adds one); the portal says so rather than showing a made-up state */
-    portal_raw(q, "<p class=\"muted\" id=\"circuit\">Circuit state: not tracked by this hookd version.</p>");
+    portal_raw(q, "<p class=\"muted\" id=\"circuit\">Circuit state is not shown in the portal yet: the operator sees "
+                  "it in hookd's logs (delivery.circuit_open / delivery.circuit_closed).</p>");
     json_t *fails = get(conn, q, api_attempt_list_by_endpoint, "portal.endpoint-failures", id, NULL,
                         "status=2&limit=5");
     if (fails) {
