@@ -11,6 +11,7 @@ shows in /metrics, in its heartbeat hash and in its log; a replay scheduled
 by the CLI on a skewed machine is due at once, not 30 s off."""
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -30,6 +31,18 @@ SKEWS = {"fast": "+30s", "slow": "-30s"}
 # ASan refuses that order unless told it is fine.
 FAKETIME_ENV = {"FAKETIME_DONT_FAKE_MONOTONIC": "1",
                 "ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))}
+# libfaketime preloaded directly, not through the `faketime` wrapper: the
+# wrapper keeps a named semaphore per process id in /dev/shm, and one left by
+# a killed run makes a later run with that pid fail ("sem_open: File exists").
+FAKETIME_LIB = next(iter(sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))), "libfaketime.so.1")
+
+
+def faketime_env(skew: str) -> dict:
+    """The environment that runs a process with its wall clock skewed."""
+    preload = " ".join(filter(None, [FAKETIME_LIB, os.environ.get("LD_PRELOAD")]))
+    return dict(FAKETIME_ENV, LD_PRELOAD=preload, FAKETIME=SKEWS[skew])
+
+
 MAX_SLEEP_S = 0.2  # the test config's max_sleep
 LATE_BOUND_S = MAX_SLEEP_S + 0.5  # max_sleep plus a small bound (a loaded test machine)
 
@@ -61,8 +74,7 @@ CREATE TRIGGER clock_history_delivery AFTER INSERT OR UPDATE ON outbox_deliverie
 
 
 def start_skewed(env, skew: str, cfg):
-    w = env.worker(config=cfg, start=False, env=dict(FAKETIME_ENV))
-    w.prefix = ["faketime", "-f", SKEWS[skew]]
+    w = env.worker(config=cfg, start=False, env=faketime_env(skew))
     w.start()
     return w
 
@@ -182,8 +194,8 @@ def test_replay_from_a_skewed_cli_is_due_now(env, skew):
     wait_for(lambda: row(env, "clk-replay")["status"] == "QUARANTINED", timeout=20, what="dead-lettered")
     dl = env.db.value("SELECT id::text FROM dead_letters")
     w.stop()  # nothing claims it: the score the CLI writes stays in Redis to be read
-    r = subprocess.run(["faketime", "-f", SKEWS[skew], HOOKD_BIN, "-c", str(cfg), "dlq", "replay", dl],
-                       capture_output=True, text=True, env=dict(os.environ, **FAKETIME_ENV), timeout=60)
+    r = subprocess.run([HOOKD_BIN, "-c", str(cfg), "dlq", "replay", dl],
+                       capture_output=True, text=True, env=dict(os.environ, **faketime_env(skew)), timeout=60)
     assert r.returncode == 0, r.stderr
     inbox_id = env.db.value("SELECT id::text FROM webhook_inbox WHERE partner_event_id = 'clk-replay'")
     score = env.redis.zscore(env.key("{inbox}:due"), inbox_id)

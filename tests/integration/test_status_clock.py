@@ -19,17 +19,17 @@ import pytest
 from hookdtest.paths import HOOKD_BIN
 from hookdtest.util import free_port, wait_for
 from hookdtest.worker import run_hookd
-from test_clock import FAKETIME_ENV, SKEWS
+from test_clock import faketime_env
 
 SKEW_MS = 30_000
 
 
 def status(cfg, skew: str | None, *args: str):
-    cmd = ([str(HOOKD_BIN)] if skew is None else ["faketime", "-f", SKEWS[skew], str(HOOKD_BIN)])
     import os
     import subprocess
-    return subprocess.run(cmd + ["-c", str(cfg), "status", *args], capture_output=True, text=True, timeout=30,
-                          env=dict(os.environ, **FAKETIME_ENV))
+    extra = {} if skew is None else faketime_env(skew)
+    return subprocess.run([str(HOOKD_BIN), "-c", str(cfg), "status", *args], capture_output=True, text=True,
+                          timeout=30, env=dict(os.environ, **extra))
 
 
 @pytest.mark.parametrize("skew", ["fast", "slow"])
