@@ -13,31 +13,13 @@
 static bool find_message(PGconn *conn, struct api_req *r, const char *msg, char id[40])
 {
     const char *p[] = {r->app, msg, "false"};
-    PGresult *res = api_exec(conn, r, Q_API_MESSAGE_GET, p);
-    if (!res)
-        return false;
-    bool found = PQntuples(res) == 1;
-    if (found)
-        snprintf(id, 40, "%s", PQgetvalue(res, 0, API_MESSAGE_GET_ID));
-    PQclear(res);
-    if (!found)
-        api_not_found(r, "Message");
-    return found;
+    return api_find_one(conn, r, Q_API_MESSAGE_GET, p, API_MESSAGE_GET_ID, "Message", id, 40);
 }
 
 static bool find_endpoint(PGconn *conn, struct api_req *r, const char *ep, char id[40])
 {
     const char *p[] = {r->app, ep};
-    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_RESOLVE, p);
-    if (!res)
-        return false;
-    bool found = PQntuples(res) == 1;
-    if (found)
-        snprintf(id, 40, "%s", PQgetvalue(res, 0, API_ENDPOINT_RESOLVE_ID));
-    PQclear(res);
-    if (!found)
-        api_not_found(r, "Endpoint");
-    return found;
+    return api_find_one(conn, r, Q_API_ENDPOINT_RESOLVE, p, API_ENDPOINT_RESOLVE_ID, "Endpoint", id, 40);
 }
 
 static void list(PGconn *conn, struct api_req *r, const char *msg, const char *ep)

@@ -31,16 +31,7 @@ static bool resolve(PGconn *conn, struct api_req *r, char id[40])
     if (!api_resolve_app(conn, r, r->params[0]))
         return false;
     const char *p[] = {r->app, r->params[1]};
-    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_RESOLVE, p);
-    if (!res)
-        return false;
-    bool found = PQntuples(res) == 1;
-    if (found)
-        snprintf(id, 40, "%s", PQgetvalue(res, 0, API_ENDPOINT_RESOLVE_ID));
-    PQclear(res);
-    if (!found)
-        api_not_found(r, "Endpoint");
-    return found;
+    return api_find_one(conn, r, Q_API_ENDPOINT_RESOLVE, p, API_ENDPOINT_RESOLVE_ID, "Endpoint", id, 40);
 }
 
 static void reply_row(struct api_req *r, PGresult *res, int status)

@@ -95,6 +95,11 @@ int api_page(struct api_req *r, int *limit, const char **iterator);
 /* A list answer from rows whose column col is a JSON body and whose column
  * idcol is the item's id; limit + 1 rows asked for tell whether it is done. */
 void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, int limit);
+/* The id (column idcol) of the one row statement q returns, into id;
+ * 404 "<what> not found" answered (false returned) when there is no row,
+ * the database error answered when it fails. */
+bool api_find_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int idcol,
+                  const char *what, char *id, size_t idlen);
 /* Resolves the path's application (id or uid) into r->app within the
  * token's scope; 404 answered (0 returned) when there is none. */
 bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid);

@@ -143,19 +143,25 @@ void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, 
               json_pack("{s:o, s:o, s:o, s:b}", "data", data, "iterator", it, "prevIterator", prev, "done", done));
 }
 
-bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid)
+bool api_find_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int idcol,
+                  const char *what, char *id, size_t idlen)
 {
-    const char *p[] = {id_or_uid, r->tenant};
-    PGresult *res = api_exec(conn, r, Q_API_APP_RESOLVE, p);
+    PGresult *res = api_exec(conn, r, q, params);
     if (!res)
         return false;
     bool found = PQntuples(res) == 1;
     if (found)
-        snprintf(r->app, sizeof r->app, "%s", PQgetvalue(res, 0, API_APP_RESOLVE_ID));
+        snprintf(id, idlen, "%s", PQgetvalue(res, 0, idcol));
     PQclear(res);
     if (!found)
-        api_not_found(r, "Application");
+        api_not_found(r, what);
     return found;
+}
+
+bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid)
+{
+    const char *p[] = {id_or_uid, r->tenant};
+    return api_find_one(conn, r, Q_API_APP_RESOLVE, p, API_APP_RESOLVE_ID, "Application", r->app, sizeof r->app);
 }
 
 /* ---- body fields ---- */
