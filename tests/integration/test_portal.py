@@ -239,14 +239,15 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def secret_text(d) -> str:
-    """The revealed secret's text; "" while the page's script is replacing the
-    element (a stale reference is a page in mid-update, not a failure)."""
-    from selenium.common.exceptions import StaleElementReferenceException
+def secret_text(d, css: str = "#secret") -> str:
+    """An element's text (the revealed secret by default); "" while the page is
+    being replaced (a stale reference or no element yet is a page in
+    mid-update, not a failure: the callers await the text)."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.by import By
     try:
-        return d.find_element(By.ID, "secret").text
-    except StaleElementReferenceException:
+        return d.find_element(By.CSS_SELECTOR, css).text
+    except (StaleElementReferenceException, NoSuchElementException):
         return ""
 
 
@@ -286,7 +287,7 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         form.find_element(By.NAME, "description").send_keys(XSS_DESC)
         form.find_element(By.CSS_SELECTOR, "input[value='invoice.paid']").click()
         form.find_element(By.CSS_SELECTOR, "button.primary").click()
-        assert "Endpoint created" in by_css(d, "p.notice.ok").text
+        wait_for(lambda: "Endpoint created" in secret_text(d, "p.notice.ok"), 10, what="the notice: Endpoint created")
         assert no_alert_open(d)
         cell = d.find_element(By.XPATH, "//tbody/tr/td[2]")
         assert cell.text == XSS_DESC  # shown as text
@@ -299,7 +300,7 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         by_css(d, "#send-example")
         assert d.find_element(By.CSS_SELECTOR, "p.description").text == XSS_DESC
         d.find_element(By.CSS_SELECTOR, "#send-example button").click()
-        assert "Example event sent" in by_css(d, "p.notice.ok").text
+        wait_for(lambda: "Example event sent" in secret_text(d, "p.notice.ok"), 10, what="the notice: Example event sent")
         wait_for(lambda: len(rcv.requests) == 1, 20, what="the example delivered")
         assert rcv.requests[0].json["example"] is True
         reload_until("table.attempts td", "Succeeded", "the attempt shown")
@@ -323,7 +324,7 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         failing["on"] = False
         before = len(rcv.requests)
         d.find_element(By.CSS_SELECTOR, "#deliveries button").click()
-        assert "Message sent again" in by_css(d, "p.notice.ok").text
+        wait_for(lambda: "Message sent again" in secret_text(d, "p.notice.ok"), 10, what="the notice: Message sent again")
         wait_for(lambda: any(r.n > before for r in rcv.requests if r.body and b'"example"' in r.body)
                  and rcv.requests[-1].n > before, 20, what="the resend delivered")
         reload_until("table.attempts td", "Succeeded", "the resent attempt")
@@ -335,11 +336,11 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         # disable, enable
         d.get(endpoint_url)
         d.find_element(By.XPATH, "//button[text()='Disable']").click()
-        assert "Endpoint disabled" in by_css(d, "p.notice.ok").text
+        wait_for(lambda: "Endpoint disabled" in secret_text(d, "p.notice.ok"), 10, what="the notice: Endpoint disabled")
         assert d.find_element(By.CSS_SELECTOR, "section.card .badge").text == "Disabled"
         assert env.db.value("SELECT enabled FROM webhook_endpoints WHERE url = %s", rcv.url()) is False
         d.find_element(By.XPATH, "//button[text()='Enable']").click()
-        assert "Endpoint enabled" in by_css(d, "p.notice.ok").text
+        wait_for(lambda: "Endpoint enabled" in secret_text(d, "p.notice.ok"), 10, what="the notice: Endpoint enabled")
 
         # reveal, rotate (confirmed), reveal again: another secret
         d.find_element(By.CSS_SELECTOR, "button[data-reveal]").click()
@@ -347,7 +348,7 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         first = secret_text(d)
         d.find_element(By.XPATH, "//button[text()='Rotate secret']").click()
         wait_alert(d).accept()
-        assert "Signing secret rotated" in by_css(d, "p.notice.ok").text
+        wait_for(lambda: "Signing secret rotated" in secret_text(d, "p.notice.ok"), 10, what="the notice: Signing secret rotated")
         d.find_element(By.CSS_SELECTOR, "button[data-reveal]").click()
         wait_for(lambda: secret_text(d).startswith("whsec_") and secret_text(d) != first, 10, what="the new secret")
 
