@@ -23,7 +23,7 @@
 -- columns: inserted
 WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],
   $7::text[], $8::bigint[], $11::text[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms, error)),
- e AS (SELECT id, part_at FROM outbox_events WHERE ctid = ANY ($12::tid[]) AND id = ANY ($9::uuid[])),
+ e AS MATERIALIZED (SELECT id, part_at FROM outbox_events WHERE ctid = ANY ($12::tid[]) AND id = ANY ($9::uuid[])),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
   last_status_code, last_error, delivered_at, created_at, part_at)
   SELECT r.id, event_id, endpoint_id,
