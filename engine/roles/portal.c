@@ -27,6 +27,7 @@
 
 #define PREFIX "/portal/"
 #define COOKIE "hookd_portal"
+#define COOKIE_GRACE_S 86400LL            /* how long the cookie outlives its session */
 #define LOGIN_COOKIE "hookd_portal_login" /* the login page's nonce (its form's CSRF key) */
 #define FORM_MAX (64 * 1024)
 
@@ -272,8 +273,11 @@ static void work_login(PGconn *conn, struct portal_req *q)
     const char *p[] = {link_sha, session_sha};
     PGresult *res = query_prepared(conn, Q_PORTAL_LINK_REDEEM, p, err, sizeof err);
     if (res && PQntuples(res) == 1) {
-        snprintf(q->cookie, sizeof q->cookie, COOKIE "=%s; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=%s%s",
-                 session, PQgetvalue(res, 0, PORTAL_LINK_REDEEM_MAX_AGE_S), q->https ? "; Secure" : "");
+        /* the cookie outlives the session by a day: a request after the
+         * session ended still names it, and gets "your session has expired" */
+        snprintf(q->cookie, sizeof q->cookie, COOKIE "=%s; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=%lld%s",
+                 session, atoll(PQgetvalue(res, 0, PORTAL_LINK_REDEEM_MAX_AGE_S)) + COOKIE_GRACE_S,
+                 q->https ? "; Secure" : "");
         snprintf(q->location, sizeof q->location, "/portal/");
         log_info("portal.login", "tenant=%s", PQgetvalue(res, 0, PORTAL_LINK_REDEEM_TENANT_ID));
     } else {

@@ -523,6 +523,8 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         assert rcv.requests[0].json == EXAMPLES[0]
         reload_until("table.attempts td", "Succeeded", "the attempt shown")
         assert "100%" in d.find_element(By.ID, "success-rate").text
+        # the harness's config has `circuit = off`: the page says so (the other states: the test above)
+        assert d.find_element(By.CSS_SELECTOR, "#circuit .badge.circuit").text == "Off"
         assert no_alert_open(d)
         shot("endpoint")
         endpoint_url = d.current_url
@@ -579,6 +581,28 @@ def test_tenant_uses_its_portal(env, portal, browser, tmp_path):
         assert not all_css(d, "main b")
         assert no_alert_open(d)
         shot("message-markup")
+
+        # the operators' /admin: the tenants with their portal links, in the portal's components
+        d.get(f"{w.admin_url}/admin/login")
+        by_css(d, "input#token").send_keys(ADMIN_TOKEN)
+        by_css(d, "button#signin").click()
+        assert "Acme" in by_css(d, "table#tenants").text
+        assert by_css(d, "header.bar .title").text == "hookd admin"
+        shot("admin")
+
+        # a session that ends (session_ttl 3s, reloaded: links minted after it)
+        cfg.write_text(cfg.read_text().replace("[portal]\n", "[portal]\nsession_ttl = 3s\n", 1))
+        w.signal(signal.SIGHUP)
+        last_ttl = "SELECT session_ttl_ms FROM hookd_portal_links ORDER BY created_at DESC LIMIT 1"
+        short = wait_for(lambda: (u := link(w, root, "acme")) and env.db.value(last_ttl) == 3000 and u, 20,
+                         what="the reloaded session_ttl")
+        d.get(short)
+        by_css(d, "#open-portal").click()
+        wait_for(lambda: d.current_url == f"http://127.0.0.1:{w.port}/portal/", 10, what="the portal")
+        reload_until("main h1", "Your session has expired", "the session-expired page")
+        assert "Ask for a new link" in by_css(d, "p.notice.error").text
+        assert not [c for c in d.get_cookies() if c["name"] == "hookd_portal"]  # dropped
+        shot("session-expired")
     finally:
         rcv.stop()
         for p in shots:
