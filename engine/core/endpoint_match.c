@@ -110,9 +110,31 @@ void endpoint_match_range(const struct endpoint_match *m, const char *tenant, in
     *hi = end;
 }
 
-bool endpoint_match_row(struct endpoint_match *m, int f, int ev, const char *type, const char *payload)
+/* Whether the comma-separated lists a and b share an item. */
+static bool share_one(const char *a, const char *b)
+{
+    for (const char *x = a; *x;) {
+        size_t xn = strcspn(x, ",");
+        for (const char *y = b; *y;) {
+            size_t yn = strcspn(y, ",");
+            if (xn == yn && memcmp(x, y, xn) == 0)
+                return true;
+            y += yn + (y[yn] == ',');
+        }
+        x += xn + (x[xn] == ',');
+    }
+    return false;
+}
+
+bool endpoint_match_row(struct endpoint_match *m, int f, int ev, const char *type, const char *payload,
+                        const char *channels)
 {
     if (!config_glob_match(PQgetvalue(m->eps, f, RELAY_ENDPOINTS_FILTER), type))
+        return false;
+    /* Svix's channels: an endpoint without any takes every message; one
+     * with some only messages carrying one of them (none without) */
+    if (!PQgetisnull(m->eps, f, RELAY_ENDPOINTS_CHANNELS) &&
+        !share_one(PQgetvalue(m->eps, f, RELAY_ENDPOINTS_CHANNELS), channels ? channels : ""))
         return false;
     if (!m->filters[f])
         return true;

@@ -2,7 +2,9 @@
  * event's tenant (an event without one goes to the endpoints without one;
  * an event of tenant T only to T's endpoints), the endpoint's event-type
  * filters (globs, config_glob_match) and its payload filter
- * (payload_filter.h). Built once per pass from the relay_endpoints rows,
+ * (payload_filter.h), and Svix's channels (an endpoint with channels takes
+ * only the messages that carry one of them; a message without channels goes
+ * only to endpoints without any). Built once per pass from the relay_endpoints rows,
  * which come sorted by tenant (byte order), so a tenant's rows are one
  * range found by binary search: an event costs its own tenant's endpoints,
  * not every endpoint of every tenant. Payload filters are parsed once per
@@ -33,9 +35,11 @@ void endpoint_match_free(struct endpoint_match *m); /* accepts NULL */
 void endpoint_match_range(const struct endpoint_match *m, const char *tenant, int *lo, int *hi);
 
 /* Whether event number ev (any id that changes per event: the parsed
- * payload is kept for the next call with the same ev) of type type and
- * payload text payload matches row f (an event-type filter of one
- * endpoint) and that endpoint's payload filter. */
-bool endpoint_match_row(struct endpoint_match *m, int f, int ev, const char *type, const char *payload);
+ * payload is kept for the next call with the same ev) of type type,
+ * payload text payload and channels (comma-separated; NULL: none) matches
+ * row f (an event-type filter of one endpoint), that endpoint's channels
+ * and its payload filter. */
+bool endpoint_match_row(struct endpoint_match *m, int f, int ev, const char *type, const char *payload,
+                        const char *channels);
 
 #endif

@@ -49,6 +49,7 @@ struct api {
     struct event *purge_ev;
     bool purging;
     size_t pending;
+    struct api_msgs *msgs; /* message creations, batched (api_message.c) */
 };
 
 /* Svix's operations, with hookd's implementation or NULL (answered 501). */
@@ -275,7 +276,7 @@ static bool authenticate(PGconn *conn, struct api_req *r)
 
 /* The idempotency scope: the token's tenant, the method and the path
  * (read on the loop: the request is the loop's). */
-static void idem_scope(const struct api_req *r, char *out, size_t outlen)
+void api_idem_scope(const struct api_req *r, char *out, size_t outlen)
 {
     snprintf(out, outlen, "%s %s", r->tenant[0] ? r->tenant : "*", r->idem_scope ? r->idem_scope : "");
 }
@@ -328,7 +329,7 @@ static void run_op(PGconn *conn, struct api_req *r)
      * be stored in clear); a repeat just mints another link */
     bool keyed = r->idem_key && strcmp(r->method, "POST") == 0 && r->route->fn != portal_app_portal_access;
     if (keyed) {
-        idem_scope(r, scope, sizeof scope);
+        api_idem_scope(r, scope, sizeof scope);
         int c = claim_key(conn, r, scope);
         if (c <= 0) {
             if (c == 0 && db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0)
@@ -357,7 +358,7 @@ static void run_op(PGconn *conn, struct api_req *r)
     }
 }
 
-static void work_request(PGconn *conn, void *arg)
+void api_request_run(PGconn *conn, void *arg)
 {
     struct api_req *r = arg;
     if (!conn) {
@@ -373,7 +374,7 @@ static void work_request(PGconn *conn, void *arg)
     run_op(conn, r);
 }
 
-static void done_request(void *arg)
+void api_request_done(void *arg)
 {
     struct api_req *r = arg;
     struct api *a = r->api;
@@ -446,6 +447,7 @@ static int read_body(struct evhttp_request *req, struct api_req *r)
     }
     json_error_t jerr;
     r->body = json_loadb((const char *)evbuffer_pullup(buf, -1), len, JSON_REJECT_DUPLICATES, &jerr);
+    r->body_len = len;
     if (!r->body || !json_is_object(r->body)) {
         char msg[256];
         snprintf(msg, sizeof msg, "the body is not a JSON object%s%s", r->body ? "" : ": ", r->body ? "" : jerr.text);
@@ -557,7 +559,10 @@ static void handle_api(struct evhttp_request *req, void *arg)
     }
     a->pending++;
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_client_closed, r);
-    db_pool_submit(a->ctx->db, work_request, done_request, r);
+    if (route->fn == api_message_create && a->msgs)
+        api_msgs_add(a->msgs, r); /* group commit */
+    else
+        db_pool_submit(a->ctx->db, api_request_run, api_request_done, r);
 }
 
 /* ---- idempotency records: the purge --------------------------------------- */
@@ -597,6 +602,7 @@ struct api *api_new(struct hookd_ctx *ctx, struct http_server *http)
     a->purge_ev = event_new(ctx->base, -1, EV_PERSIST, on_purge_timer, a);
     struct timeval tv = {PURGE_INTERVAL_S, 0};
     event_add(a->purge_ev, &tv);
+    a->msgs = api_msgs_new(ctx); /* NULL: each creation runs alone */
     http_server_route(http, "/api/v1/*", handle_api, a);
     return a;
 }
@@ -616,6 +622,7 @@ void api_free(struct api *a)
 {
     if (!a)
         return;
+    api_msgs_free(a->msgs);
     if (a->purge_ev)
         event_free(a->purge_ev);
     admin_guard_free(a->guard);

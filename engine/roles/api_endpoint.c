@@ -177,6 +177,10 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
     int ordered = api_bool(r, b, "ordered");
     if (ordered >= 0 || put)
         json_object_set_new(c, "ordered", json_boolean(ordered == 1));
+    char *channels = NULL; /* Svix: 1 to 10 channels, or null: every message */
+    if (api_name_set(r, b, "channels", 10, "-_.", &channels) && (channels || json_object_get(b, "channels") || put))
+        json_object_set_new(c, "channels", channels ? json_loads(channels, 0, NULL) : json_null());
+    free(channels);
     if (!api_failed(r))
         read_event_types(conn, r, c);
     if (put && !json_object_get(c, "event_types"))

@@ -54,6 +54,7 @@ struct api_req {
     int nparams;
     struct evkeyvalq query;
     json_t *body; /* parsed JSON body (POST, PUT, PATCH), or NULL */
+    size_t body_len;
     char token_sha[65];
     char *idem_key;
     char *idem_scope; /* the token's tenant is added on the DB thread */
@@ -116,6 +117,13 @@ int api_bool(struct api_req *r, const json_t *o, const char *field);
  * null; 422 when of another type. values_str: every value must be a string. */
 char *api_object_text(struct api_req *r, const json_t *o, const char *field, bool values_str);
 char *api_str_array_text(struct api_req *r, const json_t *o, const char *field);
+/* A set of names (Svix's channels and tags: api_message.c): a JSON array of
+ * 1 to max_items strings of 1 to API_NAME_MAX characters of a-z, A-Z, 0-9
+ * and extra's, into *out as JSON text (caller frees); NULL when absent or
+ * null. false after answering 422. */
+#define API_NAME_MAX 128
+bool api_name_set(struct api_req *r, const json_t *o, const char *field, size_t max_items, const char *extra,
+                  char **out);
 /* An http(s) URL that delivery may reach (the SSRF policy of the config). */
 bool api_check_url(struct api_req *r, const char *field, const char *url);
 /* A uid (Svix: [a-zA-Z0-9-_.], 1 to 256 characters). */
@@ -135,6 +143,25 @@ api_op_fn api_message_list, api_message_create, api_message_get;
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend;
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
+
+/* ---- a request's job (api.c), for the message batch (api_message.c) ---- */
+/* DB thread: authenticates, then runs the operation in a transaction of its
+ * own (BEGIN, idempotency key, operation, COMMIT or ROLLBACK). */
+void api_request_run(PGconn *conn, void *r);
+/* Loop: answers the request and frees it. */
+void api_request_done(void *r);
+/* The idempotency scope of a request: its token's tenant, method and path. */
+void api_idem_scope(const struct api_req *r, char *out, size_t outlen);
+
+/* Message creations gathered into one transaction per batch (api_message.c).
+ * api_msgs_add takes a request the router counted as pending; it is
+ * answered through api_request_done. api_msgs_free answers 503 to those
+ * never submitted. */
+struct hookd_ctx;
+struct api_msgs;
+struct api_msgs *api_msgs_new(struct hookd_ctx *ctx);
+void api_msgs_add(struct api_msgs *m, struct api_req *r);
+void api_msgs_free(struct api_msgs *m);
 
 /* The routes (api.c) and the OpenAPI document built from them (api_openapi.c). */
 extern const struct api_route api_routes[];

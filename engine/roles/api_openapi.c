@@ -43,6 +43,8 @@ static const char schemas[] =
     "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
     "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
     "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"
+    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
     "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
     "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
     "\"secret\":{\"type\":\"string\",\"nullable\":true,\"pattern\":\"^(whsec_)?[a-zA-Z0-9+/=]{32,100}$\"},"
@@ -55,6 +57,8 @@ static const char schemas[] =
     "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
     "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
     "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"
+    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
     "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
     "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
     "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}}},"
@@ -63,6 +67,8 @@ static const char schemas[] =
     "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
     "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
     "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"
+    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
     "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
     "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
     "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}}},"
@@ -105,12 +111,18 @@ static const char schemas[] =
     "\"MessageIn\":{\"type\":\"object\",\"required\":[\"eventType\",\"payload\"],\"properties\":{"
     "\"eventId\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":256},"
     "\"eventType\":{\"type\":\"string\",\"maxLength\":256},\"payload\":{\"type\":\"object\"},"
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":5,"
+    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
+    "\"tags\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":5,"
+    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_./\\\\\\\\#]+$\"}},"
+    "\"deliverAt\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true},"
     "\"application\":{\"$ref\":\"#/components/schemas/ApplicationIn\"}}},"
     "\"MessageOut\":{\"type\":\"object\",\"required\":[\"id\",\"eventType\",\"payload\",\"timestamp\"],"
     "\"properties\":{\"id\":{\"type\":\"string\"},\"eventId\":{\"type\":\"string\",\"nullable\":true},"
     "\"eventType\":{\"type\":\"string\"},\"payload\":{\"type\":\"object\"},"
     "\"channels\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
     "\"tags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"deliverAt\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true},"
     "\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
     "\"MessageAttemptOut\":{\"type\":\"object\",\"required\":[\"id\",\"msgId\",\"endpointId\",\"url\","
     "\"response\",\"responseStatusCode\",\"status\",\"triggerType\",\"timestamp\"],\"properties\":{"
@@ -246,6 +258,11 @@ static json_t *operation(const struct api_route *rt, json_t *params)
         json_array_append_new(json_object_get(op, "parameters"), json_pack("{s:s, s:s, s:{s:s}}", "name", "iterator",
                                                                            "in", "query", "schema", "type", "string"));
     }
+    if (strcmp(rt->op, "v1.message.list") == 0) /* Svix's filters of the message list */
+        for (size_t i = 0; i < 2; i++)
+            json_array_append_new(json_object_get(op, "parameters"),
+                                  json_pack("{s:s, s:s, s:{s:s}}", "name", i ? "tag" : "channel", "in", "query",
+                                            "schema", "type", "string"));
     if (rt->request_schema)
         json_object_set_new(op, "requestBody",
                             json_pack("{s:b, s:o}", "required", 1, "content", content(rt->request_schema)));

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api_id.h"
 #include "clock.h"
 #include "config.h"
 #include "db.h"
@@ -67,7 +68,8 @@ _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                    (int)RELAY_CLAIM_EVENT_TYPE == (int)RELAY_CLAIM_AFTER_EVENT_TYPE &&
                    (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
                    (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID &&
-                   (int)RELAY_CLAIM_WEBHOOK_ID == (int)RELAY_CLAIM_AFTER_WEBHOOK_ID,
+                   (int)RELAY_CLAIM_CHANNELS == (int)RELAY_CLAIM_AFTER_CHANNELS &&
+                   (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_AFTER_DELIVER_MS,
                "read_claim reads both claims alike");
 
 /* relay_settle's parameters, in order. */
@@ -120,6 +122,7 @@ struct row {
     char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
     int timeout_ms, max_inflight;
     bool inline_ok;                         /* no rateLimit, not ordered (delivery_policy.h) */
+    int64_t due_ms;                         /* a message's deliverAt (wall ms) still ahead; 0: now */
     char signature[DELIVERY_SIGNATURE_MAX]; /* signed on the lane's thread, off the loop */
     int64_t signed_at;
     struct delivery_item *item; /* NULL: not sent inline */
@@ -242,12 +245,17 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
         int lo, hi; /* the event's tenant's endpoints (endpoint_match.h) */
         endpoint_match_range(m, PQgetvalue(evs, i, RELAY_CLAIM_TENANT_ID), &lo, &hi);
         for (int f = lo; f < hi; f++) {
-            if (!endpoint_match_row(m, f, i, type, PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD)))
+            if (!endpoint_match_row(m, f, i, type, PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD),
+                                    PQgetisnull(evs, i, RELAY_CLAIM_CHANNELS)
+                                        ? NULL
+                                        : PQgetvalue(evs, i, RELAY_CLAIM_CHANNELS)))
                 continue;
             struct row *row = &p->rows[p->nrows++];
             snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
-            snprintf(row->webhook_id, sizeof row->webhook_id, "%s",
-                     PQgetisnull(evs, i, RELAY_CLAIM_WEBHOOK_ID) ? e->id : PQgetvalue(evs, i, RELAY_CLAIM_WEBHOOK_ID));
+            /* a tenant's message: its API id (what hookd_api_id gives, without its 70 µs a row) */
+            if (PQgetisnull(evs, i, RELAY_CLAIM_TENANT_ID) ||
+                api_id_of_uuid("msg", e->id, row->webhook_id, sizeof row->webhook_id) != 0)
+                snprintf(row->webhook_id, sizeof row->webhook_id, "%s", e->id);
             row->payload = xstrdup(PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD));
             snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_ID));
             row->name = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
@@ -263,6 +271,9 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                                : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_HEADERS));
             row->inline_ok = delivery_policy_inline_ok(atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_RATE_LIMIT)),
                                                        PQgetvalue(eps, f, RELAY_ENDPOINTS_ORDERED)[0] == 't');
+            row->due_ms = PQgetisnull(evs, i, RELAY_CLAIM_DELIVER_MS)
+                              ? 0
+                              : strtoll(PQgetvalue(evs, i, RELAY_CLAIM_DELIVER_MS), NULL, 10);
             const char *ep = PQgetvalue(eps, f, RELAY_ENDPOINTS_ID);
             while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, RELAY_ENDPOINTS_ID), ep) == 0)
                 f++; /* this endpoint's other filters */
@@ -407,8 +418,8 @@ static void on_window(evutil_socket_t fd, short what, void *arg)
 static bool inline_ok(struct relay *r, const struct row *row)
 {
     struct delivery *d = r->delivery;
-    return row->inline_ok && r->ctx->cfg->first_attempt_window > 0 && delivery_pending(d) < INLINE_MAX &&
-           delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT &&
+    return row->inline_ok && row->due_ms == 0 && r->ctx->cfg->first_attempt_window > 0 &&
+           delivery_pending(d) < INLINE_MAX && delivery_endpoint_backlog(d, row->name) < INLINE_PER_ENDPOINT &&
            !delivery_endpoint_circuit_open(d, row->name);
 }
 
@@ -486,6 +497,7 @@ static void start_sending(struct pass *p)
 static int build_params(struct pass *p)
 {
     size_t n = p->nrows;
+    int64_t now = clock_wall_ms();
     struct db_array a[NPARAMS] = {0};
     db_array_init(&a[P_ID], DB_OID_UUID, n);
     db_array_init(&a[P_EVENT], DB_OID_UUID, n);
@@ -538,7 +550,7 @@ static int build_params(struct pass *p)
             /* on the wire or failed: the regular path finishes it under this
              * worker's lease; due when the lease would end, should it die.
              * Not sent: due now, scheduled after the commit. */
-            db_array_int8(&a[P_WAIT], row->item ? p->lease_ms : 0);
+            db_array_int8(&a[P_WAIT], row->item ? p->lease_ms : row->due_ms > now ? row->due_ms - now : 0);
         }
     }
     for (size_t i = 0; i < p->nevents; i++)
@@ -730,13 +742,21 @@ static void done_settle(void *arg)
         } else if (in) {
             due_ids[ndue] = row->id;
             due_names[ndue] = row->name;
-            due[ndue++] = now;
+            due[ndue++] = row->due_ms > now ? row->due_ms : now; /* deliverAt: due then */
         }
     }
     delivery_first_settle(r->delivery, items, fates, nitems);
     if (ndue > 0) {
         sched_seed(r->ctx, "delivery", due_ids, due, ndue, false);
-        delivery_park_fanned_out(r->delivery, due_ids, due_names, ndue); /* open circuits: parked at once */
+        /* open circuits: parked at once (not those due later: a circuit
+         * closing must not send them before their deliverAt) */
+        size_t npark = 0;
+        for (size_t i = 0; i < ndue; i++)
+            if (due[i] <= now) {
+                due_ids[npark] = due_ids[i];
+                due_names[npark++] = due_names[i];
+            }
+        delivery_park_fanned_out(r->delivery, due_ids, due_names, npark);
     }
     if (p->ok)
         log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s",

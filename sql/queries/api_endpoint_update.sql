@@ -17,6 +17,8 @@ UPDATE webhook_endpoints e SET
    headers = CASE WHEN c ? 'headers' THEN coalesce(nullif(c->'headers', 'null'), '{}') ELSE e.headers END,
    payload_filter = CASE WHEN c ? 'payload_filter' THEN nullif(c->'payload_filter', 'null') ELSE e.payload_filter END,
    ordered = CASE WHEN c ? 'ordered' THEN coalesce((c->>'ordered')::boolean, false) ELSE e.ordered END,
+   channels = CASE WHEN c ? 'channels' THEN (SELECT array_agg(DISTINCT x ORDER BY x)
+       FROM jsonb_array_elements_text(nullif(c->'channels', 'null')) x) ELSE e.channels END,
    updated_at = now()
   FROM (SELECT $2::jsonb AS c) x
  WHERE e.id = $1::uuid

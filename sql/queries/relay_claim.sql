@@ -1,10 +1,13 @@
--- The oldest unfanned outbox events, locked. webhook_id: a tenant's message
--- is sent with its API id (`msg_…`) as webhook-id, as Svix does. (Qualified: a bare `id` in
+-- The oldest unfanned outbox events, locked. (A tenant's message is sent
+-- with its API id, `msg_…`, as webhook-id, as Svix does: relay.c computes it,
+-- engine/base/api_id.h.) channels: the message's (comma-separated;
+-- sql/0019); deliver_ms: its deliverAt while in the future. (Qualified: a bare `id` in
 -- ORDER BY would name the output column id::text, and sort the backlog as
 -- text.) Shares its columns with relay_claim_after.
 -- parameters: $1 = how many
--- columns: id, event_type, payload, tid, tenant_id, webhook_id
+-- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
 SELECT e.id::text AS id, e.event_type, e.payload::text AS payload, e.ctid::text AS tid, e.tenant_id,
- CASE WHEN e.tenant_id IS NOT NULL THEN hookd_api_id('msg', e.id) END AS webhook_id
+ array_to_string(e.channels, ',') AS channels,
+ CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -4,9 +4,10 @@
 -- passes over any older unfanned event (an application transaction that
 -- committed late, a pass that rolled back): see BOUNDED_MAX in relay.c.
 -- parameters: $1 = how many, $2 = the id of the event to start after
--- columns: id, event_type, payload, tid, tenant_id, webhook_id
+-- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
 SELECT e.id::text AS id, e.event_type, e.payload::text AS payload, e.ctid::text AS tid, e.tenant_id,
- CASE WHEN e.tenant_id IS NOT NULL THEN hookd_api_id('msg', e.id) END AS webhook_id
+ array_to_string(e.channels, ',') AS channels,
+ CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
  AND (e.created_at, e.id) > ((SELECT created_at FROM outbox_events WHERE id = $2::uuid), $2::uuid)
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -10,6 +10,7 @@
 // batch's token for that call (another tenant's token, a wrong one).
 // {"verify": {"secret", "payload", "headers"}} checks a delivery a receiver
 // got with the SDK's Webhook class: {"ok": parsed payload} or {"error": msg}.
+// {"parallel": [op, ...]} sends its calls at once (concurrent requests).
 import { Svix, Webhook } from "svix";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -37,6 +38,28 @@ function client(token) {
   return (clients[token] ??= new Svix(token, { serverUrl: input.server, numRetries: 0 }));
 }
 
+async function call(op) {
+  const [resource, ...rest] = op.call.split(".");
+  const method = rest.pop();
+  let target = client(op.token ?? input.token)[resource];
+  for (const r of rest) target = target[r];
+  if (typeof target?.[method] !== "function") throw new Error(`the SDK has no ${op.call}`);
+  try {
+    let result = await target[method](...resolve(op.args ?? []));
+    result = JSON.parse(JSON.stringify(result ?? null));
+    if (op.as) named[op.as] = result;
+    return { ok: result };
+  } catch (e) {
+    let body = e.body ?? String(e.message || e);
+    if (typeof body === "string") {
+      try {
+        body = JSON.parse(body); // 5xx bodies come as text
+      } catch {}
+    }
+    return { status: e.code ?? null, body };
+  }
+}
+
 const out = [];
 for (const op of input.ops) {
   if (op.verify) {
@@ -49,24 +72,11 @@ for (const op of input.ops) {
     }
     continue;
   }
-  const [resource, ...rest] = op.call.split(".");
-  const method = rest.pop();
-  let target = client(op.token ?? input.token)[resource];
-  for (const r of rest) target = target[r];
-  if (typeof target?.[method] !== "function") throw new Error(`the SDK has no ${op.call}`);
-  try {
-    let result = await target[method](...resolve(op.args ?? []));
-    result = JSON.parse(JSON.stringify(result ?? null));
-    if (op.as) named[op.as] = result;
-    out.push({ ok: result });
-  } catch (e) {
-    let body = e.body ?? String(e.message || e);
-    if (typeof body === "string") {
-      try {
-        body = JSON.parse(body); // 5xx bodies come as text
-      } catch {}
-    }
-    out.push({ status: e.code ?? null, body });
+  if (op.parallel) {
+    // {"parallel": [op, ...]}: the calls all sent at once; {"ok": [their entries, in order]}
+    out.push({ ok: await Promise.all(op.parallel.map(call)) });
+    continue;
   }
+  out.push(await call(op));
 }
 process.stdout.write(JSON.stringify(out));

@@ -7,7 +7,9 @@
  * Signed mode posts distinct Standard Webhooks events (a unique webhook-id
  * per request, the body template's %d filled with i % entities), all signed
  * before the clock starts when they fit in memory; --plain posts one fixed
- * unsigned body, to measure what a receiver can take at all. The response
+ * unsigned body, to measure what a receiver can take at all (with
+ * --idempotency: an `idempotency-key: PREFIX-i` header per request, and the
+ * template's %d filled with i % entities, as the Svix SDKs send them). The response
  * parser understands Content-Length and chunked bodies, and reconnects when
  * the server closes. At the end one JSON line goes to stdout: requests, ok
  * (2xx), errors (transport errors + non-2xx), seconds, rps, ok_rps and the
@@ -50,6 +52,7 @@ struct opts {
     const char *secret, *scheme, *body_template, *id_prefix;
     const char *header; /* one extra header line ("Authorization: Bearer …"), or NULL */
     long entities;
+    bool idempotency; /* an idempotency-key per request (id prefix, index), %d filled even when plain */
 };
 
 struct lg;
@@ -130,13 +133,16 @@ static size_t fill_template(const char *tpl, long v, char *out, size_t cap)
 static void build_request(struct lg *lg, long i, struct evbuffer *out)
 {
     static char body[65536];
-    size_t len = fill_template(lg->o.body_template, lg->o.plain ? 0 : i % lg->o.entities, body, sizeof body);
+    size_t len = fill_template(lg->o.body_template, lg->o.plain && !lg->o.idempotency ? 0 : i % lg->o.entities, body,
+                               sizeof body);
     evbuffer_add_printf(out,
                         "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
                         "Content-Length: %zu\r\n",
                         lg->o.path, lg->o.host, lg->o.port, len);
     if (lg->o.header)
         evbuffer_add_printf(out, "%s\r\n", lg->o.header);
+    if (lg->o.idempotency)
+        evbuffer_add_printf(out, "idempotency-key: %s-%ld\r\n", lg->o.id_prefix, i);
     if (!lg->o.plain) {
         char id[160], sig[SIG_STANDARD_SIGNATURE_SIZE];
         snprintf(id, sizeof id, "%s-%ld", lg->o.id_prefix, i);
@@ -477,7 +483,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: loadgen --url http://HOST:PORT/PATH [--connections N] [--requests N] [--duration S]\n"
             "               [--plain | --secret whsec_... --scheme standard-webhooks] [--header 'Name: value']\n"
-            "               [--body-template JSON-with-%%d] [--entities N] [--id-prefix P]\n"
+            "               [--body-template JSON-with-%%d] [--entities N] [--id-prefix P] [--idempotency]\n"
             "               [--timeout S] [--max-seconds S]\n");
     exit(2);
 }
@@ -524,6 +530,7 @@ int main(int argc, char **argv)
         {"timeout", required_argument, NULL, 't'},
         {"max-seconds", required_argument, NULL, 'm'},
         {"header", required_argument, NULL, 'H'},
+        {"idempotency", no_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -543,6 +550,7 @@ int main(int argc, char **argv)
         case 't': o->timeout_s = atof(optarg); break;
         case 'm': o->max_seconds = atof(optarg); break;
         case 'H': o->header = optarg; break;
+        case 'I': o->idempotency = true; break;
         default: usage();
         }
     }

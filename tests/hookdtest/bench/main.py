@@ -7,6 +7,7 @@ import signal
 import sys
 import time
 
+from hookdtest.bench.api import bench_api
 from hookdtest.bench.claim import bench_claim
 from hookdtest.bench.common import DOCS, ONLY, TOOLS, Bench, log
 from hookdtest.bench.delivery import bench_delivery
@@ -30,7 +31,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         b.start()
-        for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim, bench_retry, bench_peers, bench_storm):
+        for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim, bench_retry, bench_peers, bench_storm,
+                   bench_api):
             if ONLY and fn.__name__.removeprefix("bench_") not in ONLY:
                 continue
             try:

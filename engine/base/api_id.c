@@ -1,0 +1,68 @@
+/* The API's ids of UUIDs; see api_id.h. */
+#include "api_id.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
+{
+    static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    uint32_t limb[4] = {0, 0, 0, 0}; /* big-endian: limb[0] the most significant */
+    int nibbles = 0;
+    for (const char *p = uuid; *p; p++) {
+        if (*p == '-')
+            continue;
+        int v = hexval(*p);
+        if (v < 0 || nibbles == 32)
+            return -1;
+        limb[nibbles / 8] = (limb[nibbles / 8] << 4) | (uint32_t)v;
+        nibbles++;
+    }
+    size_t plen = strlen(prefix);
+    if (nibbles != 32 || outlen < plen + 1 + API_ID_DIGITS + 1)
+        return -1;
+    memcpy(out, prefix, plen);
+    out[plen] = '_';
+    char *digits = out + plen + 1;
+    for (int d = API_ID_DIGITS - 1; d >= 0; d--) { /* the number divided by 62, the remainder a digit */
+        uint64_t rem = 0;
+        for (int i = 0; i < 4; i++) {
+            uint64_t cur = (rem << 32) | limb[i];
+            limb[i] = (uint32_t)(cur / 62);
+            rem = cur % 62;
+        }
+        digits[d] = alphabet[rem];
+    }
+    digits[API_ID_DIGITS] = '\0';
+    return 0;
+}
+
+void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char b[16];
+    for (int i = 0; i < 6; i++)
+        b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
+    memcpy(b + 6, rnd, 10);
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70); /* version 7 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
+    size_t o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
+}
