@@ -1278,8 +1278,8 @@ static int validate_portal(struct parse_state *st)
         return fail(st, line, "[portal] logo_url must be an https:// URL or a path"), -1;
     if (strlen(p->title) > 80)
         return fail(st, line, "[portal] title must be at most 80 characters"), -1;
-    if (p->link_ttl < 1000 || p->session_ttl < 60000)
-        return fail(st, line, "[portal] link_ttl must be at least 1s and session_ttl at least 1m"), -1;
+    if (p->link_ttl < 1000 || p->session_ttl < 1000)
+        return fail(st, line, "[portal] link_ttl and session_ttl must be at least 1s"), -1;
     for (const char *c = p->base_url ? p->base_url : ""; *c; c++)
         if ((unsigned char)*c <= ' ' || *c == '"' || *c == '<' || *c == '>' || *c == '\\')
             return fail(st, line, "[portal] base_url must not hold spaces, quotes or angle brackets"), -1;
