@@ -6,7 +6,8 @@
 -- are still the count it was loaded with (anything else is left to the
 -- one-by-one path). The caller has locked the events (delivery_lock_events)
 -- and marks them processed after (delivery_finish_events). Returns the
--- batch index of each recorded.
+-- batch index of each recorded. Open is written `NOT IN ('SUCCEEDED',
+-- 'DEAD')`, as in delivery_record_failures (why: there).
 -- parameters: $1 = delivery ids (uuid[]), $2 = attempts before this one (int[]),
 --   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
 --   $6 = response excerpts (text[]), $7 = batch indexes (int[]), $8 = attempt outcomes (text[]: failed, gone),
@@ -17,7 +18,7 @@ WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], 
   endpoint)),
  upd AS (UPDATE outbox_deliveries d SET status = 'DEAD', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error
-  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status IN ('PENDING', 'RETRYING') AND d.attempts = f.prev
+  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev
   RETURNING d.id),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,
   worker_id) SELECT 'delivery', f.id, f.outcome, f.dur, f.code, f.error, f.excerpt, $11 FROM f JOIN upd ON upd.id = f.id),

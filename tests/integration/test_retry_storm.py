@@ -368,7 +368,7 @@ def test_requests_queued_when_the_circuit_opens_are_parked_not_sent(env, receive
     wait_for(lambda: env.redis.zcard(parked_key) == 40, 40, what="40 deliveries parked")
     assert "delivery.unsent_parked" in w.output()
     n = len(rcv.got())
-    assert 3 <= n <= 8, n
+    assert 3 <= n <= 12, n  # the failures that opened it and what was on the wire, not 40
     wait_for(lambda: env.db.value("SELECT count(*) FROM attempts a JOIN outbox_deliveries d ON d.id = a.source_id"
                                   " WHERE d.endpoint_id = %s", ep.id) == len(rcv.got()), 20,
              what="an attempt row for every request")
