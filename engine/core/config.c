@@ -593,16 +593,16 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
 
 /* Bits of partner_config.hmac_keys: the keys of `scheme = hmac`. */
 enum {
-    HK_ALGORITHM = 1,
-    HK_SIGNED = 2,
-    HK_SIGNATURE_HEADER = 4,
-    HK_SIGNATURE_PREFIX = 8,
-    HK_ENCODING = 16,
-    HK_TIMESTAMP_HEADER = 32,
-    HK_TIMESTAMP_PREFIX = 64,
-    HK_TIMESTAMP_FORMAT = 128,
-    HK_SEVERAL = 256,
-    HK_SEPARATORS = 512,
+    HK_ALGORITHM = 1 << 0,
+    HK_SIGNED = 1 << 1,
+    HK_SIGNATURE_HEADER = 1 << 2,
+    HK_SIGNATURE_PREFIX = 1 << 3,
+    HK_ENCODING = 1 << 4,
+    HK_TIMESTAMP_HEADER = 1 << 5,
+    HK_TIMESTAMP_PREFIX = 1 << 6,
+    HK_TIMESTAMP_FORMAT = 1 << 7,
+    HK_SEVERAL = 1 << 8,
+    HK_SEPARATORS = 1 << 9,
 };
 
 static void set_string(char **dst, const char *v)

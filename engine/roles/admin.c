@@ -563,11 +563,28 @@ static void form_field(struct evhttp_request *req, const char *field, char *out,
     free(body);
 }
 
+/* Whether the form carries the CSRF token of the session (or of direct
+ * access); if not, the request is answered 403 here and counted as failed. */
 static bool csrf_ok(struct admin *a, struct evhttp_request *req, const struct auth *auth)
 {
     char given[ADMIN_GUARD_TOKEN_HEX + 1];
     form_field(req, "csrf", given, sizeof given);
-    return admin_guard_same(given, auth->session ? auth->session->csrf : a->csrf_direct);
+    if (admin_guard_same(given, auth->session ? auth->session->csrf : a->csrf_direct))
+        return true;
+    failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
+    http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
+    return false;
+}
+
+/* A page that changes something: a POST with the CSRF token. Anything else
+ * is answered here (405 saying `need`, or 403) and false returned. */
+static bool post_ok(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *need)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        http_reply_error(req, 405, "method", "%s", need);
+        return false;
+    }
+    return csrf_ok(a, req, auth);
 }
 
 static void handle_login(struct admin *a, struct evhttp_request *req)
@@ -605,11 +622,8 @@ static void handle_logout(struct admin *a, struct evhttp_request *req, const str
         http_reply_error(req, 400, "no_session", "only a signed-in session can sign out");
         return;
     }
-    if (!csrf_ok(a, req, auth)) {
-        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
-        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
+    if (!csrf_ok(a, req, auth))
         return;
-    }
     admin_guard_session_end(a->guard, auth->session);
     set_cookie(a, req, "", 0);
     redirect(req, "/admin/login");
@@ -617,15 +631,8 @@ static void handle_logout(struct admin *a, struct evhttp_request *req, const str
 
 static void handle_replay(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *id)
 {
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        http_reply_error(req, 405, "method", "replay is a POST");
+    if (!post_ok(a, req, auth, "replay is a POST"))
         return;
-    }
-    if (!csrf_ok(a, req, auth)) {
-        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
-        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
-        return;
-    }
     struct job *j = xcalloc(1, sizeof *j);
     j->page = PAGE_REPLAY;
     snprintf(j->id, sizeof j->id, "%s", id);
@@ -700,15 +707,8 @@ static void handle_portal_link(struct admin *a, struct evhttp_request *req, cons
         http_reply_error(req, 404, "not_found", "no such admin page");
         return;
     }
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        http_reply_error(req, 405, "method", "a portal link is made by a POST");
+    if (!post_ok(a, req, auth, "a portal link is made by a POST"))
         return;
-    }
-    if (!csrf_ok(a, req, auth)) {
-        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
-        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
-        return;
-    }
     struct job *j = xcalloc(1, sizeof *j);
     j->page = PAGE_PORTAL;
     j->cfg = config_ref(a->ctx->cfg);
