@@ -471,28 +471,34 @@ void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int6
 {
     if (n == 0 || !redis_conn_ready(ctx->redis))
         return;
-    char due_key[160], inflight_key[160], woken_key[160], channel[160], suffix[64];
+    char due_key[160], inflight_key[160], woken_key[160], parked_key[160], open_key[160], channel[160], suffix[64];
     snprintf(suffix, sizeof suffix, "{%s}:due", queue);
     ctx_key(ctx, suffix, due_key, sizeof due_key);
     snprintf(suffix, sizeof suffix, "{%s}:inflight", queue);
     ctx_key(ctx, suffix, inflight_key, sizeof inflight_key);
     snprintf(suffix, sizeof suffix, "{%s}:woken", queue);
     ctx_key(ctx, suffix, woken_key, sizeof woken_key);
+    snprintf(suffix, sizeof suffix, "{%s}:parked_ids", queue); /* the delivery queue's circuits (circuit.h) */
+    ctx_key(ctx, suffix, parked_key, sizeof parked_key);
+    snprintf(suffix, sizeof suffix, "{%s}:circuit:open", queue);
+    ctx_key(ctx, suffix, open_key, sizeof open_key);
     snprintf(suffix, sizeof suffix, "wake:%s", queue);
     ctx_key(ctx, suffix, channel, sizeof channel);
-    size_t argc = 4 + 2 * n;
+    size_t argc = 6 + 2 * n;
     const char **argv = xcalloc(argc, sizeof *argv);
     char(*scores)[24] = xcalloc(n, sizeof *scores);
     argv[0] = due_key;
     argv[1] = inflight_key;
     argv[2] = woken_key;
-    argv[3] = only_missing ? "only_missing" : "set";
+    argv[3] = parked_key;
+    argv[4] = open_key;
+    argv[5] = only_missing ? "only_missing" : "set";
     for (size_t i = 0; i < n; i++) {
         snprintf(scores[i], sizeof scores[i], "%lld", (long long)due_ms[i]);
-        argv[4 + 2 * i] = ids[i];
-        argv[5 + 2 * i] = scores[i];
+        argv[6 + 2 * i] = ids[i];
+        argv[7 + 2 * i] = scores[i];
     }
-    if (redis_conn_eval(ctx->redis, &ctx->scripts.seed, NULL, NULL, 3, (int)argc, argv, NULL) != 0 ||
+    if (redis_conn_eval(ctx->redis, &ctx->scripts.seed, NULL, NULL, 5, (int)argc, argv, NULL) != 0 ||
         redis_conn_cmdf(ctx->redis, NULL, NULL, "PUBLISH %s 1", channel) != 0)
         stats_add(&ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);

@@ -55,7 +55,9 @@ void sched_lateness(const struct sched *s, int64_t *p50, int64_t *p99);
  * made them due (only_missing false: the given score wins), and by the
  * reconciler (only_missing true: an id already due keeps its score, since a
  * worker may have rescheduled it after the reconciler read the row). Ids
- * held in inflight are never touched. Safe to call when Redis is down: then
+ * held in inflight are never touched, nor, by the reconciler, ids parked
+ * while their endpoint's circuit is open (`{queue}:parked_ids`, circuit.h):
+ * they wait in their parked set, not due. Safe to call when Redis is down: then
  * the reconciler picks the rows up later. */
 void sched_seed(struct hookd_ctx *ctx, const char *queue, char **ids, const int64_t *due_ms, size_t n,
                 bool only_missing);

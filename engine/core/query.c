@@ -3,6 +3,7 @@
 #include "query.h"
 
 #include "db.h"
+#include "xmalloc.h"
 
 _Static_assert(Q__COUNT <= DB_PREPARED_MAX, "raise DB_PREPARED_MAX in db.h: more statements than cache slots");
 
@@ -33,4 +34,9 @@ PGresult *query_prepared_raw(PGconn *conn, enum query_id q, const char *const *p
                              const int *formats)
 {
     return db_prepared_raw(conn, (unsigned)q, query_sql(q), query_defs[q].nparams, params, lengths, formats);
+}
+
+char *query_value_dup(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? NULL : xstrdup(PQgetvalue(r, row, col));
 }

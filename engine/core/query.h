@@ -30,4 +30,7 @@ PGresult *query_prepared_fmt(PGconn *conn, enum query_id q, const char *const *p
 PGresult *query_prepared_raw(PGconn *conn, enum query_id q, const char *const *params, const int *lengths,
                              const int *formats);
 
+/* A result value as a new string (free()), NULL for SQL NULL. */
+char *query_value_dup(const PGresult *r, int row, int col);
+
 #endif

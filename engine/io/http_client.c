@@ -129,6 +129,7 @@ struct hc_request {
     enum req_phase phase;
     int in_done;
     int has_slot;
+    int unsent; /* taken back from the queue (http_client_cancel_queued) */
 
     struct netguard_url url;
     int literal_family; /* AF_INET/AF_INET6 when the host is an IP literal, else 0 */
@@ -1127,6 +1128,7 @@ static void request_report(struct hc_request *r)
     res.body_len = ok ? r->resp_len : 0;
     res.retry_after = ok && r->has_retry_after ? r->retry_after : NULL;
     res.duration_us = r->duration_us;
+    res.unsent = r->unsent;
     c->pending--;
     r->cb(&res, r->arg);
     request_free(r);
@@ -1367,4 +1369,27 @@ size_t http_client_key_backlog(const struct http_client *c, const char *key)
     if (c)
         HASH_FIND_STR(c->keys, key, k);
     return k ? (size_t)k->inflight + (size_t)k->nwaiting : 0;
+}
+
+size_t http_client_cancel_queued(struct http_client *c, const char *key)
+{
+    struct hc_key *k = NULL;
+    if (!c || c->closing)
+        return 0;
+    HASH_FIND_STR(c->keys, key, k);
+    if (!k)
+        return 0;
+    size_t n = 0;
+    struct hc_request *r;
+    while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
+        TAILQ_REMOVE(&k->waiting, r, link);
+        k->nwaiting--;
+        set_error(r, "not sent");
+        r->unsent = 1;
+        r->phase = REQ_DONE;
+        queue_done(r);
+        n++;
+    }
+    key_update_ready(c, k);
+    return n;
 }

@@ -84,6 +84,8 @@ struct http_client_result {
                                 unread (Content-Length or one chunk far over the cap) */
     const char *retry_after; /* the response's Retry-After header, or NULL */
     int64_t duration_us;     /* from leaving the queue to the outcome (0 if never started) */
+    int unsent;              /* 1: taken back from its key's queue by http_client_cancel_queued, never
+                                sent (error "not sent") */
 };
 
 /* The result and every string in it are borrowed: valid only during the
@@ -115,5 +117,11 @@ size_t http_client_inflight(const struct http_client *client);
 
 /* Requests of one key on the wire or waiting in its FIFO. */
 size_t http_client_key_backlog(const struct http_client *client, const char *key);
+
+/* Takes back the requests of one key still waiting in its FIFO (not yet
+ * on the wire: nothing of them was sent): each callback runs later, from
+ * the loop, with unsent set. Requests on the wire are left alone. Returns
+ * how many were taken back. */
+size_t http_client_cancel_queued(struct http_client *client, const char *key);
 
 #endif

@@ -46,6 +46,8 @@ struct circuit {
     struct endpoint_state *eps;
     circuit_closed_fn on_closed;
     void *on_closed_arg;
+    circuit_seen_open_fn on_seen_open;
+    void *on_seen_open_arg;
     struct event *timer, *flush_ev;
     bool refreshing;
 };
@@ -72,13 +74,21 @@ static void parked_key(const struct circuit *c, const char *name, char *buf, siz
 
 static void set_open(struct circuit *c, struct endpoint_state *e, int64_t until)
 {
-    if (until > 0 && e->open_until == 0)
+    bool opened = until > 0 && e->open_until == 0;
+    if (opened)
         log_warn("delivery.circuit_open", "endpoint=%s probe_in_ms=%lld", e->name,
                  (long long)(until - clock_wall_ms()));
     else if (until == 0 && e->open_until > 0)
         log_info("delivery.circuit_closed", "endpoint=%s", e->name);
-    (void)c;
     e->open_until = until;
+    if (opened && c->on_seen_open)
+        c->on_seen_open(c->on_seen_open_arg, e->name);
+}
+
+void circuit_on_seen_open(struct circuit *c, circuit_seen_open_fn fn, void *arg)
+{
+    c->on_seen_open = fn;
+    c->on_seen_open_arg = arg;
 }
 
 bool circuit_is_open(const struct circuit *c, const char *endpoint_name)

@@ -47,6 +47,13 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
 /* Free the Redis connections first (replies still pending arrive as NULL). Accepts NULL. */
 void circuit_free(struct circuit *c);
 
+/* Called when this worker's copy of an endpoint's circuit goes from closed
+ * to open (its own report or a refresh; circuit_is_open is already true):
+ * the owner takes back what it has queued for the endpoint and not sent.
+ * endpoint is borrowed during the call. */
+typedef void (*circuit_seen_open_fn)(void *arg, const char *endpoint);
+void circuit_on_seen_open(struct circuit *c, circuit_seen_open_fn fn, void *arg);
+
 /* Whether this worker believes the endpoint's circuit open (its copy). */
 bool circuit_is_open(const struct circuit *c, const char *endpoint);
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "alert.h"
+#include "batcher.h"
 #include "circuit.h"
 #include "clock.h"
 #include "db.h"
@@ -89,7 +90,8 @@ struct delivery_item {
     int64_t retry_after_ms; /* -1: none */
     int prev_attempts;      /* the row's attempts when loaded (or fanned out); -1: unknown */
     int64_t due_ms;         /* claimed: when it was due (a parked item keeps that score) */
-    size_t batch_index;     /* in its record job (record_failures) */
+    size_t batch_index;     /* in its record job (the set-based statements) */
+    bool twice;             /* its id appears twice in its record job (handed out twice): one by one */
     /* recorded */
     int attempts;
     bool dead, recorded;
@@ -107,7 +109,7 @@ struct record_job {
     struct delivery *d;
     struct hookd_config *cfg;
     struct delivery_item **items;
-    size_t n, cap;
+    size_t n;
     bool committed;
     char worker_id[96];
 };
@@ -120,9 +122,8 @@ struct delivery {
     struct delivery_policy *policy; /* owned: headers, rateLimit */
     struct evdns_base *dns;
     struct http_client *http;
-    struct record_job *open; /* outcomes gathering for the next record job */
-    struct event *flush_ev;
-    int recording;
+    struct batcher *recorder; /* outcomes, to record jobs (at most 2 out) */
+    struct batcher *unsent;   /* claimed requests an opening circuit took back unsent: to park */
     size_t pending;
     bool stopping;
 };
@@ -223,6 +224,23 @@ static int64_t retry_wait(const struct hookd_config *cfg, const struct delivery_
     return wait;
 }
 
+/* A failed outcome that ends its delivery: the dead letter's reason, with
+ * the attempt row's outcome in *outcome; NULL when the delivery is retried
+ * (attempts: its count with this attempt). */
+static const char *dead_reason(const struct record_job *job, const struct delivery_item *it, int attempts,
+                               const char **outcome)
+{
+    *outcome = it->kind == R_GONE ? "gone" : "failed";
+    switch (it->kind) {
+    case R_BAD_URL: return it->error; /* no attempt can succeed: no retry budget spent on it */
+    case R_GONE: return "endpoint gone (410)";
+    case R_ENDPOINT_DELETED: return "endpoint deleted";
+    case R_ENDPOINT_DISABLED: return "endpoint disabled";
+    case R_FAILED: return retry_wait(job->cfg, it, attempts) < 0 ? "retries exhausted" : NULL;
+    default: return NULL;
+    }
+}
+
 /* Writes one outcome. Returns 0, or -1 with err (the savepoint rolls back). */
 static int record_one(PGconn *conn, const struct record_job *job, struct delivery_item *it, char *err, size_t errlen)
 {
@@ -248,7 +266,9 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
     it->attempts = atoi(PQgetvalue(r, 0, DELIVERY_LOCK_DELIVERY_ATTEMPTS)) + 1;
     PQclear(r);
     bool ok = it->kind == R_SUCCEEDED;
-    if (insert_attempt(conn, job, it, ok ? "succeeded" : it->kind == R_GONE ? "gone" : "failed", err, errlen) != 0)
+    const char *outcome = "succeeded";
+    const char *reason = ok ? NULL : dead_reason(job, it, it->attempts, &outcome);
+    if (insert_attempt(conn, job, it, outcome, err, errlen) != 0)
         return -1;
     char attempts[16], status[16];
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
@@ -263,27 +283,18 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
         PQclear(r);
         return finish_event_if_done(conn, it->event_id, err, errlen);
     }
-    if (it->kind == R_BAD_URL) /* no attempt can succeed: no retry budget spent on it */
-        return record_dead(conn, it, it->error, err, errlen);
-    if (it->kind == R_GONE || it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
-        if (it->kind == R_GONE) {
-            const char *p[] = {it->endpoint_name};
-            r = q(conn, Q_DELIVERY_DISABLE_GONE_ENDPOINT, p, err, errlen);
-            if (!r)
-                return -1;
-            PQclear(r);
-        }
-        return record_dead(conn, it,
-                           it->kind == R_GONE               ? "endpoint gone (410)"
-                           : it->kind == R_ENDPOINT_DELETED ? "endpoint deleted"
-                                                            : "endpoint disabled",
-                           err, errlen);
+    if (it->kind == R_GONE) {
+        const char *p[] = {it->endpoint_name};
+        r = q(conn, Q_DELIVERY_DISABLE_GONE_ENDPOINT, p, err, errlen);
+        if (!r)
+            return -1;
+        PQclear(r);
     }
+    if (reason)
+        return record_dead(conn, it, reason, err, errlen);
     int64_t wait = retry_wait(job->cfg, it, it->attempts);
-    if (wait < 0)
-        return record_dead(conn, it, "retries exhausted", err, errlen);
     char ms[24];
-    snprintf(ms, sizeof ms, "%lld", (long long)wait);
+    snprintf(ms, sizeof ms, "%lld", (long long)(wait > 0 ? wait : 0));
     const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error, ms};
     r = q(conn, Q_DELIVERY_RETRY, p, err, errlen);
     if (!r)
@@ -298,143 +309,247 @@ static int by_event(const void *a, const void *b)
     return strcmp((*(struct delivery_item *const *)a)->event_id, (*(struct delivery_item *const *)b)->event_id);
 }
 
-/* The common case, successes, recorded set-wise in three statements for the
- * whole job: lock their events (sorted, as record_one does), mark the
- * deliveries and insert their attempts in one statement, then mark the
- * events whose deliveries are all done. Returns 0, or -1 (the caller rolls
- * back and records them one by one instead). */
-static int record_successes(PGconn *conn, struct record_job *job, char *err, size_t errlen)
-{
-    json_t *rows = json_array();
-    const char **events = xcalloc(job->n + 1, sizeof *events);
-    size_t nevents = 0;
-    for (size_t i = 0; i < job->n; i++) {
-        const struct delivery_item *it = job->items[i];
-        if (it->kind != R_SUCCEEDED)
-            continue;
-        json_array_append_new(rows, json_pack("{s:I, s:s, s:i, s:f, s:I, s:s?}", "i", (json_int_t)i, "id", it->id,
-                                              "code", it->status, "dur", (double)it->duration_us / 1000.0, "at",
-                                              (json_int_t)it->answered_ms, "excerpt", it->excerpt));
-        events[nevents++] = it->event_id;
-    }
-    int rc = 0;
-    if (json_array_size(rows) > 0) {
-        char *r_text = json_dumps(rows, JSON_COMPACT);
-        struct db_array e_ids;
-        db_array_uuids(&e_ids, events, nevents);
-        const char *pr[] = {r_text, job->worker_id};
-        PGresult *r = q_ids(conn, Q_DELIVERY_LOCK_EVENTS, &e_ids, err, errlen);
-        if (r) {
-            PQclear(r);
-            r = q(conn, Q_DELIVERY_RECORD_SUCCESSES, pr, err, errlen);
-        }
-        if (r) {
-            for (int row = 0; row < PQntuples(r); row++) {
-                long i = atol(PQgetvalue(r, row, DELIVERY_RECORD_SUCCESSES_I));
-                if (i >= 0 && (size_t)i < job->n)
-                    job->items[i]->recorded = true;
-            }
-            for (size_t i = 0; i < job->n; i++) /* finished elsewhere meanwhile: just ack */
-                if (job->items[i]->kind == R_SUCCEEDED && !job->items[i]->recorded)
-                    job->items[i]->kind = R_SKIP_ACK;
-            PQclear(r);
-            r = q_ids(conn, Q_DELIVERY_FINISH_EVENTS, &e_ids, err, errlen);
-        }
-        if (r)
-            PQclear(r);
-        else
-            rc = -1;
-        free(r_text);
-        free(e_ids.buf);
-    }
-    json_decref(rows);
-    free(events);
-    return rc;
-}
-
-/* Plain failures that will be retried (the common failure), recorded
- * set-wise in one statement for the whole job (delivery_record_failures):
- * attempt rows, RETRYING and due times. Left to record_one: the last
- * attempt (dead-lettered), 410, a disabled or deleted endpoint, an item
- * whose attempts are unknown or appear twice in the job, and any delivery
- * the statement did not find as loaded. Returns 0, or -1 (the caller rolls
- * back to its savepoint and records them one by one). */
 static int by_id(const void *a, const void *b)
 {
     return strcmp((*(struct delivery_item *const *)a)->id, (*(struct delivery_item *const *)b)->id);
 }
 
+/* Marks the items whose delivery appears twice in the job (handed out
+ * twice): the set-based statements leave them to record_one, whose row
+ * lock serialises the two. */
+static void mark_twice(struct record_job *job)
+{
+    struct delivery_item **s = xcalloc(job->n + 1, sizeof *s);
+    memcpy(s, job->items, job->n * sizeof *s);
+    qsort(s, job->n, sizeof *s, by_id);
+    for (size_t i = 0; i < job->n; i++)
+        s[i]->twice = (i > 0 && strcmp(s[i - 1]->id, s[i]->id) == 0) ||
+                      (i + 1 < job->n && strcmp(s[i + 1]->id, s[i]->id) == 0);
+    free(s);
+}
+
+/* ---- set-based recording ----------------------------------------------------
+ * The outcomes of a record job go in a few statements for the whole job,
+ * each taking one binary array per column (one element per item): the
+ * columns every outcome has, then the statement's own. A delivery is
+ * written only where it is still open and its attempts are still the count
+ * it was loaded with; the statement returns the job indexes it wrote, and
+ * whatever it did not write is left to record_one. */
+enum { C_ID, C_PREV, C_CODE, C_DUR, C_ERROR, C_EXCERPT, C_I, C_COMMON };
+#define C_MAX (C_COMMON + 3)
+
+struct set_params {
+    struct db_array a[C_MAX];
+    int n;
+    bool bad; /* an id that is not a uuid (cannot come from Postgres) */
+};
+
+static void set_params_init(struct set_params *sp, const unsigned *extra_oids, int nextra, size_t n)
+{
+    static const unsigned oids[C_COMMON] = {DB_OID_UUID, DB_OID_INT4, DB_OID_INT4, DB_OID_FLOAT8,
+                                            DB_OID_TEXT, DB_OID_TEXT, DB_OID_INT4};
+    sp->n = C_COMMON + nextra;
+    sp->bad = false;
+    for (int k = 0; k < sp->n; k++)
+        db_array_init(&sp->a[k], k < C_COMMON ? oids[k] : extra_oids[k - C_COMMON], n);
+}
+
+static void text_or_null(struct db_array *a, const char *v)
+{
+    if (v)
+        db_array_text(a, v);
+    else
+        db_array_null(a);
+}
+
+/* An item's common columns. */
+static void set_params_add(struct set_params *sp, const struct delivery_item *it)
+{
+    if (db_array_uuid(&sp->a[C_ID], it->id) != 0)
+        sp->bad = true;
+    db_array_int4(&sp->a[C_PREV], it->prev_attempts);
+    if (it->status)
+        db_array_int4(&sp->a[C_CODE], it->status);
+    else
+        db_array_null(&sp->a[C_CODE]);
+    db_array_float8(&sp->a[C_DUR], (double)it->duration_us / 1000.0);
+    text_or_null(&sp->a[C_ERROR], it->error);
+    text_or_null(&sp->a[C_EXCERPT], it->excerpt);
+    db_array_int4(&sp->a[C_I], (int32_t)it->batch_index);
+}
+
+/* Runs the statement with the arrays and the worker id as its last
+ * parameter, and frees the arrays. NULL with err on failure. */
+static PGresult *set_params_run(PGconn *conn, enum query_id id, struct set_params *sp, const char *worker_id,
+                                char *err, size_t errlen)
+{
+    const char *p[C_MAX + 1];
+    int len[C_MAX + 1], fmt[C_MAX + 1];
+    for (int k = 0; k < sp->n; k++) {
+        p[k] = sp->a[k].buf;
+        len[k] = (int)sp->a[k].len;
+        fmt[k] = 1;
+    }
+    p[sp->n] = worker_id;
+    len[sp->n] = 0;
+    fmt[sp->n] = 0;
+    PGresult *r = NULL;
+    if (sp->bad)
+        snprintf(err, errlen, "a delivery id that is not one");
+    else
+        r = query_prepared_fmt(conn, id, p, len, fmt, err, errlen);
+    for (int k = 0; k < sp->n; k++)
+        free(sp->a[k].buf);
+    return r;
+}
+
+/* The job's item that row `row` of a set statement's result names (its
+ * column `col` is the job index), or NULL. */
+static struct delivery_item *set_row_item(const struct record_job *job, PGresult *r, int row, int col)
+{
+    long i = atol(PQgetvalue(r, row, col));
+    return i >= 0 && (size_t)i < job->n ? job->items[i] : NULL;
+}
+
+/* Successes: SUCCEEDED with their attempt rows (delivery_record_successes).
+ * A success whose delivery is no longer open was finished elsewhere: only
+ * acknowledged. */
+static int record_successes(PGconn *conn, struct record_job *job, json_t *rows, char *err, size_t errlen)
+{
+    char *r_text = json_dumps(rows, JSON_COMPACT);
+    const char *pr[] = {r_text, job->worker_id};
+    PGresult *r = q(conn, Q_DELIVERY_RECORD_SUCCESSES, pr, err, errlen);
+    free(r_text);
+    if (!r)
+        return -1;
+    for (int row = 0; row < PQntuples(r); row++) {
+        struct delivery_item *it = set_row_item(job, r, row, DELIVERY_RECORD_SUCCESSES_I);
+        if (it)
+            it->recorded = true;
+    }
+    PQclear(r);
+    for (size_t i = 0; i < job->n; i++)
+        if (job->items[i]->kind == R_SUCCEEDED && !job->items[i]->recorded)
+            job->items[i]->kind = R_SKIP_ACK;
+    return 0;
+}
+
+/* Failures that end their delivery (delivery_record_dead): DEAD, attempt
+ * row, dead letter, and the endpoints that answered 410 disabled. */
+static int record_dead_set(PGconn *conn, struct record_job *job, struct delivery_item **dead, const char **reasons,
+                           const char **outcomes, size_t n, char *err, size_t errlen)
+{
+    static const unsigned extra[] = {DB_OID_TEXT, DB_OID_TEXT, DB_OID_TEXT};
+    struct set_params sp;
+    set_params_init(&sp, extra, 3, n);
+    for (size_t j = 0; j < n; j++) {
+        set_params_add(&sp, dead[j]);
+        db_array_text(&sp.a[C_COMMON], outcomes[j]);
+        db_array_text(&sp.a[C_COMMON + 1], reasons[j]);
+        db_array_text(&sp.a[C_COMMON + 2], dead[j]->endpoint_name);
+    }
+    PGresult *r = set_params_run(conn, Q_DELIVERY_RECORD_DEAD, &sp, job->worker_id, err, errlen);
+    if (!r)
+        return -1;
+    for (int row = 0; row < PQntuples(r); row++) {
+        struct delivery_item *it = set_row_item(job, r, row, DELIVERY_RECORD_DEAD_I);
+        if (!it)
+            continue;
+        it->recorded = it->dead = true;
+        it->attempts = it->prev_attempts + 1;
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* The outcomes that end their delivery, set-wise: successes, and failures
+ * that dead-letter (the last attempt, 410 Gone, a bad URL, a disabled or
+ * deleted endpoint). Their events are locked first in id order (the order
+ * record_one takes them in, one after another), and afterwards the events
+ * whose deliveries are all done are marked processed. Returns 0, or -1
+ * (the caller rolls back to its savepoint and records them one by one). */
+static int record_finals(PGconn *conn, struct record_job *job, char *err, size_t errlen)
+{
+    json_t *rows = json_array();
+    const char **events = xcalloc(job->n + 1, sizeof *events);
+    struct delivery_item **dead = xcalloc(job->n + 1, sizeof *dead);
+    const char **reasons = xcalloc(job->n + 1, sizeof *reasons);
+    const char **outcomes = xcalloc(job->n + 1, sizeof *outcomes);
+    size_t nevents = 0, ndead = 0;
+    for (size_t i = 0; i < job->n; i++) {
+        struct delivery_item *it = job->items[i];
+        if (it->kind == R_SUCCEEDED) {
+            json_array_append_new(rows, json_pack("{s:I, s:s, s:i, s:f, s:I, s:s?}", "i", (json_int_t)i, "id", it->id,
+                                                  "code", it->status, "dur", (double)it->duration_us / 1000.0, "at",
+                                                  (json_int_t)it->answered_ms, "excerpt", it->excerpt));
+            events[nevents++] = it->event_id;
+        } else if (it->prev_attempts >= 0 && !it->twice && !it->recorded &&
+                   (reasons[ndead] = dead_reason(job, it, it->prev_attempts + 1, &outcomes[ndead])) != NULL) {
+            dead[ndead++] = it;
+            events[nevents++] = it->event_id;
+        }
+    }
+    int rc = 0;
+    if (nevents > 0) {
+        struct db_array e_ids;
+        db_array_uuids(&e_ids, events, nevents);
+        PGresult *r = q_ids(conn, Q_DELIVERY_LOCK_EVENTS, &e_ids, err, errlen);
+        if (r)
+            PQclear(r);
+        else
+            rc = -1;
+        if (rc == 0 && json_array_size(rows) > 0)
+            rc = record_successes(conn, job, rows, err, errlen);
+        if (rc == 0 && ndead > 0)
+            rc = record_dead_set(conn, job, dead, reasons, outcomes, ndead, err, errlen);
+        if (rc == 0 && (r = q_ids(conn, Q_DELIVERY_FINISH_EVENTS, &e_ids, err, errlen)) != NULL)
+            PQclear(r);
+        else if (rc == 0)
+            rc = -1;
+        free(e_ids.buf);
+    }
+    json_decref(rows);
+    free(events);
+    free(dead);
+    free(reasons);
+    free(outcomes);
+    return rc;
+}
+
+/* Plain failures that will be retried (the common failure), recorded
+ * set-wise in one statement for the whole job (delivery_record_failures):
+ * attempt rows, RETRYING and due times. Returns 0, or -1 (the caller rolls
+ * back to its savepoint and records them one by one). */
 static int record_failures(PGconn *conn, struct record_job *job, char *err, size_t errlen)
 {
     struct delivery_item **f = xcalloc(job->n + 1, sizeof *f);
     int64_t *wait = xcalloc(job->n + 1, sizeof *wait);
-    size_t n = 0;
+    size_t m = 0;
     for (size_t i = 0; i < job->n; i++) {
         struct delivery_item *it = job->items[i];
-        it->batch_index = i;
-        if (it->kind == R_FAILED && !it->recorded && it->prev_attempts >= 0)
-            f[n++] = it;
-    }
-    /* The same delivery twice in one job (handed out twice): one by one. */
-    qsort(f, n, sizeof *f, by_id);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool dup = (i > 0 && strcmp(f[i - 1]->id, f[i]->id) == 0) ||
-                   (i + 1 < n && strcmp(f[i + 1]->id, f[i]->id) == 0);
-        int64_t w = dup ? -1 : retry_wait(job->cfg, f[i], f[i]->prev_attempts + 1);
+        if (it->kind != R_FAILED || it->recorded || it->prev_attempts < 0 || it->twice)
+            continue;
+        int64_t w = retry_wait(job->cfg, it, it->prev_attempts + 1);
         if (w < 0)
-            continue; /* the last attempt: dead-lettered one by one */
+            continue; /* the last attempt, not written by record_finals: one by one */
         wait[m] = w;
-        f[m++] = f[i];
+        f[m++] = it;
     }
-    enum { F_ID, F_PREV, F_CODE, F_DUR, F_ERROR, F_EXCERPT, F_WAIT, F_I, NF };
-    static const unsigned oids[NF] = {DB_OID_UUID, DB_OID_INT4, DB_OID_INT4, DB_OID_FLOAT8,
-                                      DB_OID_TEXT, DB_OID_TEXT, DB_OID_INT8, DB_OID_INT4};
-    struct db_array a[NF];
-    for (int k = 0; k < NF; k++)
-        db_array_init(&a[k], oids[k], m);
     int rc = 0;
-    for (size_t j = 0; j < m; j++) {
-        const struct delivery_item *it = f[j];
-        if (db_array_uuid(&a[F_ID], it->id) != 0)
-            rc = -1; /* cannot come from Postgres */
-        db_array_int4(&a[F_PREV], it->prev_attempts);
-        if (it->status)
-            db_array_int4(&a[F_CODE], it->status);
-        else
-            db_array_null(&a[F_CODE]);
-        db_array_float8(&a[F_DUR], (double)it->duration_us / 1000.0);
-        if (it->error)
-            db_array_text(&a[F_ERROR], it->error);
-        else
-            db_array_null(&a[F_ERROR]);
-        if (it->excerpt)
-            db_array_text(&a[F_EXCERPT], it->excerpt);
-        else
-            db_array_null(&a[F_EXCERPT]);
-        db_array_int8(&a[F_WAIT], wait[j]);
-        db_array_int4(&a[F_I], (int32_t)it->batch_index);
-    }
-    if (rc != 0)
-        snprintf(err, errlen, "a delivery id that is not one");
-    if (rc == 0 && m > 0) {
-        const char *p[NF + 1];
-        int len[NF + 1], fmt[NF + 1];
-        for (int k = 0; k < NF; k++) {
-            p[k] = a[k].buf;
-            len[k] = (int)a[k].len;
-            fmt[k] = 1;
+    if (m > 0) {
+        static const unsigned extra[] = {DB_OID_INT8};
+        struct set_params sp;
+        set_params_init(&sp, extra, 1, m);
+        for (size_t j = 0; j < m; j++) {
+            set_params_add(&sp, f[j]);
+            db_array_int8(&sp.a[C_COMMON], wait[j]);
         }
-        p[NF] = job->worker_id;
-        len[NF] = 0;
-        fmt[NF] = 0;
-        PGresult *r = query_prepared_fmt(conn, Q_DELIVERY_RECORD_FAILURES, p, len, fmt, err, errlen);
+        PGresult *r = set_params_run(conn, Q_DELIVERY_RECORD_FAILURES, &sp, job->worker_id, err, errlen);
         if (r) {
             for (int row = 0; row < PQntuples(r); row++) {
-                long i = atol(PQgetvalue(r, row, DELIVERY_RECORD_FAILURES_I));
-                if (i < 0 || (size_t)i >= job->n)
+                struct delivery_item *it = set_row_item(job, r, row, DELIVERY_RECORD_FAILURES_I);
+                if (!it)
                     continue;
-                struct delivery_item *it = job->items[i];
                 it->recorded = true;
                 it->attempts = it->prev_attempts + 1;
                 it->next_due_ms = strtoll(PQgetvalue(r, row, DELIVERY_RECORD_FAILURES_DUE_MS), NULL, 10);
@@ -444,8 +559,6 @@ static int record_failures(PGconn *conn, struct record_job *job, char *err, size
             rc = -1;
         }
     }
-    for (int k = 0; k < NF; k++)
-        free(a[k].buf);
     free(f);
     free(wait);
     return rc;
@@ -460,16 +573,19 @@ static void work_record(PGconn *conn, void *arg)
     struct record_job *job = arg;
     char err[256];
     qsort(job->items, job->n, sizeof *job->items, by_event);
+    for (size_t i = 0; i < job->n; i++)
+        job->items[i]->batch_index = i;
+    mark_twice(job);
     if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
         return;
-    if (db_command(conn, "SAVEPOINT successes", err, sizeof err) != 0)
+    if (db_command(conn, "SAVEPOINT finals", err, sizeof err) != 0)
         goto abandon;
-    if (record_successes(conn, job, err, sizeof err) != 0) {
+    if (record_finals(conn, job, err, sizeof err) != 0) {
         log_warn("delivery.record_failed", "batch=%zu error=\"%s\" note=\"recording one by one\"", job->n, err);
-        if (db_command(conn, "ROLLBACK TO SAVEPOINT successes", err, sizeof err) != 0)
+        if (db_command(conn, "ROLLBACK TO SAVEPOINT finals", err, sizeof err) != 0)
             goto abandon;
         for (size_t i = 0; i < job->n; i++)
-            job->items[i]->recorded = false;
+            job->items[i]->recorded = job->items[i]->dead = false;
     }
     if (db_command(conn, "SAVEPOINT failures", err, sizeof err) != 0)
         goto abandon;
@@ -479,7 +595,7 @@ static void work_record(PGconn *conn, void *arg)
         if (db_command(conn, "ROLLBACK TO SAVEPOINT failures", err, sizeof err) != 0)
             goto abandon;
         for (size_t i = 0; i < job->n; i++)
-            if (job->items[i]->kind == R_FAILED)
+            if (job->items[i]->kind == R_FAILED && !job->items[i]->dead)
                 job->items[i]->recorded = false;
     }
     for (size_t i = 0; i < job->n; i++) {
@@ -506,8 +622,6 @@ abandon:
     log_warn("delivery.record_abandoned", "batch=%zu error=\"%s\"", job->n, err);
     db_rollback(conn);
 }
-
-static void start_record(struct delivery *d);
 
 static void report(struct delivery *d, struct delivery_item *it)
 {
@@ -550,43 +664,25 @@ static void done_record(void *arg)
     config_unref(job->cfg);
     free(job->items);
     free(job);
-    d->recording--;
-    start_record(d);
+    batcher_done(d->recorder);
 }
 
-static void start_record(struct delivery *d)
+/* batcher_submit_fn of the recorder: a batch of outcomes becomes one record
+ * job (group commit; at most two out, outcomes gather meanwhile). */
+static void submit_record(void *arg, void *items, size_t n, size_t bytes)
 {
-    if (d->stopping || !d->open || d->open->n == 0 || d->recording >= 2)
-        return;
-    struct record_job *job = d->open;
-    d->open = NULL;
-    d->recording++;
+    (void)bytes;
+    struct delivery *d = arg;
+    struct record_job *job = xmalloc(sizeof *job);
+    *job = (struct record_job){.d = d, .cfg = config_ref(d->ctx->cfg), .items = items, .n = n};
+    snprintf(job->worker_id, sizeof job->worker_id, "%s", d->ctx->id);
     db_pool_submit(d->ctx->db, work_record, done_record, job);
 }
 
-static void on_flush(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    start_record(arg);
-}
-
-/* Queues an item's outcome for the next record job (group commit). */
+/* Queues an item's outcome for the next record job. */
 static void finish(struct delivery *d, struct delivery_item *it)
 {
-    if (!d->open) {
-        d->open = xcalloc(1, sizeof *d->open);
-        d->open->d = d;
-        d->open->cfg = config_ref(d->ctx->cfg);
-        snprintf(d->open->worker_id, sizeof d->open->worker_id, "%s", d->ctx->id);
-    }
-    struct record_job *job = d->open;
-    if (job->n == job->cap) {
-        job->cap = job->cap ? job->cap * 2 : 32;
-        job->items = xrealloc(job->items, job->cap * sizeof *job->items);
-    }
-    job->items[job->n++] = it;
-    event_active(d->flush_ev, EV_TIMEOUT, 0);
+    batcher_add(d->recorder, &it, 0);
 }
 
 /* An outcome is known (a response, or an error before sending). */
@@ -602,6 +698,22 @@ static void answered(struct delivery *d, struct delivery_item *it)
         item_free(it);
         break;
     }
+}
+
+/* Taken back unsent from the HTTP client's queue when the endpoint's
+ * circuit opened: no request, no attempt. A claimed delivery is parked
+ * with the others of its endpoint (submit_unsent); a fan-out's first
+ * attempt is left to the regular path unrecorded (inserted PENDING, then
+ * due again in a second, when it is loaded and parked). */
+static void taken_back(struct delivery *d, struct delivery_item *it)
+{
+    if (it->stage == ST_CLAIMED) {
+        it->kind = R_FAILED;
+        batcher_add(d->unsent, &it, 0);
+        return;
+    }
+    it->kind = R_SKIP_LATER;
+    answered(d, it);
 }
 
 /* ---- sending ----------------------------------------------------------------- */
@@ -660,6 +772,10 @@ static void note_circuit(struct delivery *d, const struct delivery_item *it, con
 static void on_response(const struct http_client_result *res, void *arg)
 {
     struct delivery_item *it = arg;
+    if (res->unsent && !it->d->stopping) {
+        taken_back(it->d, it);
+        return;
+    }
     it->responded = true;
     it->status = res->status;
     it->duration_us = res->duration_us;
@@ -814,24 +930,21 @@ static void work_load(PGconn *conn, void *arg)
             continue; /* already finished: ack */
         snprintf(it->event_id, sizeof it->event_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_EVENT_ID));
         snprintf(it->webhook_id, sizeof it->webhook_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_WEBHOOK_ID));
+        it->prev_attempts = atoi(PQgetvalue(r, row, DELIVERY_LOAD_ATTEMPTS));
         if (PQgetisnull(r, row, DELIVERY_LOAD_NAME)) { /* the endpoint row was deleted */
             it->kind = R_ENDPOINT_DELETED;
             continue;
         }
         it->kind = PQgetvalue(r, row, DELIVERY_LOAD_ENABLED)[0] == 't' ? R_FAILED : R_ENDPOINT_DISABLED;
-        it->payload = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_PAYLOAD));
         snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", PQgetvalue(r, row, DELIVERY_LOAD_NAME));
-        it->url = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_URL));
-        it->secret = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_SECRET));
-        it->prev_secret = PQgetisnull(r, row, DELIVERY_LOAD_PREVIOUS_SECRET)
-                              ? NULL
-                              : xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_PREVIOUS_SECRET));
+        snprintf(it->endpoint_id, sizeof it->endpoint_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_ENDPOINT_ID));
+        it->payload = query_value_dup(r, row, DELIVERY_LOAD_PAYLOAD);
+        it->url = query_value_dup(r, row, DELIVERY_LOAD_URL);
+        it->secret = query_value_dup(r, row, DELIVERY_LOAD_SECRET);
+        it->prev_secret = query_value_dup(r, row, DELIVERY_LOAD_PREVIOUS_SECRET);
+        it->headers = query_value_dup(r, row, DELIVERY_LOAD_HEADERS);
         it->timeout_ms = atoi(PQgetvalue(r, row, DELIVERY_LOAD_TIMEOUT_MS));
         it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
-        it->prev_attempts = atoi(PQgetvalue(r, row, DELIVERY_LOAD_ATTEMPTS));
-        snprintf(it->endpoint_id, sizeof it->endpoint_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_ENDPOINT_ID));
-        if (!PQgetisnull(r, row, DELIVERY_LOAD_HEADERS))
-            it->headers = xstrdup(PQgetvalue(r, row, DELIVERY_LOAD_HEADERS));
         it->rate_limit = atoi(PQgetvalue(r, row, DELIVERY_LOAD_RATE_LIMIT));
         it->blocked_ms = atoll(PQgetvalue(r, row, DELIVERY_LOAD_BLOCKED_MS));
     }
@@ -908,6 +1021,30 @@ static void park(struct delivery *d, struct delivery_item **items, size_t n, siz
     circuit_park(d->circuit, it->endpoint_name, ids, due, g->n, on_parked, g);
     free(ids);
     free(due);
+}
+
+/* Every item of items[0..n) (kind R_FAILED) is parked, one circuit_park
+ * call per endpoint. */
+static void park_all(struct delivery *d, struct delivery_item **items, size_t n, bool loaded)
+{
+    bool *taken = xcalloc(n + 1, sizeof *taken);
+    for (size_t i = 0; i < n; i++) {
+        if (taken[i])
+            continue;
+        for (size_t k = i; k < n; k++)
+            if (strcmp(items[k]->endpoint_name, items[i]->endpoint_name) == 0)
+                taken[k] = true;
+        park(d, items, n, i, loaded);
+    }
+    free(taken);
+}
+
+/* batcher_submit_fn of the claimed requests taken back unsent (taken_back). */
+static void submit_unsent(void *arg, void *items, size_t n, size_t bytes)
+{
+    (void)bytes;
+    park_all(arg, items, n, true);
+    free(items);
 }
 
 /* delivery_policy_pace's verdicts: send, or due again later (no attempt). */
@@ -999,16 +1136,7 @@ static void on_filtered(void *arg, const char **endpoints)
             job->items[nrest++] = it;
         }
     }
-    bool *taken = xcalloc(nparked + 1, sizeof *taken);
-    for (size_t i = 0; i < nparked; i++) {
-        if (taken[i])
-            continue;
-        for (size_t k = i; k < nparked; k++)
-            if (strcmp(parked[k]->endpoint_name, parked[i]->endpoint_name) == 0)
-                taken[k] = true;
-        park(d, parked, nparked, i, false);
-    }
-    free(taken);
+    park_all(d, parked, nparked, false);
     free(parked);
     job->n = nrest;
     if (nrest > 0) {
@@ -1265,6 +1393,18 @@ static void on_circuit_closed(void *arg, const char *endpoint_name, bool opened)
     db_pool_submit(d->ctx->db, work_release, done_release, job);
 }
 
+/* circuit_seen_open_fn: this worker now sees the endpoint's circuit open;
+ * its requests still waiting in the HTTP client's queue are not sent. */
+static void on_seen_open(void *arg, const char *endpoint_name)
+{
+    struct delivery *d = arg;
+    if (d->stopping || !delivery_endpoint_circuit_open(d, endpoint_name))
+        return;
+    size_t n = http_client_cancel_queued(d->http, endpoint_name);
+    if (n > 0)
+        log_info("delivery.unsent_parked", "endpoint=%s requests=%zu", endpoint_name, n);
+}
+
 struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, char *err, size_t errlen)
 {
     struct delivery *d = xcalloc(1, sizeof *d);
@@ -1284,9 +1424,14 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
         free(d);
         return NULL;
     }
-    d->flush_ev = event_new(ctx->base, -1, 0, on_flush, d);
+    static const struct batcher_config recorder = {sizeof(struct delivery_item *), 0, 0, 2, BATCHER_LINGER_TURN};
+    d->recorder = batcher_new(ctx->base, &recorder, submit_record, d);
+    static const struct batcher_config unsent = {sizeof(struct delivery_item *), 0, 0, 0, BATCHER_LINGER_TURN};
+    d->unsent = batcher_new(ctx->base, &unsent, submit_unsent, d);
+    HOOKD_ASSERT(d->recorder && d->unsent);
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
     d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
+    circuit_on_seen_open(d->circuit, on_seen_open, d);
     d->policy = delivery_policy_new(ctx);
     return d;
 }
@@ -1310,19 +1455,22 @@ void delivery_free(struct delivery *d)
     if (!d)
         return;
     d->stopping = true;
+    batcher_stop(d->recorder); /* cancelled requests still gather, for the loop below */
+    batcher_stop(d->unsent);
     delivery_policy_free(d->policy, dropped);
-    http_client_free(d->http); /* cancelled requests land in d->open */
-    if (d->open) {
-        for (size_t i = 0; i < d->open->n; i++)
-            item_free(d->open->items[i]);
-        config_unref(d->open->cfg);
-        free(d->open->items);
-        free(d->open);
-        d->open = NULL;
+    http_client_free(d->http); /* cancelled requests land in the recorder's open batch */
+    struct batcher *gathering[] = {d->recorder, d->unsent};
+    for (size_t b = 0; b < sizeof gathering / sizeof gathering[0]; b++) {
+        size_t n;
+        struct delivery_item **left = batcher_take(gathering[b], &n);
+        for (size_t i = 0; i < n; i++)
+            item_free(left[i]);
+        free(left);
     }
     event_base_loop(d->ctx->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
     evdns_base_free(d->dns, 0);
-    event_free(d->flush_ev);
+    batcher_free(d->recorder);
+    batcher_free(d->unsent);
     circuit_free(d->circuit);
     sched_free(d->sched);
     free(d);

@@ -26,6 +26,7 @@
 #include "delivery.h"
 #include "delivery_policy.h"
 #include "endpoint_match.h"
+#include "keyindex.h"
 #include "log.h"
 #include "loop_notify.h"
 #include "query.h"
@@ -602,10 +603,16 @@ static void work_settle(PGconn *conn, void *arg)
                                  sizeof p->err);
         if (!res)
             goto fail;
-        for (int k = 0; k < PQntuples(res); k++)
-            for (size_t i = 0; i < p->nrows; i++)
-                if (strcmp(p->rows[i].id, PQgetvalue(res, k, RELAY_INSERTED_ID)) == 0)
-                    p->rows[i].inserted = true;
+        struct keyindex *ix = keyindex_new(p->nrows);
+        for (size_t i = 0; i < p->nrows; i++)
+            keyindex_add(ix, p->rows[i].id, strlen(p->rows[i].id), i);
+        for (int k = 0; k < PQntuples(res); k++) {
+            const char *id = PQgetvalue(res, k, RELAY_INSERTED_ID);
+            size_t i = keyindex_take(ix, id, strlen(id));
+            if (i != KEYINDEX_NONE)
+                p->rows[i].inserted = true;
+        }
+        keyindex_free(ix);
         PQclear(res);
     }
     if (db_run(conn, "COMMIT", 0, NULL, p->err, sizeof p->err) != 0)

@@ -10,7 +10,7 @@
 -- statistics say; joined to the unnest alone it chose a scan of the table.)
 -- parameters: $1 = delivery ids (uuid[]), $2 = attempts before this one (int[]),
 --   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
---   $6 = response excerpts (text[]), $7 = waits, ms (bigint[]), $8 = batch indexes (int[]),
+--   $6 = response excerpts (text[]), $7 = batch indexes (int[]), $8 = waits, ms (bigint[]),
 --   $9 = worker id; the arrays binary
 -- Open is written `NOT IN ('SUCCEEDED', 'DEAD')` (the same, by the CHECK constraint), not
 -- `IN ('PENDING', 'RETRYING')`: that form matches the partial indexes on open
@@ -18,7 +18,7 @@
 -- delivery of the partition (20,000, seconds) to find a batch by id.
 -- columns: i, due_ms
 WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
-  $7::bigint[], $8::int[]) AS x(id, prev, code, dur, error, excerpt, wait_ms, i)),
+  $7::int[], $8::bigint[]) AS x(id, prev, code, dur, error, excerpt, i, wait_ms)),
  upd AS (UPDATE outbox_deliveries d SET status = 'RETRYING', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error, next_attempt_at = statement_timestamp() + f.wait_ms * interval '1 millisecond'
   FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev

@@ -192,3 +192,24 @@ def test_concurrent_claimers_never_share_a_member(env, services):
     assert s.due_set() == {}
     assert len(s.inflight_set()) == 1000
     env.redis.delete(s.due, s.inflight)
+
+
+def test_seed_only_missing_leaves_members_parked_under_an_open_circuit(env, lua):
+    """The reconciler's seed ('only_missing') with the delivery queue's
+    parked ids and open circuits: a member parked under an open circuit
+    stays parked (not due); one whose circuit is not open is seeded; 'set'
+    (new work) ignores both."""
+    parked, open_ = f"{env.prefix}:{{inbox}}:parked_ids", f"{env.prefix}:{{inbox}}:circuit:open"
+    lua.r.hset(parked, mapping={"p1": "down", "p2": "closed"})
+    lua.r.hset(open_, "down", 99999)
+    seed = lua._s["seed"]
+    try:
+        n = seed(keys=[lua.due, lua.inflight, f"{env.prefix}:{{inbox}}:woken", parked, open_],
+                 args=["only_missing", "p1", 100, "p2", 200, "new", 300])
+        assert n == 2
+        assert lua.due_set() == {"p2": 200, "new": 300}
+        assert seed(keys=[lua.due, lua.inflight, f"{env.prefix}:{{inbox}}:woken", parked, open_],
+                    args=["set", "p1", 100]) == 1
+        assert lua.due_set()["p1"] == 100
+    finally:
+        env.redis.delete(parked, open_)

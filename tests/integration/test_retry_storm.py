@@ -7,14 +7,19 @@ max_attempts, Retry-After honoured by the batch path, the circuit's
 open -> half-open (one probe) -> closed cycle with the parked deliveries
 spending no attempt, a worker killed with SIGKILL in the middle of retry
 batches (nothing lost, nothing doubled), and a healthy endpoint delivering
-while another one fails (functional: no timing is asserted)."""
+while another one fails (functional: no timing is asserted). The outcomes
+that end a delivery (the last attempt, 410 Gone, a disabled endpoint) are
+recorded per batch too: their accounting; an open circuit costs nothing
+(parked deliveries are neither re-seeded by the reconciler nor re-sent, and
+requests still queued in the HTTP client when it opens are parked, not
+sent)."""
 from __future__ import annotations
 
 import threading
 import time
 
 from hookdtest.util import wait_for
-from test_outbound import Request, add_endpoint, by_event, outbound_config, receivers  # noqa: F401 (fixture)
+from test_outbound import Request, add_endpoint, by_event, endpoint_cli, outbound_config, receivers  # noqa: F401 (fixture)
 
 
 def retry_section(name: str, schedule: str = "50ms", max_attempts: int = 6, circuit: str = "off",
@@ -236,3 +241,136 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     assert {m: int(sc) for m, sc in r.zrange(k["due"], 0, -1, withscores=True)} == {"d1": 2001, "d2": 20, "d3": 30}
     assert r.hget(k["circuit:failures"], "ep") is None
     assert r.hlen(k["parked_ids"]) == 0
+
+
+def attempt_rows(env, endpoint_id: str, real_only: bool = True) -> dict[str, int]:
+    """event id -> attempts rows; real_only: those of a request made (not the
+    row that says an endpoint was disabled)."""
+    rows = env.db.all("SELECT d.event_id::text AS ev, count(a.id) AS n FROM outbox_deliveries d"
+                      " LEFT JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id"
+                      + (" AND a.error IS DISTINCT FROM 'the endpoint is disabled'" if real_only else "")
+                      + " WHERE d.endpoint_id = %s GROUP BY 1", endpoint_id)
+    return {r["ev"]: r["n"] for r in rows}
+
+
+def test_last_attempts_410_and_disabled_endpoints_are_recorded_per_batch(env, receivers):
+    """Outcomes that end a delivery, recorded set-wise per batch: every
+    request the receiver saw is one attempt row and the counter agrees, the
+    DLQ is reached exactly at max_attempts, 410 (on a first attempt or on a
+    retry) disables the endpoint and dead-letters at once, and a disabled
+    endpoint's deliveries die unsent (their one extra row says so); every
+    event ends processed."""
+    dead = receivers(lambda req: (500, {}, b"down"))
+    gone = receivers(fail_first(1, 410))  # 410 at once
+    late_codes: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def late_respond(req):  # 500 first, then 410 on the retry
+        with lock:
+            k = late_codes[req.event_id] = late_codes.get(req.event_id, 0) + 1
+        return (500, {}, b"x") if k == 1 else (410, {}, b"gone now")
+    late = receivers(late_respond)
+    paused = receivers(lambda req: (503, {}, b"busy"))
+    cfg = outbound_config(env, extra=retry_section("dead", max_attempts=3) + retry_section("gone")
+                          + retry_section("late", schedule="100ms") + retry_section("paused", schedule="3s"))
+    ep_dead = add_endpoint(cfg, dead.url(), "dead", "dead.*")
+    ep_gone = add_endpoint(cfg, gone.url(), "gone", "gone.*")
+    ep_late = add_endpoint(cfg, late.url(), "late", "late.*")
+    ep_paused = add_endpoint(cfg, paused.url(), "paused", "paused.*")
+    w = env.worker(config=cfg)
+    paused_ids = emit_many(env, "paused.x", 20, "p")
+    wait_for(lambda: count_status(env, ep_paused.id, "RETRYING") == 20, 20, what="20 paused deliveries retrying")
+    # The paused endpoint is disabled by an operator while its deliveries wait for their retry.
+    r = endpoint_cli(cfg, "disable", "paused")
+    assert r.returncode == 0, r.stderr
+    dead_ids = emit_many(env, "dead.x", 40, "d")
+    gone_ids = emit_many(env, "gone.x", 20, "g")
+    late_ids = emit_many(env, "late.x", 20, "l")
+    for ep, n, what in ((ep_dead, 40, "dead at max_attempts"), (ep_gone, 20, "gone"), (ep_late, 20, "gone late"),
+                        (ep_paused, 20, "of the disabled endpoint")):
+        wait_for(lambda: count_status(env, ep.id, "DEAD") == n, 40, what=f"{n} deliveries {what}")
+
+    seen_dead, per_dead = by_event(dead.got()), rows_per_event(env, ep_dead.id)
+    for ev in dead_ids:  # exactly max_attempts requests, each one row, the counter agrees
+        assert len(seen_dead[ev]) == 3, (ev, len(seen_dead[ev]))
+        assert per_dead[ev] == (3, 3), (ev, per_dead[ev])
+    for rcv, ep, ids in ((gone, ep_gone, gone_ids), (late, ep_late, late_ids), (paused, ep_paused, paused_ids)):
+        seen, per, real = by_event(rcv.got()), rows_per_event(env, ep.id), attempt_rows(env, ep.id)
+        for ev in ids:  # a row per request made, plus one for "disabled"; the counter agrees
+            assert real[ev] == len(seen.get(ev, [])), (ep.name, ev, real[ev], len(seen.get(ev, [])))
+            assert per[ev][0] == per[ev][1], (ep.name, ev, per[ev])
+    assert all(len(v) == 1 for v in by_event(paused.got()).values())  # the disabled endpoint got no retry
+    assert all(n == 2 for n in attempt_rows(env, ep_paused.id, real_only=False).values())
+    # One dead letter each, with its reason and attempts.
+    dl = env.db.all("SELECT o.endpoint_id::text AS ep, d.reason, d.attempts, count(*) AS n FROM dead_letters d"
+                    " JOIN outbox_deliveries o ON o.id = d.source_id GROUP BY 1, 2, 3")
+    got = {(r["ep"], r["reason"], r["attempts"]): r["n"] for r in dl}
+    assert got[(ep_dead.id, "retries exhausted", 3)] == 40
+    assert got[(ep_paused.id, "endpoint disabled", 2)] == 20
+    for ep in (ep_gone, ep_late):  # 410 ends it; deliveries loaded after the endpoint was disabled die unsent
+        mine = {k: n for k, n in got.items() if k[0] == ep.id}
+        assert sum(mine.values()) == 20 and {k[1] for k in mine} <= {"endpoint gone (410)", "endpoint disabled"}
+        assert any(k[1] == "endpoint gone (410)" for k in mine), mine
+        assert env.db.value("SELECT enabled FROM webhook_endpoints WHERE id = %s", ep.id) is False
+    # Every 410 the receivers sent is one 'gone' row.
+    assert env.db.value("SELECT count(*) FROM attempts WHERE outcome = 'gone'") == \
+        len(gone.got()) + sum(1 for n in late_codes.values() if n >= 2)
+    assert env.db.value("SELECT count(*) FROM outbox_events WHERE processed_at IS NULL") == 0
+    assert "delivery.record_failed" not in w.output()  # the set-based statements wrote them all
+
+
+def log_count(w, needle: str) -> int:
+    return w.output().count(needle)
+
+
+def test_parked_deliveries_are_not_reseeded_or_resent_while_the_circuit_is_open(env, receivers):
+    """While an endpoint's circuit is open its parked deliveries stay parked
+    across reconcile passes: not made due again (not claimed and parked once
+    more), not sent, no attempt spent."""
+    rcv = receivers(lambda req: (500, {}, b"down"))
+    cfg = outbound_config(env, extra=retry_section("down", schedule="50ms", max_attempts=50, circuit="on",
+                                                   more="circuit_failures = 3\ncircuit_probe = 10m\n"),
+                          log_level="debug", reconcile_interval="500ms")
+    ep = add_endpoint(cfg, rcv.url(), "down", "*")
+    w = env.worker(config=cfg)
+    emit_many(env, "order.x", 30, "p")
+    parked_key = env.key("{delivery}:parked:down")
+    wait_for(lambda: env.redis.zcard(parked_key) == 30, 30, what="30 deliveries parked")
+    passes = log_count(w, "reconcile.pass")
+    wait_for(lambda: log_count(w, "reconcile.pass") >= passes + 1, 20, what="a reconcile pass")
+    parked_logs, requests = log_count(w, "delivery.parked"), len(rcv.got())
+    passes = log_count(w, "reconcile.pass")
+    wait_for(lambda: log_count(w, "reconcile.pass") >= passes + 3, 20, what="three more reconcile passes")
+    assert env.redis.zcard(parked_key) == 30
+    assert env.redis.zcard(env.key("{delivery}:due")) == 0
+    assert log_count(w, "delivery.parked") == parked_logs  # none claimed and parked again
+    assert len(rcv.got()) == requests
+    assert env.db.value("SELECT sum(attempts) FROM outbox_deliveries WHERE endpoint_id = %s", ep.id) == requests
+    assert count_status(env, ep.id, "DEAD") == 0
+
+
+def test_requests_queued_when_the_circuit_opens_are_parked_not_sent(env, receivers):
+    """An endpoint that answers slowly and one request at a time
+    (max_inflight 1) with 40 deliveries queued in the HTTP client: once its
+    circuit opens, what still waits in the queue is parked unsent. The
+    receiver sees a handful of requests, not 40, and each is one attempt
+    row."""
+    def slow_failure(req):
+        time.sleep(0.2)  # the receiver's own slowness, not a wait for a condition
+        return (500, {}, b"down")
+    rcv = receivers(slow_failure)
+    cfg = outbound_config(env, extra=retry_section("slow", schedule="50ms", max_attempts=50, circuit="on",
+                                                   more="circuit_failures = 3\ncircuit_probe = 10m\n"))
+    ep = add_endpoint(cfg, rcv.url(), "slow", "*", "--max-inflight", "1")
+    w = env.worker(config=cfg)
+    emit_many(env, "order.x", 40, "q")
+    parked_key = env.key("{delivery}:parked:slow")
+    wait_for(lambda: env.redis.zcard(parked_key) == 40, 40, what="40 deliveries parked")
+    assert "delivery.unsent_parked" in w.output()
+    n = len(rcv.got())
+    assert 3 <= n <= 12, n  # the failures that opened it and what was on the wire, not 40
+    wait_for(lambda: env.db.value("SELECT count(*) FROM attempts a JOIN outbox_deliveries d ON d.id = a.source_id"
+                                  " WHERE d.endpoint_id = %s", ep.id) == len(rcv.got()), 20,
+             what="an attempt row for every request")
+    assert env.db.value("SELECT sum(attempts) FROM outbox_deliveries WHERE endpoint_id = %s", ep.id) == len(rcv.got())
+    assert count_status(env, ep.id, "DEAD") == 0

@@ -98,6 +98,7 @@ struct got {
     char retry_after[128];
     int64_t duration_us;
     int64_t at_ms;
+    int unsent;
     int *counter; /* shared completion counter */
 };
 
@@ -115,6 +116,7 @@ static void on_result(const struct http_client_result *res, void *arg)
     g->has_retry_after = res->retry_after != NULL;
     snprintf(g->retry_after, sizeof(g->retry_after), "%s", res->retry_after ? res->retry_after : "");
     g->duration_us = res->duration_us;
+    g->unsent = res->unsent;
     g->at_ms = now_ms();
     if (g->counter)
         (*g->counter)++;
@@ -1232,6 +1234,52 @@ static void test_immediate_errors(void **state)
     }
 }
 
+/* Requests still waiting in a key's FIFO are taken back unsent (reported
+ * later from the loop, with unsent set); those on the wire and other keys'
+ * requests are left alone. */
+static void test_cancel_queued_takes_back_only_the_waiting(void **state)
+{
+    struct env e;
+    struct hang h;
+    struct srv other;
+    struct got g[4], o;
+    int done = 0, other_done = 0;
+    (void)state;
+
+    memset(g, 0, sizeof(g));
+    memset(&o, 0, sizeof(o));
+    env_init(&e, &plain_cfg);
+    hang_start(&h, e.base);
+    srv_start(&other, e.base, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+        g[i].counter = &done;
+        post(&e, "ep", url_for("http", "127.0.0.1", h.port, "/"), "{}", 800, 1, &g[i]);
+    }
+    o.counter = &other_done;
+    assert_true(run_until(e.base, &h.accepted, 1, 2000)); /* one on the wire, three queued */
+    post(&e, "other", url_for("http", "127.0.0.1", other.port, "/"), "{}", 5000, 1, &o);
+    assert_int_equal(http_client_cancel_queued(e.client, "ep"), 3);
+    assert_int_equal(done, 0); /* reported from the loop, never inside the call */
+    assert_int_equal(http_client_cancel_queued(e.client, "none"), 0);
+    assert_true(run_until(e.base, &done, 3, 2000));
+    for (int i = 1; i < 4; i++) {
+        assert_int_equal(g[i].unsent, 1);
+        assert_string_equal(g[i].error, "not sent");
+        assert_int_equal(g[i].duration_us, 0);
+    }
+    assert_true(run_until(e.base, &done, 4, 5000));
+    assert_int_equal(g[0].unsent, 0);
+    assert_string_equal(g[0].error, "timeout");
+    assert_int_equal(h.accepted, 1); /* the three were never sent */
+    assert_true(run_until(e.base, &other_done, 1, 5000));
+    assert_int_equal(o.status, 200);
+    assert_int_equal(o.unsent, 0);
+    assert_int_equal(http_client_inflight(e.client), 0);
+    env_done(&e);
+    hang_stop(&h);
+    srv_stop(&other);
+}
+
 static void test_free_cancels_pending(void **state)
 {
     struct env e;
@@ -1435,6 +1483,7 @@ int main(void)
         cmocka_unit_test(test_tls_to_plain_server),
         cmocka_unit_test(test_dropped_keepalive_connection_is_retried),
         cmocka_unit_test(test_immediate_errors),
+        cmocka_unit_test(test_cancel_queued_takes_back_only_the_waiting),
         cmocka_unit_test(test_free_cancels_pending),
         cmocka_unit_test(test_free_from_inside_a_callback),
         cmocka_unit_test(test_post_from_callback_reuses_connection),

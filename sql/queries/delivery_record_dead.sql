@@ -1,0 +1,31 @@
+-- A batch of failed attempts that end their delivery, in one statement: the
+-- last attempt, 410 Gone, a bad URL, a disabled or deleted endpoint. Each
+-- delivery DEAD with its attempts and last answer, its attempt row, its
+-- dead_letters row (unless one is open already), and the endpoints that
+-- answered 410 disabled - where the delivery is still open and its attempts
+-- are still the count it was loaded with (anything else is left to the
+-- one-by-one path). The caller has locked the events (delivery_lock_events)
+-- and marks them processed after (delivery_finish_events). Returns the
+-- batch index of each recorded. Open is written `NOT IN ('SUCCEEDED',
+-- 'DEAD')`, as in delivery_record_failures (why: there).
+-- parameters: $1 = delivery ids (uuid[]), $2 = attempts before this one (int[]),
+--   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
+--   $6 = response excerpts (text[]), $7 = batch indexes (int[]), $8 = attempt outcomes (text[]: failed, gone),
+--   $9 = dead-letter reasons (text[]), $10 = endpoint names (text[]), $11 = worker id; the arrays binary
+-- columns: i
+WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
+  $7::int[], $8::text[], $9::text[], $10::text[]) AS x(id, prev, code, dur, error, excerpt, i, outcome, reason,
+  endpoint)),
+ upd AS (UPDATE outbox_deliveries d SET status = 'DEAD', attempts = f.prev + 1, last_status_code = f.code,
+  last_error = f.error
+  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev
+  RETURNING d.id),
+ att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,
+  worker_id) SELECT 'delivery', f.id, f.outcome, f.dur, f.code, f.error, f.excerpt, $11 FROM f JOIN upd ON upd.id = f.id),
+ dl AS (INSERT INTO dead_letters (source, source_id, reason, attempts, last_error)
+  SELECT 'delivery', f.id, f.reason, f.prev + 1, f.error FROM f JOIN upd ON upd.id = f.id
+  ON CONFLICT (source, source_id) WHERE replayed_at IS NULL DO NOTHING),
+ gone AS (UPDATE webhook_endpoints SET enabled = false, updated_at = now(),
+  disabled_reason = 'the endpoint answered 410 Gone'
+  WHERE name IN (SELECT f.endpoint FROM f JOIN upd ON upd.id = f.id WHERE f.outcome = 'gone'))
+ SELECT f.i FROM f JOIN upd ON upd.id = f.id
