@@ -47,13 +47,28 @@ static const char *with_content(const struct api_req *r)
     return w && strcmp(w, "false") == 0 ? "false" : "true"; /* Svix's default: true */
 }
 
+/* `status_code_class`: Svix's StatusCodeClass, 0 (no answer), 100, …, 500. */
+static bool code_class_query(struct api_req *r, const char **cls)
+{
+    static const char *const classes[] = {"0", "100", "200", "300", "400", "500"};
+    *cls = api_query(r, "status_code_class");
+    for (size_t i = 0; *cls && i < sizeof classes / sizeof classes[0]; i++)
+        if (strcmp(*cls, classes[i]) == 0)
+            return true;
+    if (*cls)
+        api_invalid(r, "query", "status_code_class",
+                    "value is not a valid enumeration member; permitted: 0, 100, 200, 300, 400, 500",
+                    "type_error.enum");
+    return !*cls;
+}
+
 static void list(PGconn *conn, struct api_req *r, const char *msg, const char *ep)
 {
-    const char *st;
-    if (!status_query(r, &st))
+    const char *st, *cls, *before, *after;
+    if (!status_query(r, &st) || !code_class_query(r, &cls) || !time_range(r, &before, &after))
         return;
-    const char *p[] = {r->app, msg, ep, st, with_content(r)};
-    api_list(conn, r, Q_API_ATTEMPT_LIST, p, 5, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
+    const char *p[] = {r->app, msg, ep, st, with_content(r), cls, api_query(r, "event_types"), before, after};
+    api_list(conn, r, Q_API_ATTEMPT_LIST, p, 9, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
 }
 
 void api_attempt_list_by_msg(PGconn *conn, struct api_req *r)

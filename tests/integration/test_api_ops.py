@@ -92,6 +92,20 @@ def test_attempts_destinations_stats_and_isolation(env, api, receivers):
     assert out[15]["status"] == 400 and out[15]["body"]["code"] == "invalid_range"
     assert out[16]["status"] == 400 and out[16]["body"]["code"] == "invalid_range"
     assert out[17]["status"] == 422 and out[17]["body"]["detail"][0]["loc"] == ["query", "since"]
+    # the attempt lists' filters: status code class, event types, before/after
+    out = svix(w, root, [
+        {"call": "messageAttempt.listByEndpoint", "args": ["acme", "dead", {"statusCodeClass": 500}]},
+        {"call": "messageAttempt.listByEndpoint", "args": ["acme", "dead", {"statusCodeClass": 200}]},
+        {"call": "messageAttempt.listByEndpoint", "args": ["acme", "ok", {"statusCodeClass": 200}]},
+        {"call": "messageAttempt.listByEndpoint", "args": ["acme", "ok", {"eventTypes": ["a.c"]}]},
+        {"call": "messageAttempt.listByMsg", "args": ["acme", m1["id"], {"before": iso(time.time() - 3600)}]},
+        {"call": "messageAttempt.listByMsg", "args": ["acme", m1["id"], {"after": iso(time.time() - 3600),
+                                                                         "endpointId": "ok"}]},
+    ])
+    assert len(out[0]["ok"]["data"]) == 8 and all(x["responseStatusCode"] == 500 for x in out[0]["ok"]["data"])
+    assert out[1]["ok"]["data"] == [] and len(out[2]["ok"]["data"]) == 2
+    assert [x["msgId"] for x in out[3]["ok"]["data"]] == [m2["id"]]
+    assert out[4]["ok"]["data"] == [] and [x["endpointId"] for x in out[5]["ok"]["data"]] == [ok["id"]]
     # a tenant's token: another tenant's attempts, messages and endpoints are 404 (never 403)
     globex_tok = new_token(cfg, "globex-token", "globex")
     out = svix(w, globex_tok, [
@@ -112,7 +126,9 @@ def test_attempts_destinations_stats_and_isolation(env, api, receivers):
     assert [o.get("status") for o in out[6:]] == [404] * 3
     # bad input, raw: what the SDK's types would not send
     for path in ("/api/v1/app/acme/endpoint/ok/msg?status=7", "/api/v1/app/acme/endpoint/ok/msg?before=nope",
-                 "/api/v1/app/acme/attempt/endpoint/ok?status=x", f"/api/v1/app/acme/msg/{m1['id']}/endpoint?limit=0"):
+                 "/api/v1/app/acme/attempt/endpoint/ok?status=x", f"/api/v1/app/acme/msg/{m1['id']}/endpoint?limit=0",
+                 "/api/v1/app/acme/attempt/endpoint/ok?status_code_class=250",
+                 f"/api/v1/app/acme/attempt/msg/{m1['id']}?after=2026-13"):
         st, body = raw(w, "GET", path, root)
         assert st == 422 and body["detail"][0]["loc"][0] == "query", (path, body)
 
