@@ -57,7 +57,7 @@ static void reply_body(struct api_req *r, PGresult *res, int status)
 void api_app_list(PGconn *conn, struct api_req *r)
 {
     const char *p[] = {r->tenant};
-    api_list(conn, r, Q_API_APP_LIST, p, 1, API_APP_LIST_BODY, API_APP_LIST_ID);
+    api_list(conn, r, Q_API_APP_LIST, p, 1, API_ORDER_ASC, API_APP_LIST_BODY, API_APP_LIST_ID);
 }
 
 static void create(PGconn *conn, struct api_req *r, const struct app_fields *f)

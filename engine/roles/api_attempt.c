@@ -68,7 +68,7 @@ static void list(PGconn *conn, struct api_req *r, const char *msg, const char *e
     if (!status_query(r, &st) || !code_class_query(r, &cls) || !time_range(r, &before, &after))
         return;
     const char *p[] = {r->app, msg, ep, st, with_content(r), cls, api_query(r, "event_types"), before, after};
-    api_list(conn, r, Q_API_ATTEMPT_LIST, p, 9, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
+    api_list(conn, r, Q_API_ATTEMPT_LIST, p, 9, API_ORDER_FIXED, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
 }
 
 void api_attempt_list_by_msg(PGconn *conn, struct api_req *r)
@@ -106,7 +106,8 @@ void api_attempt_list_messages(PGconn *conn, struct api_req *r)
         !find_endpoint(conn, r, r->params[1], ep))
         return;
     const char *p[] = {r->app, ep, st, api_query(r, "event_types"), before, after, with_content(r)};
-    api_list(conn, r, Q_API_ATTEMPTED_MESSAGES, p, 7, API_ATTEMPTED_MESSAGES_BODY, API_ATTEMPTED_MESSAGES_API_ID);
+    api_list(conn, r, Q_API_ATTEMPTED_MESSAGES, p, 7, API_ORDER_FIXED, API_ATTEMPTED_MESSAGES_BODY,
+             API_ATTEMPTED_MESSAGES_API_ID);
 }
 
 void api_attempt_list_destinations(PGconn *conn, struct api_req *r)
@@ -115,7 +116,7 @@ void api_attempt_list_destinations(PGconn *conn, struct api_req *r)
     if (!api_resolve_message(conn, r, msg, NULL))
         return;
     const char *p[] = {msg};
-    api_list(conn, r, Q_API_ATTEMPTED_DESTINATIONS, p, 1, API_ATTEMPTED_DESTINATIONS_BODY,
+    api_list(conn, r, Q_API_ATTEMPTED_DESTINATIONS, p, 1, API_ORDER_FIXED, API_ATTEMPTED_DESTINATIONS_BODY,
              API_ATTEMPTED_DESTINATIONS_API_ID);
 }
 

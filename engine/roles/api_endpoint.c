@@ -175,7 +175,7 @@ void api_endpoint_list(PGconn *conn, struct api_req *r)
     if (!api_resolve_app(conn, r, r->params[0]))
         return;
     const char *p[] = {r->app};
-    api_list(conn, r, Q_API_ENDPOINT_LIST, p, 1, API_ENDPOINT_LIST_BODY, API_ENDPOINT_LIST_API_ID);
+    api_list(conn, r, Q_API_ENDPOINT_LIST, p, 1, API_ORDER_DESC, API_ENDPOINT_LIST_BODY, API_ENDPOINT_LIST_API_ID);
 }
 
 void api_endpoint_create(PGconn *conn, struct api_req *r)

@@ -88,7 +88,8 @@ void api_event_type_list(PGconn *conn, struct api_req *r)
 {
     const char *arch = api_query(r, "include_archived");
     const char *p[] = {arch && strcmp(arch, "true") == 0 ? "true" : "false"};
-    api_list(conn, r, Q_API_EVENT_TYPE_LIST, p, 1, API_EVENT_TYPE_LIST_BODY, API_EVENT_TYPE_LIST_NAME);
+    api_list(conn, r, Q_API_EVENT_TYPE_LIST, p, 1, API_ORDER_FIXED, API_EVENT_TYPE_LIST_BODY,
+             API_EVENT_TYPE_LIST_NAME);
 }
 
 void api_event_type_create(PGconn *conn, struct api_req *r)

@@ -106,10 +106,17 @@ int api_page(struct api_req *r, struct api_page *pg);
  * Svix's rules (the rows of a backward page are reversed; prevIterator is
  * "-" + the first item's id, absent on an empty page). */
 void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, const struct api_page *pg);
+/* How a list reads Svix's `order` (ascending|descending): API_ORDER_FIXED:
+ * it has none (its statement's order, reversed only to page back);
+ * API_ORDER_ASC / _DESC: it does, with this default, over a statement in
+ * ascending order. */
+enum api_order { API_ORDER_FIXED, API_ORDER_ASC, API_ORDER_DESC };
 /* A list operation: reads the page, runs statement q with params[0..n)
- * followed by the page's iterator, rows and direction (every list
- * statement takes those three last), and answers the list. */
-void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, int col, int idcol);
+ * followed by the page's iterator, rows and whether to scan against the
+ * statement's order (every list statement takes those three last), and
+ * answers the list. */
+void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, enum api_order order,
+              int col, int idcol);
 /* Answers 200 with column col of the one row statement q returns (a JSON
  * body), or 404 "<what> not found" when there is none. */
 void api_reply_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int col,

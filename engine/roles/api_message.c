@@ -102,5 +102,5 @@ void api_message_list(PGconn *conn, struct api_req *r)
     if (!api_resolve_app(conn, r, r->params[0]))
         return;
     const char *p[] = {r->app, api_query(r, "event_types"), with_content(r, true)};
-    api_list(conn, r, Q_API_MESSAGE_LIST, p, 3, API_MESSAGE_LIST_BODY, API_MESSAGE_LIST_API_ID);
+    api_list(conn, r, Q_API_MESSAGE_LIST, p, 3, API_ORDER_FIXED, API_MESSAGE_LIST_BODY, API_MESSAGE_LIST_API_ID);
 }

@@ -155,17 +155,26 @@ void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, 
     api_reply(r, 200, body);
 }
 
-void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, int col, int idcol)
+void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, enum api_order order,
+              int col, int idcol)
 {
     struct api_page pg;
-    const char *p[12];
+    const char *p[12], *o = order == API_ORDER_FIXED ? NULL : api_query(r, "order");
     if (n > 9 || api_page(r, &pg) != 0)
         return;
+    if (o && strcmp(o, "ascending") != 0 && strcmp(o, "descending") != 0) {
+        api_invalid(r, "query", "order",
+                    "value is not a valid enumeration member; permitted: 'ascending', "
+                    "'descending'",
+                    "type_error.enum");
+        return;
+    }
+    bool desc = o ? strcmp(o, "descending") == 0 : order == API_ORDER_DESC;
     for (int i = 0; i < n; i++)
         p[i] = params[i];
     p[n] = pg.iterator;
     p[n + 1] = pg.rows;
-    p[n + 2] = pg.prev ? "true" : "false";
+    p[n + 2] = desc != pg.prev ? "true" : "false"; /* a backward page scans the other way */
     PGresult *res = api_exec(conn, r, q, p);
     if (!res)
         return;

@@ -169,6 +169,19 @@ def test_prev_iterator_pages_back(env, api):
     st, e2 = raw(w, "GET", f"/api/v1/app/app1/endpoint?limit=2&iterator={e1['iterator']}", root)
     st, e_back = raw(w, "GET", f"/api/v1/app/app1/endpoint?limit=2&iterator={e2['prevIterator']}", root)
     assert len(e2["data"]) == 1 and e2["done"] is True and e_back["data"] == e1["data"]
+    # Svix's `order`: endpoints list newest first by default, applications oldest first
+    ep_ids = [e["id"] for e in e1["data"] + e2["data"]]
+    assert ep_ids == sorted(ep_ids, reverse=True)
+    st, asc = raw(w, "GET", "/api/v1/app/app1/endpoint?order=ascending", root)
+    assert [e["id"] for e in asc["data"]] == sorted(ep_ids)
+    out = svix(w, root, [{"call": "application.list", "args": [{"order": "descending", "limit": 2}], "as": "d1"},
+                         {"call": "application.list", "args": [{"order": "descending", "limit": 2,
+                                                                "iterator": "$d1.iterator"}], "as": "d2"},
+                         {"call": "application.list", "args": [{"order": "descending", "limit": 2,
+                                                                "iterator": "$d2.prevIterator"}]}])
+    desc = [a["id"] for a in out[0]["ok"]["data"] + out[1]["ok"]["data"]]
+    assert desc == sorted(desc, reverse=True) and len(desc) == 4 and out[2]["ok"]["data"] == out[0]["ok"]["data"]
+    assert raw(w, "GET", "/api/v1/app?order=sideways", root)[0] == 422
 
 
 def test_replay_missing_and_expunge(env, api, receivers):
