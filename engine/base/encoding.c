@@ -17,8 +17,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-/* Value 0..15 of a hex digit, or -1. */
-static int hex_value(char c)
+int enc_hex_value(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -56,8 +55,8 @@ int enc_hex_decode(const char *in, size_t inlen, unsigned char *out, size_t outc
     if (out == NULL && inlen > 0)
         return -1;
     for (size_t i = 0; i < inlen / 2; i++) {
-        int hi = hex_value(in[2 * i]);
-        int lo = hex_value(in[2 * i + 1]);
+        int hi = enc_hex_value(in[2 * i]);
+        int lo = enc_hex_value(in[2 * i + 1]);
 
         if (hi < 0 || lo < 0)
             return -1;

@@ -33,6 +33,9 @@ __attribute__((warn_unused_result)) int enc_hex_encode(const unsigned char *in, 
 __attribute__((warn_unused_result)) int enc_hex_decode(const char *in, size_t inlen, unsigned char *out, size_t outcap,
                                                        size_t *outlen);
 
+/* The value 0..15 of one hex digit (either case), or -1 for any other character. */
+int enc_hex_value(char c);
+
 /* Writes the padded standard base64 form of in[0..len) and a NUL into out.
  * Needs outcap >= ENC_BASE64_LEN(len) + 1; returns -1 (and writes nothing)
  * otherwise, or when len is too large for OpenSSL's int-sized interface. */

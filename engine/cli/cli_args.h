@@ -58,6 +58,15 @@ struct cli_args_cmd {
     bool config;            /* main loads the config before run */
 };
 
+/* A leaf that runs with the config loaded (most commands), as one
+ * initializer: CLI_ARGS_CONFIG_LEAF("skip", "ID...", "one line", NULL, NULL,
+ * run_skip, 1, -1). help and options may be NULL. */
+#define CLI_ARGS_CONFIG_LEAF(word, syn, sum, hlp, options, fn, min, max)                                              \
+    {                                                                                                                 \
+        .name = (word), .synopsis = (syn), .summary = (sum), .help = (hlp), .opts = (options), .run = (fn),           \
+        .min_args = (min), .max_args = (max), .config = true                                                          \
+    }
+
 /* The result of a parse; read it through the fields below and the getters. */
 struct cli_args {
     const char *config; /* -c FILE, else $HOOKD_CONFIG, else hookd.conf; borrowed */

@@ -324,27 +324,15 @@ static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
     }
 
 static const struct cli_args_opt list_opts[] = {FILTER_OPTS, {0}};
-static const struct cli_args_cmd list_cmd = {
-    .name = "list",
-    .synopsis =
-        "[--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h] [--tenant T] [--limit N] "
-        "[--json]",
-    .summary = "open dead letters, newest first",
-    .opts = list_opts,
-    .run = run_list,
-    .config = true,
-};
+static const struct cli_args_cmd list_cmd = CLI_ARGS_CONFIG_LEAF(
+    "list",
+    "[--source inbox|delivery] [--partner P] [--event-type 'order.*'] [--since 1h] [--tenant T] [--limit N] [--json]",
+    "open dead letters, newest first", NULL, list_opts, run_list, 0, 0);
 
-static const struct cli_args_cmd show_cmd = {
-    .name = "show",
-    .synopsis = "ID [--json]",
-    .summary = "payload, headers and the full attempt history",
-    .help = "ID is the dead letter's id or its source row's id (webhook_inbox or outbox_deliveries).",
-    .run = run_show,
-    .min_args = 1,
-    .max_args = 1,
-    .config = true,
-};
+static const struct cli_args_cmd show_cmd =
+    CLI_ARGS_CONFIG_LEAF("show", "ID [--json]", "payload, headers and the full attempt history",
+                         "ID is the dead letter's id or its source row's id (webhook_inbox or outbox_deliveries).",
+                         NULL, run_show, 1, 1);
 
 static const struct cli_args_opt replay_opts[] = {
     {"all", NULL, "every open dead letter that matches the filters", NULL},
@@ -352,43 +340,28 @@ static const struct cli_args_opt replay_opts[] = {
     FILTER_OPTS,
     {0},
 };
-static const struct cli_args_cmd replay_cmd = {
-    .name = "replay",
-    .synopsis = "ID... | --all [filters] [--dry-run]",
-    .summary = "back to PENDING with a fresh attempt budget, through the normal path",
-    .help = "Replaying twice, or something processed meanwhile, is refused. The filters are those of\n"
-            "dlq list; they select what --all replays.",
-    .opts = replay_opts,
-    .run = run_replay,
-    .max_args = -1,
-    .config = true,
-};
+static const struct cli_args_cmd replay_cmd =
+    CLI_ARGS_CONFIG_LEAF("replay", "ID... | --all [filters] [--dry-run]",
+                         "back to PENDING with a fresh attempt budget, through the normal path",
+                         "Replaying twice, or something processed meanwhile, is refused. The filters are those of\n"
+                         "dlq list; they select what --all replays.",
+                         replay_opts, run_replay, 0, -1);
 
-static const struct cli_args_cmd skip_cmd = {
-    .name = "skip",
-    .synopsis = "ID...",
-    .summary = "close a delivery's dead letter without replaying it",
-    .help = "ID is the dead letter's id or its delivery's id. The delivery stays DEAD; on an ordered\n"
-            "endpoint, the deliveries of its aggregate held behind it are sent next.",
-    .run = run_skip,
-    .min_args = 1,
-    .max_args = -1,
-    .config = true,
-};
+static const struct cli_args_cmd skip_cmd =
+    CLI_ARGS_CONFIG_LEAF("skip", "ID...", "close a delivery's dead letter without replaying it",
+                         "ID is the dead letter's id or its delivery's id. The delivery stays DEAD; on an ordered\n"
+                         "endpoint, the deliveries of its aggregate held behind it are sent next.",
+                         NULL, run_skip, 1, -1);
 
 static const struct cli_args_opt purge_opts[] = {
     {"older-than", "30d", "delete entries dead longer than this", NULL},
     {"dry-run", NULL, "print how many would be deleted, delete nothing", NULL},
     {0},
 };
-static const struct cli_args_cmd purge_cmd = {
-    .name = "purge",
-    .synopsis = "--older-than 30d [--dry-run]",
-    .summary = "delete old DLQ entries (their source rows then expire with [retention])",
-    .opts = purge_opts,
-    .run = run_purge,
-    .config = true,
-};
+static const struct cli_args_cmd purge_cmd =
+    CLI_ARGS_CONFIG_LEAF("purge", "--older-than 30d [--dry-run]",
+                         "delete old DLQ entries (their source rows then expire with [retention])", NULL, purge_opts,
+                         run_purge, 0, 0);
 
 static const struct cli_args_cmd *const dlq_subs[] = {&list_cmd, &show_cmd, &replay_cmd, &skip_cmd, &purge_cmd, NULL};
 const struct cli_args_cmd cli_dlq_cmd = {

@@ -53,12 +53,7 @@ done:
     return rc;
 }
 
-const struct cli_args_cmd cli_portal_link_cmd = {
-    .name = "portal-link",
-    .synopsis = "UID|ID",
-    .summary = "a single-use login link to the tenant's portal, printed alone on the last line",
-    .run = run_portal_link,
-    .min_args = 1,
-    .max_args = 1,
-    .config = true,
-};
+const struct cli_args_cmd cli_portal_link_cmd =
+    CLI_ARGS_CONFIG_LEAF("portal-link", "UID|ID",
+                         "a single-use login link to the tenant's portal, printed alone on the last line", NULL, NULL,
+                         run_portal_link, 1, 1);

@@ -593,16 +593,16 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
 
 /* Bits of partner_config.hmac_keys: the keys of `scheme = hmac`. */
 enum {
-    HK_ALGORITHM = 1,
-    HK_SIGNED = 2,
-    HK_SIGNATURE_HEADER = 4,
-    HK_SIGNATURE_PREFIX = 8,
-    HK_ENCODING = 16,
-    HK_TIMESTAMP_HEADER = 32,
-    HK_TIMESTAMP_PREFIX = 64,
-    HK_TIMESTAMP_FORMAT = 128,
-    HK_SEVERAL = 256,
-    HK_SEPARATORS = 512,
+    HK_ALGORITHM = 1 << 0,
+    HK_SIGNED = 1 << 1,
+    HK_SIGNATURE_HEADER = 1 << 2,
+    HK_SIGNATURE_PREFIX = 1 << 3,
+    HK_ENCODING = 1 << 4,
+    HK_TIMESTAMP_HEADER = 1 << 5,
+    HK_TIMESTAMP_PREFIX = 1 << 6,
+    HK_TIMESTAMP_FORMAT = 1 << 7,
+    HK_SEVERAL = 1 << 8,
+    HK_SEPARATORS = 1 << 9,
 };
 
 static void set_string(char **dst, const char *v)
@@ -1278,8 +1278,8 @@ static int validate_portal(struct parse_state *st)
         return fail(st, line, "[portal] logo_url must be an https:// URL or a path"), -1;
     if (strlen(p->title) > 80)
         return fail(st, line, "[portal] title must be at most 80 characters"), -1;
-    if (p->link_ttl < 1000 || p->session_ttl < 60000)
-        return fail(st, line, "[portal] link_ttl must be at least 1s and session_ttl at least 1m"), -1;
+    if (p->link_ttl < 1000 || p->session_ttl < 1000)
+        return fail(st, line, "[portal] link_ttl and session_ttl must be at least 1s"), -1;
     for (const char *c = p->base_url ? p->base_url : ""; *c; c++)
         if ((unsigned char)*c <= ' ' || *c == '"' || *c == '<' || *c == '>' || *c == '\\')
             return fail(st, line, "[portal] base_url must not hold spaces, quotes or angle brackets"), -1;

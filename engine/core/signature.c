@@ -1167,17 +1167,6 @@ static enum sig_result find_timestamp(struct verify_state *st, char *err, size_t
 
 /* ---- the signed content ---------------------------------------------------- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* application/x-www-form-urlencoded decoding of s ('+' is a space, %XX a
  * byte; a stray '%' stays as it is) into out, which has room for s.n bytes
  * (decoding never lengthens); returns the decoded length. */
@@ -1188,8 +1177,8 @@ static size_t form_decode(struct span s, char *out)
     for (size_t i = 0; i < s.n; i++) {
         if (s.p[i] == '+') {
             out[n++] = ' ';
-        } else if (s.p[i] == '%' && i + 2 < s.n && hexval(s.p[i + 1]) >= 0 && hexval(s.p[i + 2]) >= 0) {
-            out[n++] = (char)(hexval(s.p[i + 1]) * 16 + hexval(s.p[i + 2]));
+        } else if (s.p[i] == '%' && i + 2 < s.n && enc_hex_value(s.p[i + 1]) >= 0 && enc_hex_value(s.p[i + 2]) >= 0) {
+            out[n++] = (char)(enc_hex_value(s.p[i + 1]) * 16 + enc_hex_value(s.p[i + 2]));
             i += 2;
         } else {
             out[n++] = s.p[i];
@@ -1282,7 +1271,7 @@ static void render_url(struct verify_state *st, const char *url)
         int hi, lo;
         char c;
 
-        if (p[0] != '%' || (hi = hexval(p[1])) < 0 || (lo = hexval(p[2])) < 0)
+        if (p[0] != '%' || (hi = enc_hex_value(p[1])) < 0 || (lo = enc_hex_value(p[2])) < 0)
             continue;
         c = (char)(hi * 16 + lo);
         if (c == '\0' || strchr(reserved, c) == NULL)

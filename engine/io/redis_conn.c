@@ -413,7 +413,7 @@ static void become_ready(struct redis_conn *rc)
     if (rc->url.cluster)
         log_info("redis.up", "conn=%s cluster=1 masters=%d tls=%d", rc->name, rc->nnodes, rc->url.tls ? 1 : 0);
     else
-        log_info("redis.up", "conn=%s addr=%s:%d%s", rc->name, rc->host, rc->port, rc->url.tls ? " tls=1" : "");
+        log_info("redis.up", "conn=%s addr=%s:%d tls=%d", rc->name, rc->host, rc->port, rc->url.tls ? 1 : 0);
     for (int i = 0; i < rc->non_ready; i++)
         rc->on_ready[i].fn(rc->on_ready[i].arg);
 }
@@ -534,18 +534,29 @@ static void open_node(struct redis_conn *rc)
 
 /* ---- Sentinel -------------------------------------------------------------- */
 
-static void sentinel_next(struct redis_conn *rc, const char *why)
+/* The host of the URL that resolves the master (a sentinel, or a cluster
+ * seed node, named `what` in the log) failed with why: its link is closed
+ * and the next host is tried at once. Returns false, after a whole round,
+ * when none is left: the caller reports it and schedules the backoff. */
+static bool resolver_next(struct redis_conn *rc, const char *event, const char *what, const char *why)
 {
-    log_debug("redis.sentinel_failed", "conn=%s sentinel=%s:%d error=\"%s\"", rc->name, rc->url.hosts[rc->sidx].host,
+    log_debug(event, "conn=%s %s=%s:%d error=\"%s\"", rc->name, what, rc->url.hosts[rc->sidx].host,
               rc->url.hosts[rc->sidx].port, why);
     redis_link_close(&rc->sent);
     rc->resolving = false;
     rc->sidx = (rc->sidx + 1) % rc->url.nhosts;
     if (++rc->stried < rc->url.nhosts) {
         schedule_reconnect(rc, 0);
-        return;
+        return true;
     }
     rc->stried = 0;
+    return false;
+}
+
+static void sentinel_next(struct redis_conn *rc, const char *why)
+{
+    if (resolver_next(rc, "redis.sentinel_failed", "sentinel", why))
+        return;
     report(rc, "redis.sentinel_unavailable", "service=%s error=\"no sentinel named the master (last: %s)\"",
            rc->url.service, why);
     schedule_reconnect(rc, -1);
@@ -1054,16 +1065,8 @@ static int apply_slots(struct redis_conn *rc, redisReply *r, const char *from)
 
 static void seed_next(struct redis_conn *rc, const char *why)
 {
-    log_debug("redis.cluster_seed_failed", "conn=%s seed=%s:%d error=\"%s\"", rc->name, rc->url.hosts[rc->sidx].host,
-              rc->url.hosts[rc->sidx].port, why);
-    redis_link_close(&rc->sent);
-    rc->resolving = false;
-    rc->sidx = (rc->sidx + 1) % rc->url.nhosts;
-    if (++rc->stried < rc->url.nhosts) {
-        schedule_reconnect(rc, 0);
+    if (resolver_next(rc, "redis.cluster_seed_failed", "seed", why))
         return;
-    }
-    rc->stried = 0;
     report(rc, "redis.cluster_unavailable", "error=\"no seed node gave the slot map (last: %s)\"", why);
     schedule_reconnect(rc, -1);
 }

@@ -34,6 +34,7 @@
 #include "retention.h"
 #include "ctx.h"
 #include "heartbeat.h"
+#include "html_ui.h"
 #include "backoff.h"
 #include "config.h"
 #include "portal_admin.h"
@@ -184,56 +185,29 @@ static void set_cookie(struct admin *a, struct evhttp_request *req, const char *
 
 /* ---- HTML ---------------------------------------------------------------------- */
 
-static void esc(struct evbuffer *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': evbuffer_add(b, "&lt;", 4); break;
-        case '>': evbuffer_add(b, "&gt;", 4); break;
-        case '&': evbuffer_add(b, "&amp;", 5); break;
-        case '"': evbuffer_add(b, "&quot;", 6); break;
-        case '\'': evbuffer_add(b, "&#39;", 5); break;
-        default: evbuffer_add(b, s, 1);
-        }
-    }
-}
-
 static const char *jstr(json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "";
 }
 
-/* The only script and style the pages use, served from /admin/app.js and
- * /admin/app.css so the CSP needs no 'unsafe-inline'. */
-static const char app_css[] =
-    "body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}\n"
-    "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}\n"
-    "pre{background:#f6f6f6;padding:8px;overflow:auto}.msg{background:#e8f5e9;padding:8px}\n"
-    ".err{background:#fdecea;padding:8px}nav a{margin-right:1em}nav form{display:inline}\n";
-static const char app_js[] = "\"use strict\";\n"
-                             "// a form with data-confirm asks before it is sent\n"
-                             "document.addEventListener(\"submit\", function (e) {\n"
-                             "  var msg = e.target.getAttribute(\"data-confirm\");\n"
-                             "  if (msg && !window.confirm(msg)) e.preventDefault();\n"
-                             "});\n";
+/* The pages' stylesheet and script are the portal's (html_ui.h), served as
+ * /admin/app.css and /admin/app.js so the CSP needs no 'unsafe-inline'. */
 static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
                           "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 static void page_start(struct evbuffer *b, const char *title)
 {
-    evbuffer_add_printf(b, "<!doctype html><html><head><meta charset=utf-8><title>hookd — ");
-    esc(b, title);
-    evbuffer_add_printf(b, "</title><link rel=stylesheet href=\"/admin/app.css\">"
-                           "<script src=\"/admin/app.js\" defer></script></head>"
-                           "<body><nav><a href=\"/admin\">Dead letters</a></nav><h1>");
-    esc(b, title);
-    evbuffer_add_printf(b, "</h1>");
+    static const struct html_ui_link nav[] = {{"/admin", "Dead letters", "dlq"}};
+    const struct html_ui_frame f = {title, "hookd admin", NULL, "/admin/app.css", NULL, "/admin/app.js", nav, 1, NULL};
+    html_ui_page_begin(b, &f);
+    html_ui_main(b);
+    html_ui_printf(b, "<h1>%s</h1>", title);
 }
 
 static void send_html(struct evhttp_request *req, int code, struct evbuffer *b)
 {
-    evbuffer_add_printf(b, "</body></html>\n");
+    html_ui_page_end(b, "hookd");
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     evhttp_add_header(out, "Content-Type", "text/html; charset=utf-8");
     evhttp_add_header(out, "Cache-Control", "no-store");
@@ -287,7 +261,7 @@ static void render_storage(struct evbuffer *b, const struct retention_storage *s
         utc(st->t[i].oldest_ms, oldest, sizeof oldest);
         utc(st->t[i].next_expiry_ms, next, sizeof next);
         evbuffer_add_printf(b, "<tr><td>");
-        esc(b, st->t[i].name);
+        html_ui_esc(b, st->t[i].name);
         evbuffer_add_printf(b, "</td><td>%lld</td><td>%lld</td><td>%s</td><td>%s</td></tr>", (long long)st->t[i].bytes,
                             (long long)st->t[i].rows, oldest, next);
     }
@@ -308,7 +282,7 @@ static void render_overview(struct admin *a, struct evbuffer *b)
     json_array_foreach(v->live_workers, i, wk)
     {
         evbuffer_add_printf(b, "<li>");
-        esc(b, json_string_value(wk));
+        html_ui_esc(b, json_string_value(wk));
         evbuffer_add_printf(b, "</li>");
     }
     evbuffer_add_printf(b, "</ul>");
@@ -331,7 +305,7 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     logout_form(j, b);
     if (flash) {
         evbuffer_add_printf(b, "<p class=msg id=flash>");
-        esc(b, flash);
+        html_ui_esc(b, flash);
         evbuffer_add_printf(b, "</p>");
     }
     evbuffer_add_printf(b,
@@ -340,9 +314,9 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
                         "<input name=partner value=\"",
                         strcmp(j->source, "inbox") == 0 ? " selected" : "",
                         strcmp(j->source, "delivery") == 0 ? " selected" : "");
-    esc(b, j->partner);
+    html_ui_esc(b, j->partner);
     evbuffer_add_printf(b, "\"> event type <input name=event_type placeholder=\"order.*\" value=\"");
-    esc(b, j->event_type);
+    html_ui_esc(b, j->event_type);
     evbuffer_add_printf(b, "\"> <button>Filter</button></form>");
     evbuffer_add_printf(b, "<table id=dlq><tr><th>id</th><th>source</th><th>partner</th><th>event type</th>"
                            "<th>entity</th><th>attempts</th><th>reason</th><th>dead since</th></tr>");
@@ -351,19 +325,19 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     json_array_foreach(j->result, i, r)
     {
         evbuffer_add_printf(b, "<tr class=dead-letter><td><a href=\"/admin/dlq/");
-        esc(b, jstr(r, "id"));
+        html_ui_esc(b, jstr(r, "id"));
         evbuffer_add_printf(b, "\">");
-        esc(b, jstr(r, "id"));
+        html_ui_esc(b, jstr(r, "id"));
         const char *cols[] = {"source", "partner", "event_type", "entity"};
         for (size_t k = 0; k < 4; k++) {
             evbuffer_add_printf(b, k == 0 ? "</a></td><td>" : "</td><td>");
-            esc(b, jstr(r, cols[k]));
+            html_ui_esc(b, jstr(r, cols[k]));
         }
         evbuffer_add_printf(b, "</td><td>%lld</td><td>",
                             (long long)json_integer_value(json_object_get(r, "attempts")));
-        esc(b, jstr(r, "reason"));
+        html_ui_esc(b, jstr(r, "reason"));
         evbuffer_add_printf(b, "</td><td>");
-        esc(b, jstr(r, "dead_at"));
+        html_ui_esc(b, jstr(r, "dead_at"));
         evbuffer_add_printf(b, "</td></tr>");
     }
     evbuffer_add_printf(b, "</table><p id=count>%zu open dead letter%s</p>", json_array_size(j->result),
@@ -384,14 +358,14 @@ static void render_detail(struct job *j, struct evbuffer *b)
         if (!json_is_string(json_object_get(e, keys[k])))
             continue;
         evbuffer_add_printf(b, "<tr><th>%s</th><td>", keys[k]);
-        esc(b, jstr(e, keys[k]));
+        html_ui_esc(b, jstr(e, keys[k]));
         evbuffer_add_printf(b, "</td></tr>");
     }
     evbuffer_add_printf(b, "<tr><th>attempts</th><td>%lld</td></tr></table>",
                         (long long)json_integer_value(json_object_get(e, "attempts")));
     if (!json_is_string(json_object_get(e, "replayed_at"))) {
         evbuffer_add_printf(b, "<form method=post action=\"/admin/dlq/");
-        esc(b, jstr(e, "id"));
+        html_ui_esc(b, jstr(e, "id"));
         evbuffer_add_printf(b,
                             "/replay\" data-confirm=\"Replay this event through the normal path?\">"
                             "<input type=hidden name=csrf value=\"%s\"><button type=submit id=replay>Replay</button>"
@@ -401,9 +375,9 @@ static void render_detail(struct job *j, struct evbuffer *b)
     char *payload = json_dumps(json_object_get(e, "payload"), JSON_INDENT(2) | JSON_ENCODE_ANY);
     char *headers = json_dumps(json_object_get(e, "headers"), JSON_INDENT(2) | JSON_ENCODE_ANY);
     evbuffer_add_printf(b, "<h2>Payload</h2><pre id=payload>");
-    esc(b, payload);
+    html_ui_esc(b, payload);
     evbuffer_add_printf(b, "</pre><h2>Headers</h2><pre>");
-    esc(b, headers);
+    html_ui_esc(b, headers);
     free(payload);
     free(headers);
     evbuffer_add_printf(b, "</pre><h2>Attempts</h2><table id=attempts><tr><th>#</th><th>at</th><th>outcome</th>"
@@ -413,16 +387,16 @@ static void render_detail(struct job *j, struct evbuffer *b)
     json_array_foreach(json_object_get(e, "attempts_history"), i, a)
     {
         evbuffer_add_printf(b, "<tr><td>%zu</td><td>", i + 1);
-        esc(b, jstr(a, "at"));
+        html_ui_esc(b, jstr(a, "at"));
         evbuffer_add_printf(b, "</td><td>");
-        esc(b, jstr(a, "outcome"));
+        html_ui_esc(b, jstr(a, "outcome"));
         evbuffer_add_printf(b, "</td><td>%.1f</td><td>", json_real_value(json_object_get(a, "duration_ms")));
         if (json_is_integer(json_object_get(a, "status_code")))
             evbuffer_add_printf(b, "%lld", (long long)json_integer_value(json_object_get(a, "status_code")));
         evbuffer_add_printf(b, "</td><td>");
-        esc(b, jstr(a, "error"));
+        html_ui_esc(b, jstr(a, "error"));
         evbuffer_add_printf(b, "</td><td>");
-        esc(b, jstr(a, "response"));
+        html_ui_esc(b, jstr(a, "response"));
         evbuffer_add_printf(b, "</td></tr>");
     }
     evbuffer_add_printf(b, "</table>");
@@ -489,7 +463,7 @@ static void render_error(struct job *j, struct evbuffer *b, struct evhttp_reques
     int code = shown_error(j);
     if (code) {
         evbuffer_add_printf(b, "<p class=err id=error>");
-        esc(b, j->err);
+        html_ui_esc(b, j->err);
         evbuffer_add_printf(b, "</p>");
     } else {
         char ref[9];
@@ -589,11 +563,28 @@ static void form_field(struct evhttp_request *req, const char *field, char *out,
     free(body);
 }
 
+/* Whether the form carries the CSRF token of the session (or of direct
+ * access); if not, the request is answered 403 here and counted as failed. */
 static bool csrf_ok(struct admin *a, struct evhttp_request *req, const struct auth *auth)
 {
     char given[ADMIN_GUARD_TOKEN_HEX + 1];
     form_field(req, "csrf", given, sizeof given);
-    return admin_guard_same(given, auth->session ? auth->session->csrf : a->csrf_direct);
+    if (admin_guard_same(given, auth->session ? auth->session->csrf : a->csrf_direct))
+        return true;
+    failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
+    http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
+    return false;
+}
+
+/* A page that changes something: a POST with the CSRF token. Anything else
+ * is answered here (405 saying `need`, or 403) and false returned. */
+static bool post_ok(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *need)
+{
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+        http_reply_error(req, 405, "method", "%s", need);
+        return false;
+    }
+    return csrf_ok(a, req, auth);
 }
 
 static void handle_login(struct admin *a, struct evhttp_request *req)
@@ -631,11 +622,8 @@ static void handle_logout(struct admin *a, struct evhttp_request *req, const str
         http_reply_error(req, 400, "no_session", "only a signed-in session can sign out");
         return;
     }
-    if (!csrf_ok(a, req, auth)) {
-        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
-        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
+    if (!csrf_ok(a, req, auth))
         return;
-    }
     admin_guard_session_end(a->guard, auth->session);
     set_cookie(a, req, "", 0);
     redirect(req, "/admin/login");
@@ -643,15 +631,8 @@ static void handle_logout(struct admin *a, struct evhttp_request *req, const str
 
 static void handle_replay(struct admin *a, struct evhttp_request *req, const struct auth *auth, const char *id)
 {
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        http_reply_error(req, 405, "method", "replay is a POST");
+    if (!post_ok(a, req, auth, "replay is a POST"))
         return;
-    }
-    if (!csrf_ok(a, req, auth)) {
-        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
-        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
-        return;
-    }
     struct job *j = xcalloc(1, sizeof *j);
     j->page = PAGE_REPLAY;
     snprintf(j->id, sizeof j->id, "%s", id);
@@ -678,8 +659,14 @@ static void handle_list(struct admin *a, struct evhttp_request *req, const struc
     submit(a, req, auth, j);
 }
 
-static void send_asset(struct evhttp_request *req, const char *type, const char *body, size_t len)
+static void send_asset(struct evhttp_request *req, const char *name)
 {
+    const char *body, *type;
+    size_t len;
+    if (!html_ui_asset(name, &body, &len, &type)) {
+        http_reply_error(req, 404, "not_found", "no such admin page");
+        return;
+    }
     struct evkeyvalq *out = evhttp_request_get_output_headers(req);
     evhttp_add_header(out, "Content-Type", type);
     evhttp_add_header(out, "Cache-Control", "no-cache");
@@ -720,15 +707,8 @@ static void handle_portal_link(struct admin *a, struct evhttp_request *req, cons
         http_reply_error(req, 404, "not_found", "no such admin page");
         return;
     }
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        http_reply_error(req, 405, "method", "a portal link is made by a POST");
+    if (!post_ok(a, req, auth, "a portal link is made by a POST"))
         return;
-    }
-    if (!csrf_ok(a, req, auth)) {
-        failed(a, req, "admin.csrf_refused", auth_names[auth->kind]);
-        http_reply_error(req, 403, "csrf", "missing or wrong CSRF token");
-        return;
-    }
     struct job *j = xcalloc(1, sizeof *j);
     j->page = PAGE_PORTAL;
     j->cfg = config_ref(a->ctx->cfg);
@@ -754,12 +734,8 @@ static void handle_dlq(struct admin *a, struct evhttp_request *req, const struct
 
 static void route(struct admin *a, struct evhttp_request *req, const char *p)
 {
-    if (strcmp(p, "/admin/app.js") == 0) {
-        send_asset(req, "text/javascript; charset=utf-8", app_js, sizeof app_js - 1);
-        return;
-    }
-    if (strcmp(p, "/admin/app.css") == 0) {
-        send_asset(req, "text/css; charset=utf-8", app_css, sizeof app_css - 1);
+    if (strcmp(p, "/admin/app.js") == 0 || strcmp(p, "/admin/app.css") == 0) {
+        send_asset(req, strcmp(p, "/admin/app.js") == 0 ? "portal.js" : "portal.css");
         return;
     }
     if (throttled(a, req))

@@ -158,12 +158,16 @@ bool api_check_time(struct api_req *r, const char *where, const char *field, con
 bool api_check_uid(struct api_req *r, const char *field, const char *uid);
 
 /* ---- operations (api_app.c, api_endpoint.c, api_message.c,
- * api_attempt.c, api_content.c, api_event_type.c) ---- */
+ * api_attempt.c, api_content.c, api_event_type.c, api_send_example.c) ---- */
 api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_patch, api_app_delete;
 api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint_update, api_endpoint_patch,
     api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
 api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
+api_op_fn api_endpoint_send_example; /* api_send_example.c */
+/* Whether an endpoint whose filterTypes are types (globs; NULL or empty:
+ * every type) takes event type type. */
+bool api_filter_types_match(const json_t *types, const char *type);
 api_op_fn api_message_list, api_message_create, api_message_get;
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
     api_attempt_list_messages, api_attempt_list_destinations;

@@ -13,6 +13,7 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
+#include <openssl/rand.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@
 #include "ctx.h"
 #include "xmalloc.h"
 
-#define PARAMS_PER_ROW 8
+#define PARAMS_PER_ROW 9
 #define ENTITY_ID_MAX 1000
 /* A batch is also closed at this many bytes of payload and headers: its
  * rows travel as one array per column, and Postgres refuses a value over
@@ -50,7 +51,7 @@ struct pending {
     int ack_status; /* 200, or what the provider insists on (handshake_ack_status) */
     /* filled by the batch job */
     enum { RES_NONE, RES_ACCEPTED, RES_DUPLICATE, RES_UNAVAILABLE, RES_INVALID } result;
-    char id[40];
+    char id[40]; /* the row's id, made before the insert (make_ids) */
     int64_t due_ms;
     char error[256];
 };
@@ -219,16 +220,18 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
 {
     *content = false;
     struct db_array cols[PARAMS_PER_ROW];
-    static const unsigned oids[PARAMS_PER_ROW] = {DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT,
-                                                  DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT};
+    static const unsigned oids[PARAMS_PER_ROW] = {DB_OID_TEXT, DB_OID_TEXT,  DB_OID_JSONB, DB_OID_TEXT, DB_OID_TEXT,
+                                                  DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT,  DB_OID_UUID};
     for (int c = 0; c < PARAMS_PER_ROW; c++)
         db_array_init(&cols[c], oids[c], n);
     for (size_t i = 0; i < n; i++) {
         const struct pending *p = items[i];
-        const char *row[PARAMS_PER_ROW] = {p->partner,     p->event_id,  p->payload, p->event_type,
-                                           p->entity_type, p->entity_id, p->headers, p->digest};
-        for (int c = 0; c < PARAMS_PER_ROW; c++)
+        const char *row[PARAMS_PER_ROW - 1] = {p->partner,     p->event_id,  p->payload, p->event_type,
+                                               p->entity_type, p->entity_id, p->headers, p->digest};
+        for (int c = 0; c < PARAMS_PER_ROW - 1; c++)
             add_text(&cols[c], row[c], oids[c] == DB_OID_JSONB);
+        int bad = db_array_uuid(&cols[PARAMS_PER_ROW - 1], p->id);
+        HOOKD_ASSERT(bad == 0); /* make_ids wrote it */
     }
     const char *params[PARAMS_PER_ROW];
     int lengths[PARAMS_PER_ROW], formats[PARAMS_PER_ROW];
@@ -252,23 +255,44 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
     PQclear(res);
     if (retried) {
         /* The first attempt's commit may have landed before the connection
-         * broke: rows of ours that now "conflict" may be ours. They are
-         * durable either way, so answer them as accepted, with their ids. */
+         * broke: a row that now "conflicts" may be ours. It is ours only if
+         * it has the id this request gave it (make_ids); a row with another
+         * id was stored for an earlier request, and this one is a duplicate. */
         for (size_t i = 0; i < n; i++) {
             struct pending *p = items[i];
             if (p->result != RES_DUPLICATE)
                 continue;
             const char *key[] = {p->partner, p->event_id};
             res = query_exec(conn, Q_INGEST_FIND, key, err, errlen);
-            if (res && PQntuples(res) == 1) {
+            if (res && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, INGEST_FIND_ID), p->id) == 0) {
                 p->result = RES_ACCEPTED;
-                snprintf(p->id, sizeof p->id, "%s", PQgetvalue(res, 0, INGEST_FIND_ID));
                 p->due_ms = strtoll(PQgetvalue(res, 0, INGEST_FIND_DUE_MS), NULL, 10);
             }
             PQclear(res);
         }
     }
     return 0;
+}
+
+/* Gives each request the id its row will have: a version 4 UUID, as
+ * gen_random_uuid() would make. An id made here, not by Postgres, is what
+ * tells a retried insert its own rows from an earlier request's. -1 when
+ * OpenSSL has no random bytes. */
+static int make_ids(struct pending **items, size_t n)
+{
+    unsigned char *rnd = xmalloc(16 * n);
+    int rc = RAND_bytes(rnd, (int)(16 * n)) == 1 ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        unsigned char *b = rnd + 16 * i;
+        b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+        b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
+        char hex[ENC_HEX_LEN(16) + 1];
+        rc = enc_hex_encode(b, 16, hex, sizeof hex);
+        snprintf(items[i]->id, sizeof items[i]->id, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
+                 hex + 20);
+    }
+    free(rnd);
+    return rc;
 }
 
 static void work_batch(PGconn *conn, void *arg)
@@ -278,6 +302,10 @@ static void work_batch(PGconn *conn, void *arg)
     bool content;
     if (!conn)
         return; /* RES_NONE: 503 */
+    if (make_ids(b->items, b->n) != 0) {
+        log_error("ingest.insert_failed", "rows=%zu error=\"no random bytes for the row ids\"", b->n);
+        return; /* RES_NONE: 503 */
+    }
     if (insert_rows(conn, b->items, b->n, false, &content, err, sizeof err) == 0)
         return;
     if (db_conn_lost(conn)) {

@@ -16,9 +16,10 @@
 #include "config.h"
 #include "ctx.h"
 #include "db.h"
-#include "embedded.h"
+#include "html_ui.h"
 #include "http_server.h"
 #include "log.h"
+#include "portal_circuit.h"
 #include "portal_internal.h"
 #include "query.h"
 #include "sched.h"
@@ -26,6 +27,8 @@
 
 #define PREFIX "/portal/"
 #define COOKIE "hookd_portal"
+#define COOKIE_GRACE_S 86400LL            /* how long the cookie outlives its session */
+#define LOGIN_COOKIE "hookd_portal_login" /* the login page's nonce (its form's CSRF key) */
 #define FORM_MAX (64 * 1024)
 
 /* Scripts only from the worker itself, no inline script or style, no
@@ -75,9 +78,12 @@ static void req_free(struct portal_req *q)
     for (size_t i = 0; i < q->ndue; i++)
         free(q->due[i]);
     OPENSSL_cleanse(q->session, sizeof q->session);
+    OPENSSL_cleanse(q->login_nonce, sizeof q->login_nonce);
+    OPENSSL_cleanse(q->login_cookie, sizeof q->login_cookie);
     OPENSSL_cleanse(q->csrf, sizeof q->csrf);
     if (q->cfg)
         config_unref((struct hookd_config *)q->cfg);
+    json_decref(q->circuits);
     free(q);
 }
 
@@ -116,18 +122,20 @@ static bool pattern_matches(const char *pattern, const struct portal_req *q)
     return i == q->nsegs;
 }
 
-static void session_from_cookie(struct evhttp_request *req, char out[PORTAL_TOKEN_LEN])
+/* The value of cookie name (shorter than PORTAL_TOKEN_LEN) into out, "" when absent. */
+static void cookie_get(struct evhttp_request *req, const char *name, char out[PORTAL_TOKEN_LEN])
 {
     out[0] = '\0';
+    size_t len = strlen(name);
     const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Cookie");
     for (const char *c = h; c && *c;) {
         while (*c == ' ' || *c == ';')
             c++;
         size_t n = strcspn(c, ";");
-        if (n > strlen(COOKIE) + 1 && strncmp(c, COOKIE "=", strlen(COOKIE) + 1) == 0) {
-            size_t v = n - strlen(COOKIE) - 1;
+        if (n > len + 1 && strncmp(c, name, len) == 0 && c[len] == '=') {
+            size_t v = n - len - 1;
             if (v < PORTAL_TOKEN_LEN)
-                snprintf(out, PORTAL_TOKEN_LEN, "%.*s", (int)v, c + strlen(COOKIE) + 1);
+                snprintf(out, PORTAL_TOKEN_LEN, "%.*s", (int)v, c + len + 1);
             return;
         }
         c += n;
@@ -155,6 +163,8 @@ static void send_answer(struct portal_req *q)
     security_headers(q->req);
     if (q->cookie[0])
         evhttp_add_header(h, "Set-Cookie", q->cookie);
+    if (q->login_cookie[0])
+        evhttp_add_header(h, "Set-Cookie", q->login_cookie);
     if (q->location[0]) {
         evhttp_add_header(h, "Location", q->location);
         evhttp_send_reply(q->req, 303, "See Other", NULL);
@@ -192,27 +202,86 @@ static bool find_session(PGconn *conn, struct portal_req *q)
     return found;
 }
 
-static void work_login(PGconn *conn, struct portal_req *q)
+/* A link that cannot be opened: the database did not answer, or the link
+ * is used, expired or unknown. */
+static void link_refused(struct portal_req *q, bool db_failed)
+{
+    if (db_failed)
+        portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
+    else
+        portal_message_page(q, 403, "This link has expired or was already used",
+                            "A portal link opens once and only for a short time. Ask for a new link.");
+}
+
+/* GET /portal/login?token=…: a page whose button opens the link (a POST,
+ * below). Nothing is used here, so a scanner that fetches the link (mail,
+ * chat previews) leaves it to the person. The form's CSRF token is keyed
+ * with a nonce in a SameSite=Strict cookie: a form posted from another
+ * site carries no such cookie, so no site can sign a visitor in as its own
+ * tenant. */
+static void work_login_page(PGconn *conn, struct portal_req *q)
 {
     const char *token = portal_query(q, "token");
-    char link_sha[65], session_sha[65], session[PORTAL_TOKEN_LEN], err[256];
-    if (!token || strlen(token) >= PORTAL_TOKEN_LEN || portal_token_new("hkps_", session, session_sha) != 0) {
+    char link_sha[65], nonce[PORTAL_TOKEN_LEN], nonce_sha[65], csrf[65], err[256];
+    if (!token || strlen(token) >= PORTAL_TOKEN_LEN || portal_token_new("hkpl_", nonce, nonce_sha) != 0) {
         portal_message_page(q, 400, "This link is not valid", "Ask for a new link to your webhook portal.");
         return;
     }
     portal_token_digest(token, link_sha);
+    const char *p[] = {link_sha};
+    PGresult *res = query_prepared(conn, Q_PORTAL_LINK_CHECK, p, err, sizeof err);
+    if (res && PQntuples(res) == 1) {
+        portal_csrf_token(nonce, csrf);
+        snprintf(q->login_cookie, sizeof q->login_cookie,
+                 LOGIN_COOKIE "=%s; Path=/portal/login; HttpOnly; SameSite=Strict; Max-Age=%lld%s", nonce,
+                 (long long)(q->cfg->portal.link_ttl / 1000), q->https ? "; Secure" : "");
+        portal_page_begin(q, "Open your webhook portal", "");
+        portal_html(q,
+                    "<section class=\"card login\"><h1>Your webhook portal</h1><p>Manage the endpoints of "
+                    "<strong>%s</strong> and see every webhook sent to them.</p><form method=\"post\" "
+                    "action=\"/portal/login\" id=\"login\"><input type=\"hidden\" name=\"token\" value=\"%s\">"
+                    "<input type=\"hidden\" name=\"csrf\" value=\"%s\"><button class=\"primary\" id=\"open-portal\">"
+                    "Open the portal</button></form><p class=\"muted\">This link opens once: keep the portal's tab "
+                    "rather than the link.</p></section>",
+                    PQgetvalue(res, 0, PORTAL_LINK_CHECK_TENANT_NAME), token, csrf);
+        portal_page_end(q);
+    } else {
+        link_refused(q, !res);
+    }
+    PQclear(res);
+    OPENSSL_cleanse(nonce, sizeof nonce);
+}
+
+/* POST /portal/login (the page's button): the link is used and exchanged,
+ * in one statement, for a session cookie; then a redirect to /portal/. */
+static void work_login(PGconn *conn, struct portal_req *q)
+{
+    const char *token = portal_form(q, "token");
+    char link_sha[65], session_sha[65], session[PORTAL_TOKEN_LEN], err[256];
+    if (!q->login_nonce[0] || !portal_csrf_check(q->login_nonce, portal_form(q, "csrf"))) {
+        log_info("portal.login_csrf_refused", "nonce=%s", q->login_nonce[0] ? "wrong" : "none");
+        portal_message_page(q, 403, "This page has expired", "Open your portal link again.");
+        return;
+    }
+    if (!token || strlen(token) >= PORTAL_TOKEN_LEN || portal_token_new("hkps_", session, session_sha) != 0) {
+        portal_message_page(q, 400, "This link is not valid", "Ask for a new link to your webhook portal.");
+        return;
+    }
+    snprintf(q->login_cookie, sizeof q->login_cookie,
+             LOGIN_COOKIE "=; Path=/portal/login; HttpOnly; SameSite=Strict; Max-Age=0%s", q->https ? "; Secure" : "");
+    portal_token_digest(token, link_sha);
     const char *p[] = {link_sha, session_sha};
     PGresult *res = query_prepared(conn, Q_PORTAL_LINK_REDEEM, p, err, sizeof err);
     if (res && PQntuples(res) == 1) {
-        snprintf(q->cookie, sizeof q->cookie, COOKIE "=%s; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=%s%s",
-                 session, PQgetvalue(res, 0, PORTAL_LINK_REDEEM_MAX_AGE_S), q->https ? "; Secure" : "");
+        /* the cookie outlives the session by a day: a request after the
+         * session ended still names it, and gets "your session has expired" */
+        snprintf(q->cookie, sizeof q->cookie, COOKIE "=%s; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=%lld%s",
+                 session, atoll(PQgetvalue(res, 0, PORTAL_LINK_REDEEM_MAX_AGE_S)) + COOKIE_GRACE_S,
+                 q->https ? "; Secure" : "");
         snprintf(q->location, sizeof q->location, "/portal/");
         log_info("portal.login", "tenant=%s", PQgetvalue(res, 0, PORTAL_LINK_REDEEM_TENANT_ID));
-    } else if (!res) {
-        portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
     } else {
-        portal_message_page(q, 403, "This link has expired or was already used",
-                            "A portal link opens once and only for a short time. Ask for a new link.");
+        link_refused(q, !res);
     }
     PQclear(res);
     OPENSSL_cleanse(session, sizeof session);
@@ -238,14 +307,24 @@ static void work_request(PGconn *conn, void *arg)
         portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
         return;
     }
-    bool login = q->nsegs == 1 && strcmp(q->segs[0], "login") == 0 && !q->post;
-    if (login) {
-        work_login(conn, q);
+    if (q->nsegs == 1 && strcmp(q->segs[0], "login") == 0) {
+        if (q->post)
+            work_login(conn, q);
+        else
+            work_login_page(conn, q);
         return;
     }
     if (!find_session(conn, q)) {
-        portal_message_page(q, 401, "Your session has ended",
-                            "Open a new link to your webhook portal to sign in again.");
+        if (q->session[0]) { /* a cookie whose session ended: the browser forgets it */
+            snprintf(q->cookie, sizeof q->cookie, COOKIE "=; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=0%s",
+                     q->https ? "; Secure" : "");
+            portal_message_page(q, 401, "Your session has expired",
+                                "For your security, portal sessions end after a while. Ask for a new link to your "
+                                "webhook portal to sign in again.");
+        } else {
+            portal_message_page(q, 401, "You are not signed in",
+                                "Open the link to your webhook portal that you were given to sign in.");
+        }
         return;
     }
     if (q->post && !portal_csrf_check(q->session, portal_form(q, "csrf"))) {
@@ -289,30 +368,19 @@ static void done_request(void *arg)
 
 static bool serve_asset(struct evhttp_request *req, const char *name)
 {
-    static const struct {
-        const char *name, *path, *type;
-    } assets[] = {
-        {"portal.css", "assets/portal/portal.css", "text/css; charset=utf-8"},
-        {"portal.js", "assets/portal/portal.js", "text/javascript; charset=utf-8"},
-    };
-    for (size_t i = 0; i < sizeof assets / sizeof assets[0]; i++) {
-        if (strcmp(name, assets[i].name) != 0)
-            continue;
-        for (size_t k = 0; k < embedded_nfiles; k++) {
-            if (strcmp(embedded_files[k].path, assets[i].path) != 0)
-                continue;
-            struct evbuffer *b = evbuffer_new();
-            evbuffer_add_reference(b, embedded_files[k].data, embedded_files[k].len, NULL, NULL);
-            struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-            evhttp_add_header(h, "Content-Type", assets[i].type);
-            evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-            evhttp_add_header(h, "Cache-Control", "public, max-age=300");
-            evhttp_send_reply(req, 200, "OK", b);
-            evbuffer_free(b);
-            return true;
-        }
-    }
-    return false;
+    const char *data, *type;
+    size_t len;
+    if (!html_ui_asset(name, &data, &len, &type))
+        return false;
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add_reference(b, data, len, NULL, NULL);
+    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
+    evhttp_add_header(h, "Content-Type", type);
+    evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(h, "Cache-Control", "public, max-age=300");
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
+    return true;
 }
 
 /* The operator's accent colour (config.c holds it to #rgb / #rrggbb). */
@@ -352,6 +420,25 @@ static int read_form(struct evhttp_request *req, struct portal_req *q)
     int rc = evhttp_parse_query_str(text, &q->form);
     free(text);
     return rc;
+}
+
+static void submit(struct portal_req *q)
+{
+    if (!q->portal->ctx->db) { /* shutting down: the pool is gone */
+        q->body = evbuffer_new();
+        portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
+        done_request(q);
+        return;
+    }
+    db_pool_submit(q->portal->ctx->db, work_request, done_request, q);
+}
+
+/* portal_circuit_fn: the circuits read, the page's job next. */
+static void on_circuits(void *arg, json_t *states)
+{
+    struct portal_req *q = arg;
+    q->circuits = states;
+    submit(q);
 }
 
 static void handle_portal(struct evhttp_request *req, void *arg)
@@ -409,12 +496,20 @@ static void handle_portal(struct evhttp_request *req, void *arg)
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (routes[i].post == q->post && pattern_matches(routes[i].pattern, q))
             q->page = routes[i].fn;
-    session_from_cookie(req, q->session);
+    cookie_get(req, COOKIE, q->session);
+    if (q->nsegs == 1 && strcmp(q->segs[0], "login") == 0)
+        cookie_get(req, LOGIN_COOKIE, q->login_nonce);
     if (q->session[0])
         portal_csrf_token(q->session, q->csrf);
     p->pending++;
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_client_closed, q);
-    db_pool_submit(p->ctx->db, work_request, done_request, q);
+    if (q->session[0] && (q->page == portal_endpoints || q->page == portal_endpoint_page)) {
+        /* these pages show circuits: Redis first, on the loop */
+        const char *ep = q->page == portal_endpoint_page && strncmp(q->segs[1], "ep_", 3) == 0 ? q->segs[1] : NULL;
+        portal_circuit_read(p->ctx, ep, on_circuits, q);
+        return;
+    }
+    submit(q);
 }
 
 /* ---- life cycle --------------------------------------------------------------- */

@@ -1,10 +1,11 @@
 /* The admin view's tenants and portal links; see portal_admin.h. Every
- * value is escaped with the portal's own writer (portal_esc). */
+ * value is escaped with the pages' shared writer (html_ui_esc). */
 #include "portal_admin.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "html_ui.h"
 #include "portal_internal.h"
 #include "query.h"
 
@@ -25,42 +26,35 @@ json_t *portal_admin_tenants(PGconn *conn)
 
 void portal_admin_render_tenants(struct evbuffer *b, const json_t *tenants, const char *csrf)
 {
+    static const char *const cols[] = {"uid", "name", "id", "portal"};
     evbuffer_add_printf(b, "<h2>Tenants</h2>");
     if (json_array_size(tenants) == 0) {
-        evbuffer_add_printf(b, "<p id=no-tenants>No tenants yet (<code>hookd tenant add UID</code>).</p>");
+        html_ui_empty(b, "no-tenants", "No tenants yet (hookd tenant add UID).");
         return;
     }
-    evbuffer_add_printf(b, "<table id=tenants><tr><th>uid</th><th>name</th><th>id</th><th>portal</th></tr>");
+    html_ui_table_begin(b, "tenants", NULL, cols, 4);
     size_t i;
     const json_t *t;
     json_array_foreach(tenants, i, t)
     {
         const char *id = json_string_value(json_object_get(t, "id"));
-        evbuffer_add_printf(b, "<tr><td>");
-        portal_esc(b, json_string_value(json_object_get(t, "uid")));
-        evbuffer_add_printf(b, "</td><td>");
-        portal_esc(b, json_string_value(json_object_get(t, "name")));
-        evbuffer_add_printf(b, "</td><td><code>");
-        portal_esc(b, id);
-        evbuffer_add_printf(b, "</code></td><td><form method=post action=\"/admin/tenants/");
-        portal_esc(b, id);
-        evbuffer_add_printf(b, "/portal\"><input type=hidden name=csrf value=\"");
-        portal_esc(b, csrf);
-        evbuffer_add_printf(b, "\"><button type=submit class=portal-link>Portal link</button></form></td></tr>");
+        html_ui_printf(b,
+                       "<tr><td data-label=\"uid\">%s</td><td data-label=\"name\">%s</td><td data-label=\"id\">"
+                       "<code>%s</code></td><td><form method=\"post\" action=\"/admin/tenants/%s/portal\">"
+                       "<input type=\"hidden\" name=\"csrf\" value=\"%s\"><button type=\"submit\" "
+                       "class=\"secondary portal-link\">Portal link</button></form></td></tr>",
+                       json_string_value(json_object_get(t, "uid")), json_string_value(json_object_get(t, "name")), id,
+                       id, csrf);
     }
-    evbuffer_add_printf(b, "</table>");
+    html_ui_table_end(b);
 }
 
 void portal_admin_render_link(struct evbuffer *b, const char *tenant, const char *url, const char *ttl)
 {
-    evbuffer_add_printf(b, "<p class=msg>A portal link for <code>");
-    portal_esc(b, tenant);
-    evbuffer_add_printf(b, "</code>: it opens once, within ");
-    portal_esc(b, ttl);
-    evbuffer_add_printf(b, ", and signs its opener in as that tenant. It is shown only now.</p><p><a id=portal-url "
-                           "href=\"");
-    portal_esc(b, url);
-    evbuffer_add_printf(b, "\" target=_blank rel=\"noopener noreferrer\">Open the portal</a></p><pre id=portal-link>");
-    portal_esc(b, url);
-    evbuffer_add_printf(b, "</pre><p><a href=\"/admin\">Back</a></p>");
+    html_ui_printf(b,
+                   "<p class=\"notice ok msg\" role=\"status\">A portal link for <code>%s</code>: it opens once, "
+                   "within %s, and signs its opener in as that tenant. It is shown only now.</p><p><a "
+                   "id=\"portal-url\" href=\"%s\" target=\"_blank\" rel=\"noopener noreferrer\">Open the portal</a>"
+                   "</p><pre id=\"portal-link\">%s</pre><p><a href=\"/admin\">Back</a></p>",
+                   tenant, ttl, url, url);
 }

@@ -37,25 +37,26 @@ struct portal_req {
     int nsegs;
     portal_page_fn *page;
     struct evkeyvalq query, form;
-    char session[PORTAL_TOKEN_LEN]; /* the cookie's token, "" when none */
+    char session[PORTAL_TOKEN_LEN];     /* the cookie's token, "" when none */
+    char login_nonce[PORTAL_TOKEN_LEN]; /* /portal/login: the login page's cookie, "" when none */
     char csrf[65];
     bool https;
+    json_t *circuits; /* owned: the circuits (portal_circuit.h) for the pages that show them; NULL: unknown */
     /* set on the DB thread */
     char tenant[64], tenant_name[256];
     int status;
     struct evbuffer *body; /* HTML (or text when content_type says so) */
     const char *content_type;
-    char location[512]; /* a redirect (303) when set */
-    char cookie[256];   /* a Set-Cookie value when set */
+    char location[512];     /* a redirect (303) when set */
+    char cookie[256];       /* a Set-Cookie value when set */
+    char login_cookie[256]; /* the login page's nonce cookie, set or cleared */
     char *due[API_DELIVERIES_MAX];
     size_t ndue;
 };
 
-/* ---- HTML (portal_html.c) ---- */
-/* Appends s with &, <, >, " and ' escaped. NULL appends nothing. */
-void portal_esc(struct evbuffer *b, const char *s);
-/* printf into the body; every %s argument is escaped first (use %S-free
- * formats: the format itself is trusted, the arguments never are). */
+/* ---- HTML (portal_html.c, on html_ui.h) ---- */
+/* printf into the body; every %s argument is escaped first (the format
+ * itself is trusted, the arguments never are); see html_ui_printf. */
 void portal_html(struct portal_req *q, const char *fmt, ...);
 /* Appends trusted markup (a literal) as is. */
 void portal_raw(struct portal_req *q, const char *markup);

@@ -10,9 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "backoff.h"
+#include "clock.h"
 #include "config.h"
 #include "db.h"
+#include "html_ui.h"
+#include "portal_circuit.h"
 #include "portal_internal.h"
 #include "query.h"
 #include "xmalloc.h"
@@ -193,7 +198,7 @@ static void event_type_boxes(PGconn *conn, struct portal_req *q, const json_t *c
 
 static void badge(struct portal_req *q, const char *cls, const char *text)
 {
-    portal_html(q, "<span class=\"badge %s\">%s</span>", cls, text);
+    html_ui_badge(q->body, cls, text);
 }
 
 static void post_button(struct portal_req *q, const char *action, const char *label, const char *cls,
@@ -207,6 +212,28 @@ static void post_button(struct portal_req *q, const char *action, const char *la
     portal_html(q, "<button class=\"%s\">%s</button></form>", cls, label);
 }
 
+/* ms since the epoch as 2026-12-03 12:39:44 (UTC). */
+static const char *ms_utc(int64_t ms, char out[24])
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || !strftime(out, 24, "%Y-%m-%d %H:%M:%S", &tm))
+        snprintf(out, 24, "-");
+    return out;
+}
+
+/* The badge of an endpoint's circuit (data-state: closed, open, half-open,
+ * off or unknown). */
+static struct portal_circuit_view circuit_badge(struct portal_req *q, const char *endpoint)
+{
+    static const char *const cls[] = {"off", "off", "ok", "fail", "warn"};
+    static const char *const label[] = {"Unknown", "Off", "Closed", "Open", "Half-open"};
+    struct portal_circuit_view v = portal_circuit_view(q->circuits, q->cfg, endpoint, clock_wall_ms());
+    portal_html(q, "<span class=\"badge circuit %s\" data-state=\"%s\">%s</span>", cls[v.state],
+                portal_circuit_state_name(v.state), label[v.state]);
+    return v;
+}
+
 /* ---- endpoints -------------------------------------------------------------- */
 
 void portal_endpoints(PGconn *conn, struct portal_req *q)
@@ -218,11 +245,10 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
     portal_raw(q, "<section class=\"card\"><h1>Endpoints</h1>");
     const json_t *data = json_object_get(list, "data");
     if (json_array_size(data) == 0) {
-        portal_raw(q, "<p class=\"empty\">No endpoints yet. Add the URL where you want to receive webhooks "
-                      "below.</p>");
+        html_ui_empty(q->body, NULL, "No endpoints yet. Add the URL where you want to receive webhooks below.");
     } else {
-        portal_raw(q, "<div class=\"scroll\"><table><thead><tr><th>URL</th><th>Description</th><th>Event "
-                      "types</th><th>State</th></tr></thead><tbody>");
+        static const char *const cols[] = {"URL", "Description", "Event types", "State", "Circuit"};
+        html_ui_table_begin(q->body, "endpoints", NULL, cols, 5);
         size_t i;
         const json_t *e;
         json_array_foreach(data, i, e)
@@ -242,9 +268,11 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
                 badge(q, "off", "Disabled");
             else
                 badge(q, "ok", "Enabled");
+            portal_raw(q, "</td><td data-label=\"Circuit\">");
+            circuit_badge(q, jstr(e, "id"));
             portal_raw(q, "</td></tr>");
         }
-        portal_raw(q, "</tbody></table></div>");
+        html_ui_table_end(q->body);
     }
     json_decref(list);
     portal_raw(q, "</section><section class=\"card\"><h2>Add an endpoint</h2>"
@@ -333,9 +361,8 @@ void portal_endpoint_send_example(PGconn *conn, struct portal_req *q)
     char back[256];
     snprintf(back, sizeof back, "/portal/endpoint/%s", q->segs[1]);
     const char *type = portal_form(q, "event_type");
-    json_t *b = json_pack("{s:s, s:{s:s, s:b, s:{s:s}}}", "eventType", type ? type : "", "payload", "type",
-                          type ? type : "", "example", 1, "data", "note", "an example event sent from the portal");
-    change(conn, q, api_message_create, "portal.send-example", NULL, NULL, b, back, "sent");
+    json_t *b = json_pack("{s:s}", "eventType", type ? type : "");
+    change(conn, q, api_endpoint_send_example, "portal.send-example", q->segs[1], NULL, b, back, "sent");
     json_decref(b);
 }
 
@@ -375,12 +402,12 @@ static void attempts_table(struct portal_req *q, const json_t *list, bool with_m
 {
     const json_t *data = json_object_get(list, "data");
     if (json_array_size(data) == 0) {
-        portal_html(q, "<p class=\"empty\">%s</p>", empty);
+        html_ui_empty(q->body, NULL, empty);
         return;
     }
-    portal_raw(q, "<div class=\"scroll\"><table class=\"attempts\"><thead><tr><th>Time (UTC)</th>");
-    portal_raw(q, with_msg ? "<th>Message</th>" : "<th>Endpoint</th>");
-    portal_raw(q, "<th>Result</th><th>Status code</th><th>Duration</th><th>Response</th></tr></thead><tbody>");
+    const char *cols[] = {"Time (UTC)", with_msg ? "Message" : "Endpoint", "Result", "Status code", "Duration",
+                          "Response"};
+    html_ui_table_begin(q->body, NULL, "attempts", cols, 6);
     size_t i;
     const json_t *a;
     json_array_foreach(data, i, a)
@@ -403,7 +430,57 @@ static void attempts_table(struct portal_req *q, const json_t *list, bool with_m
                     (long long)json_integer_value(json_object_get(a, "responseStatusCode")),
                     (long long)json_integer_value(json_object_get(a, "responseDurationMs")), snippet);
     }
-    portal_raw(q, "</tbody></table></div>");
+    html_ui_table_end(q->body);
+}
+
+/* The endpoint's circuit: its state from Redis (read before the job ran),
+ * its times from the attempt history. */
+static void circuit(PGconn *conn, struct portal_req *q, const char *id)
+{
+    const struct backoff_policy *p = config_retry_for_endpoint(q->cfg, id);
+    char probe[BACKOFF_DURATION_BUFLEN], at[24], err[256], threshold[16];
+    portal_raw(q, "<h3>Circuit</h3><dl class=\"stats\" id=\"circuit\"><div><dt>State</dt><dd>");
+    struct portal_circuit_view v = circuit_badge(q, id);
+    portal_raw(q, "</dd></div>");
+    if (v.state == PORTAL_CIRCUIT_OFF || v.state == PORTAL_CIRCUIT_UNKNOWN) {
+        portal_raw(q, "</dl>");
+        portal_raw(q, v.state == PORTAL_CIRCUIT_OFF
+                          ? "<p class=\"muted\">The circuit breaker is off for this endpoint: every due delivery is "
+                            "sent, whatever its recent answers.</p>"
+                          : "<p class=\"muted\">The circuit's state cannot be read right now: reload the page in a "
+                            "moment.</p>");
+        return;
+    }
+    snprintf(threshold, sizeof threshold, "%d", v.threshold);
+    const char *params[] = {q->tenant, id, threshold};
+    PGresult *res = query_prepared(conn, Q_PORTAL_ENDPOINT_CIRCUIT, params, err, sizeof err);
+    const char *failing = "", *opened = "", *closed = "";
+    if (res && PQntuples(res) == 1) {
+        failing = PQgetvalue(res, 0, PORTAL_ENDPOINT_CIRCUIT_FAILING_SINCE);
+        opened = PQgetvalue(res, 0, PORTAL_ENDPOINT_CIRCUIT_OPENED_AT);
+        closed = PQgetvalue(res, 0, PORTAL_ENDPOINT_CIRCUIT_CLOSED_AT);
+    }
+    if (v.state == PORTAL_CIRCUIT_CLOSED) {
+        portal_html(q, "<div><dt>Closed since</dt><dd id=\"circuit-since\">%s</dd></div>",
+                    *closed ? closed : "no outage recorded");
+    } else {
+        portal_html(q, "<div><dt>Open since</dt><dd id=\"circuit-since\">%s</dd></div>",
+                    *opened    ? opened
+                    : *failing ? failing
+                               : "-");
+        portal_html(q, "<div><dt>Next probe</dt><dd id=\"circuit-probe\">%s</dd></div>",
+                    v.next_probe_ms > clock_wall_ms() ? ms_utc(v.next_probe_ms, at) : "now");
+    }
+    portal_html(q, "<div><dt>Consecutive failures</dt><dd id=\"circuit-failures\">%lld of %d</dd></div></dl>",
+                v.failures, v.threshold);
+    PQclear(res);
+    backoff_format_duration(p->circuit_probe_ms, probe, sizeof probe);
+    portal_html(q,
+                "<p class=\"muted\">After %d failures in a row (no answer, 5xx, 408, 429) the circuit opens: "
+                "deliveries wait, unsent and without spending attempts, while one of them probes the endpoint "
+                "every %s. The probe's success closes the circuit and the waiting deliveries are sent at once. "
+                "Times are UTC, from the attempt history.</p>",
+                v.threshold, probe);
 }
 
 static void health(PGconn *conn, struct portal_req *q, const char *id)
@@ -427,10 +504,7 @@ static void health(PGconn *conn, struct portal_req *q, const char *id)
                     PQgetvalue(res, 0, PORTAL_ENDPOINT_HEALTH_DEAD));
     }
     PQclear(res);
-    /* hookd has no per-endpoint circuit breaker yet (the retry-storm work
-     * adds one); the portal says so rather than showing a made-up state */
-    portal_raw(q, "<p class=\"muted\" id=\"circuit\">Circuit state is not shown in the portal yet: the operator sees "
-                  "it in hookd's logs (delivery.circuit_open / delivery.circuit_closed).</p>");
+    circuit(conn, q, id);
     json_t *fails = get(conn, q, api_attempt_list_by_endpoint, "portal.endpoint-failures", id, NULL,
                         "status=2&limit=5");
     if (fails) {
@@ -439,6 +513,44 @@ static void health(PGconn *conn, struct portal_req *q, const char *id)
         json_decref(fails);
     }
     portal_raw(q, "</section>");
+}
+
+/* "Send an example": the catalogue's types this endpoint takes, those
+ * without an example payload shown but not offered, and svix.ping. */
+static void example_form(PGconn *conn, struct portal_req *q, const json_t *e, const char *base)
+{
+    json_t *types = get(conn, q, api_event_type_list, "portal.event-types", NULL, NULL, "limit=250");
+    const json_t *mine = json_object_get(e, "filterTypes");
+    portal_html(q,
+                "<section class=\"card\"><h2>Send an example</h2><p class=\"muted\">Sends the event type's example "
+                "payload from the catalogue to this endpoint only.</p><form method=\"post\" "
+                "action=\"%s/send-example\" class=\"row\" id=\"send-example\">",
+                base);
+    portal_csrf_field(q);
+    portal_raw(q, "<select name=\"event_type\" aria-label=\"Event type\">");
+    size_t i, offered = 0;
+    const json_t *t;
+    json_array_foreach(json_object_get(types, "data"), i, t)
+    {
+        const char *name = jstr(t, "name");
+        if (!api_filter_types_match(mine, name))
+            continue;
+        bool has = json_array_size(json_object_get(json_object_get(json_object_get(t, "schemas"), "1"), "examples"));
+        if (has)
+            portal_html(q, "<option value=\"%s\">%s</option>", name, name);
+        else
+            portal_html(q, "<option value=\"%s\" disabled>%s (no example in the catalogue)</option>", name, name);
+        offered += has;
+    }
+    if (api_filter_types_match(mine, "svix.ping")) {
+        portal_raw(q, "<option value=\"svix.ping\">svix.ping</option>");
+        offered++;
+    }
+    json_decref(types);
+    portal_raw(q, "</select>");
+    portal_raw(q, offered ? "<button class=\"secondary\">Send example</button></form></section>"
+                          : "</form><p class=\"empty\">None of this endpoint's event types has an example payload in "
+                            "the catalogue.</p></section>");
 }
 
 void portal_endpoint_page(PGconn *conn, struct portal_req *q)
@@ -473,7 +585,7 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
     snprintf(action, sizeof action, "%s/delete", base);
     post_button(q, action, "Delete", "danger", "Delete this endpoint? This cannot be undone.");
     portal_raw(q, "</div></section>");
-    health(conn, q, id);
+    health(conn, q, jstr(e, "id"));
 
     portal_html(q,
                 "<section class=\"card\"><h2>Signing secret</h2><p class=\"muted\">Verify each webhook's "
@@ -497,7 +609,7 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
     portal_raw(q, "<section class=\"card\"><h2>Custom headers</h2>");
     const json_t *h = json_object_get(headers, "headers");
     if (json_object_size(h) == 0 && json_array_size(json_object_get(headers, "sensitive")) == 0)
-        portal_raw(q, "<p class=\"empty\">No custom headers.</p>");
+        html_ui_empty(q->body, NULL, "No custom headers.");
     snprintf(action, sizeof action, "%s/headers", base);
     const char *k;
     const json_t *v;
@@ -522,21 +634,7 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
                   "aria-label=\"Header name\"><input type=\"text\" name=\"value\" placeholder=\"value\" "
                   "aria-label=\"Header value\"><button class=\"secondary\">Set header</button></form></section>");
 
-    portal_html(q,
-                "<section class=\"card\"><h2>Send an example</h2><form method=\"post\" action=\"%s/send-example\" "
-                "class=\"row\" id=\"send-example\">",
-                base);
-    portal_csrf_field(q);
-    portal_raw(q, "<select name=\"event_type\" aria-label=\"Event type\">");
-    /* the endpoint's own event types, or the whole catalog when it takes every event */
-    const json_t *mine = json_object_get(e, "filterTypes");
-    json_array_foreach(mine, i, s) portal_html(q, "<option>%s</option>", json_string_value(s));
-    json_t *types = json_array_size(mine)
-                        ? NULL
-                        : get(conn, q, api_event_type_list, "portal.event-types", NULL, NULL, "limit=250");
-    json_array_foreach(json_object_get(types, "data"), i, s) portal_html(q, "<option>%s</option>", jstr(s, "name"));
-    json_decref(types);
-    portal_raw(q, "</select><button class=\"secondary\">Send example</button></form></section>");
+    example_form(conn, q, e, base);
 
     portal_html(q,
                 "<section class=\"card\"><h2>Recover failed messages</h2><p class=\"muted\">Send again every "
@@ -588,32 +686,61 @@ static void message_filters(PGconn *conn, struct portal_req *q)
                 opt(q, "since") ? opt(q, "since") : "", opt(q, "until") ? opt(q, "until") : "");
 }
 
+/* /portal/messages with the current filters (URL-encoded) and, when
+ * cursor is set, before=cursor: a page of the log, into out. */
+static void messages_url(const struct portal_req *q, const char *cursor, char *out, size_t outlen)
+{
+    static const char *const keys[] = {"event_type", "status", "since", "until"};
+    size_t used = (size_t)snprintf(out, outlen, "/portal/messages");
+    char sep = '?';
+    for (size_t k = 0; k < 5 && used < outlen; k++) {
+        const char *v = k < 4 ? opt(q, keys[k]) : cursor;
+        if (!v)
+            continue;
+        char *enc = evhttp_uriencode(v, -1, 0);
+        used += (size_t)snprintf(out + used, outlen - used, "%c%s=%s", sep, k < 4 ? keys[k] : "before",
+                                 enc ? enc : "");
+        free(enc);
+        sep = '&';
+    }
+}
+
 void portal_messages(PGconn *conn, struct portal_req *q)
 {
-    char rows[16], err[256];
-    snprintf(rows, sizeof rows, "%d", LIST_ROWS);
-    const char *st = opt(q, "status");
+    char rows[16], err[256], before_at[64] = "", url[1024], cursor[128];
+    snprintf(rows, sizeof rows, "%d", LIST_ROWS + 1);
+    const char *st = opt(q, "status"), *before = opt(q, "before"), *cut = before ? strchr(before, '_') : NULL;
     if (st && strcmp(st, "delivered") != 0 && strcmp(st, "failed") != 0 && strcmp(st, "pending") != 0 &&
         strcmp(st, "none") != 0) {
         portal_message_page(q, 400, "Unknown status", "Choose delivered, failed, pending or none.");
         return;
     }
-    const char *p[] = {q->tenant, opt(q, "event_type"), st, opt(q, "since"), opt(q, "until"), rows};
+    if (before && (!cut || (size_t)(cut - before) >= sizeof before_at)) {
+        portal_message_page(q, 400, "This page does not exist", "Go back to the newest messages.");
+        return;
+    }
+    if (cut)
+        snprintf(before_at, sizeof before_at, "%.*s", (int)(cut - before), before);
+    const char *p[] =
+        {q->tenant,           opt(q, "event_type"), st, opt(q, "since"), opt(q, "until"), rows, cut ? before_at : NULL,
+         cut ? cut + 1 : NULL};
     PGresult *res = query_prepared(conn, Q_PORTAL_MESSAGE_LIST, p, err, sizeof err);
     if (!res) {
         portal_message_page(q, 400, "These filters cannot be used", "Check the times: use the date pickers.");
         return;
     }
+    int n = PQntuples(res) > LIST_ROWS ? LIST_ROWS : PQntuples(res);
     portal_page_begin(q, "Messages", "messages");
     portal_raw(q, "<section class=\"card\"><h1>Messages</h1>");
     message_filters(conn, q);
-    if (PQntuples(res) == 0) {
-        portal_raw(q, "<p class=\"empty\">No messages match. Messages appear here as soon as events are sent to "
-                      "you.</p>");
+    if (n == 0) {
+        html_ui_empty(q->body, NULL,
+                      before ? "No older messages match."
+                             : "No messages match. Messages appear here as soon as events are sent to you.");
     } else {
-        portal_raw(q, "<div class=\"scroll\"><table id=\"messages\"><thead><tr><th>Time (UTC)</th><th>Event "
-                      "type</th><th>Status</th><th>Message</th></tr></thead><tbody>");
-        for (int i = 0; i < PQntuples(res); i++) {
+        static const char *const cols[] = {"Time (UTC)", "Event type", "Status", "Message"};
+        html_ui_table_begin(q->body, "messages", NULL, cols, 4);
+        for (int i = 0; i < n; i++) {
             const char *state = PQgetvalue(res, i, PORTAL_MESSAGE_LIST_STATE);
             portal_html(q,
                         "<tr><td data-label=\"Time\">%s</td><td data-label=\"Event type\"><code>%s</code></td>"
@@ -625,10 +752,20 @@ void portal_messages(PGconn *conn, struct portal_req *q)
                         "</td><td data-label=\"Message\"><a href=\"/portal/message/%s\"><code>%s</code></a></td></tr>",
                         PQgetvalue(res, i, PORTAL_MESSAGE_LIST_ID), PQgetvalue(res, i, PORTAL_MESSAGE_LIST_ID));
         }
-        portal_raw(q, "</tbody></table></div>");
-        if (PQntuples(res) == LIST_ROWS)
-            portal_raw(q, "<p class=\"muted\">The newest 50 are shown: narrow the time range to see older ones.</p>");
+        html_ui_table_end(q->body);
     }
+    portal_raw(q, "<nav class=\"pages\" aria-label=\"Pages\">");
+    if (before) {
+        messages_url(q, NULL, url, sizeof url);
+        portal_html(q, "<a href=\"%s\" id=\"newest\">← Newest</a>", url);
+    }
+    if (PQntuples(res) > LIST_ROWS) {
+        snprintf(cursor, sizeof cursor, "%s_%s", PQgetvalue(res, n - 1, PORTAL_MESSAGE_LIST_CURSOR_AT),
+                 PQgetvalue(res, n - 1, PORTAL_MESSAGE_LIST_RAW_ID));
+        messages_url(q, cursor, url, sizeof url);
+        portal_html(q, "<a href=\"%s\" id=\"older\">Older messages →</a>", url);
+    }
+    portal_raw(q, "</nav>");
     PQclear(res);
     portal_raw(q, "</section>");
     portal_page_end(q);
@@ -645,6 +782,7 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
         json_decref(m);
         return;
     }
+    static const char *const delivery_cols[] = {"Endpoint", "State", "Attempts", ""};
     char err[256], action[200], ts[20];
     const char *p[] = {q->tenant, jstr(m, "id")};
     PGresult *res = query_prepared(conn, Q_PORTAL_MESSAGE_DELIVERIES, p, err, sizeof err);
@@ -659,10 +797,9 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
     free(payload);
     portal_raw(q, "<section class=\"card\"><h2>Deliveries</h2>");
     if (!res || PQntuples(res) == 0)
-        portal_raw(q, "<p class=\"empty\">No endpoint of yours subscribed to this event.</p>");
+        html_ui_empty(q->body, NULL, "No endpoint of yours subscribed to this event.");
     else
-        portal_raw(q, "<div class=\"scroll\"><table id=\"deliveries\"><thead><tr><th>Endpoint</th><th>State</th>"
-                      "<th>Attempts</th><th></th></tr></thead><tbody>");
+        html_ui_table_begin(q->body, "deliveries", NULL, delivery_cols, 4);
     for (int i = 0; res && i < PQntuples(res); i++) {
         const char *st = PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_STATUS);
         portal_html(q, "<tr><td class=\"url\" data-label=\"Endpoint\">%s</td><td data-label=\"State\">",
@@ -683,7 +820,7 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
                     PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_ENDPOINT_ID));
     }
     if (res && PQntuples(res) > 0)
-        portal_raw(q, "</tbody></table></div>");
+        html_ui_table_end(q->body);
     PQclear(res);
     portal_raw(q, "</section><section class=\"card\"><h2>Attempts</h2>");
     attempts_table(q, attempts, false, "No attempts yet.");

@@ -71,7 +71,21 @@ _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                "read_claim reads both claims alike");
 
 /* relay_settle's parameters, in order. */
-enum { P_ID, P_EVENT, P_ENDPOINT, P_CODE, P_AT, P_DUR, P_EXCERPT, P_WAIT, P_EVENTS, P_WORKER, P_ERROR, NPARAMS };
+enum {
+    P_ID,
+    P_EVENT,
+    P_ENDPOINT,
+    P_CODE,
+    P_AT,
+    P_DUR,
+    P_EXCERPT,
+    P_WAIT,
+    P_EVENTS,
+    P_WORKER,
+    P_ERROR,
+    P_TIDS,
+    NPARAMS
+};
 
 struct pass;
 
@@ -329,7 +343,12 @@ static void work_claim(PGconn *conn, void *arg)
     read_claim(p, eps, evs);
     PQclear(eps);
     PQclear(evs);
-    if (simple(conn, "RESET enable_bitmapscan; RESET enable_sort", p->err, sizeof p->err) != 0)
+    /* The settle's generic plan is made once per connection, when a fresh
+     * partition may still be nearly empty: with sequential scans allowed it
+     * kept scanning the partition it thought small (whole seconds per pass
+     * once it had filled); off, the events are always found by tuple id. */
+    if (simple(conn, "RESET enable_bitmapscan; RESET enable_sort; SET LOCAL enable_seqscan = off", p->err,
+               sizeof p->err) != 0)
         goto fail;
     if (p->nrows > 0) {
         unsigned char *rnd = xmalloc(10 * p->nrows);
@@ -478,6 +497,7 @@ static int build_params(struct pass *p)
     db_array_init(&a[P_WAIT], DB_OID_INT8, n);
     db_array_init(&a[P_EVENTS], DB_OID_UUID, p->nevents);
     db_array_init(&a[P_ERROR], DB_OID_TEXT, n);
+    db_array_init(&a[P_TIDS], DB_OID_TID, p->nevents);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         struct row *row = &p->rows[i];
@@ -522,7 +542,7 @@ static int build_params(struct pass *p)
         }
     }
     for (size_t i = 0; i < p->nevents; i++)
-        if (db_array_uuid(&a[P_EVENTS], p->events[i].id) != 0)
+        if (db_array_uuid(&a[P_EVENTS], p->events[i].id) != 0 || db_array_tid(&a[P_TIDS], p->events[i].tid) != 0)
             rc = -1;
     for (int i = 0; i < NPARAMS; i++) {
         if (i == P_WORKER)

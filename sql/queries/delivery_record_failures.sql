@@ -12,12 +12,16 @@
 --   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
 --   $6 = response excerpts (text[]), $7 = waits, ms (bigint[]), $8 = batch indexes (int[]),
 --   $9 = worker id; the arrays binary
+-- Open is written `NOT IN ('SUCCEEDED', 'DEAD')` (the same, by the CHECK constraint), not
+-- `IN ('PENDING', 'RETRYING')`: that form matches the partial indexes on open
+-- deliveries, and with statistics from before a storm the planner scanned every open
+-- delivery of the partition (20,000, seconds) to find a batch by id.
 -- columns: i, due_ms
 WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
   $7::bigint[], $8::int[]) AS x(id, prev, code, dur, error, excerpt, wait_ms, i)),
  upd AS (UPDATE outbox_deliveries d SET status = 'RETRYING', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error, next_attempt_at = statement_timestamp() + f.wait_ms * interval '1 millisecond'
-  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status IN ('PENDING', 'RETRYING') AND d.attempts = f.prev
+  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev
   RETURNING d.id, d.next_attempt_at),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,
   worker_id) SELECT 'delivery', f.id, 'failed', f.dur, f.code, f.error, f.excerpt, $9 FROM f JOIN upd ON upd.id = f.id)

@@ -1,6 +1,7 @@
 -- An inbox row by its key, after an insert retried on a new connection
 -- (the first attempt's commit may have landed): the key's hookd_dedup entry
--- names the row.
+-- names the row; it is the request's own only if it has the id the request
+-- gave it (ingest.c, make_ids).
 -- parameters: $1 = partner, $2 = partner event id
 -- columns: id, due_ms
 SELECT i.id::text AS id, (extract(epoch FROM i.next_attempt_at) * 1000)::bigint AS due_ms

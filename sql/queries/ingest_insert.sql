@@ -10,11 +10,13 @@
 -- could span its partitions (sql/0012_retention.sql).
 -- parameters: $1 = partners, $2 = partner event ids (text[]), $3 = payloads (jsonb[]),
 --   $4 = event types, $5 = entity types, $6 = entity ids (text[]), $7 = kept headers (jsonb[]),
---   $8 = content digests (text[], hex; NULL for partners whose signature covers the id, type and a timestamp)
+--   $8 = content digests (text[], hex; NULL for partners whose signature covers the id, type and a timestamp),
+--   $9 = the rows' ids (uuid[]): made by the worker, so that an insert retried after a lost connection knows
+--   which of the rows it finds are its own
 -- columns: id, partner_name, partner_event_id, due_ms
-WITH x AS (SELECT gen_random_uuid() AS id, p, e, pl, t, et, ei, h, decode(d, 'hex') AS dg
+WITH x AS (SELECT id, p, e, pl, t, et, ei, h, decode(d, 'hex') AS dg
   FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
-   $8::text[]) AS x(p, e, pl, t, et, ei, h, d)),
+   $8::text[], $9::uuid[]) AS x(p, e, pl, t, et, ei, h, d, id)),
  k AS (INSERT INTO hookd_dedup (partner_name, partner_event_id, content_digest, inbox_id)
   SELECT p, e, dg, id FROM x ON CONFLICT DO NOTHING RETURNING inbox_id)
 INSERT INTO webhook_inbox (id, partner_name, partner_event_id, payload, signature_verified, event_type,

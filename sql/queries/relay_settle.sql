@@ -5,20 +5,25 @@
 -- processed unless one of their deliveries is still open (one written now,
 -- or one that existed before: an event fanned out again by hand). Times are
 -- the statement's, not the transaction's: the claim began up to a window
--- earlier. The events are found by their ids (outbox_events is partitioned
--- (sql/0012_retention.sql): a tuple id is unique only within a partition).
+-- earlier. The events are found by their tuple ids (stable: the claim locked
+-- them), which always plans as a TID scan, each checked against the claimed
+-- ids (outbox_events is partitioned (sql/0012_retention.sql): a tuple id is
+-- unique only within a partition, and each partition is probed). A join on
+-- the ids alone planned, with a new partition's stale statistics, as a sort
+-- of the whole partition per pass.
 -- A delivery takes its event's part_at: it lives in (and expires with) its
 -- event's partition, and UNIQUE (event_id, endpoint_id, part_at) still
 -- makes an event fanned out again keep its one delivery per endpoint.
 -- parameters: $1 = delivery ids, $2 = event ids, $3 = endpoint ids (uuid[]),
 --   $4 = status codes (int[]), $5 = answered at, epoch ms (bigint[]), $6 = durations, ms (float8[]),
 --   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the claimed events' ids (uuid[]),
---   $10 = worker id, $11 = errors of failed first attempts (text[]); the arrays binary, NULL elements
+--   $10 = worker id, $11 = errors of failed first attempts (text[]), $12 = the claimed events' tuple ids
+--   (tid[], in the order of $9); the arrays binary, NULL elements
 --   where there was no answer
 -- columns: inserted
 WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],
   $7::text[], $8::bigint[], $11::text[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms, error)),
- e AS (SELECT id, part_at FROM outbox_events WHERE id = ANY ($9::uuid[])),
+ e AS MATERIALIZED (SELECT id, part_at FROM outbox_events WHERE ctid = ANY ($12::tid[]) AND id = ANY ($9::uuid[])),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
   last_status_code, last_error, delivered_at, created_at, part_at)
   SELECT r.id, event_id, endpoint_id,
@@ -35,5 +40,5 @@ WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $
   processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status IN ('PENDING', 'RETRYING'))
    OR EXISTS (SELECT 1 FROM outbox_deliveries d
    WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE statement_timestamp() END
-  FROM e WHERE o.id = e.id AND o.part_at = e.part_at)
+  WHERE o.ctid = ANY ($12::tid[]) AND o.id = ANY ($9::uuid[]))
  SELECT count(*) AS inserted FROM ins

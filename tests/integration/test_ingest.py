@@ -684,6 +684,90 @@ def test_postgres_down_answers_503_and_stores_nothing(env, services):
     wait_for(lambda: metric_rejected(w).get("unavailable") == 2, what="unavailable counted")
 
 
+# An insert whose connection is lost mid-statement is retried once on a new
+# connection (ingest.c, work_batch). What the retry finds already stored is
+# the request's own row only if it has the id the request gave it: the first
+# attempt may have committed before the connection broke (then: accepted),
+# or the row may be an earlier request's (then: duplicate, not a second
+# "accepted" and a second count of ingested).
+
+def backend_waiting(env, wait_event: str, other_than=()) -> int | None:
+    """The pid of the backend of this test's database whose ingest insert
+    (sql/queries/ingest_insert.sql) waits on wait_event (a lock: 'relation'; its commit: 'SyncRep'), if any."""
+    return env.db.value("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                        " AND query LIKE '-- ingest_insert%%'"
+                        " AND wait_event = %s AND NOT pid = ANY(%s)", wait_event, list(other_than) or [0])
+
+
+def post_in_background(w, body: bytes, headers: dict):
+    """Posts to the shop partner on a thread; .result() is post()'s answer."""
+    pool = ThreadPoolExecutor(1)
+    fut = pool.submit(post, w, "shop", body, headers)
+    pool.shutdown(wait=False)
+    return fut
+
+
+@pytest.mark.valgrind
+def test_a_duplicate_whose_insert_is_retried_on_a_new_connection_is_still_a_duplicate(env):
+    """Under `make valgrind`, also the leak check of the retry path."""
+    w = ingest_only(env)
+    body = order_event("order.started", "o-rt")
+    headers = sign_headers("shop", "rt-1", body)
+    first = assert_accepted(post(w, "shop", body, headers))
+    # The repeat's insert is held on a lock, its backend terminated there
+    # (lost mid-statement), and the retry held again until the lock goes.
+    locker = Db(env.db_url)
+    try:
+        locker.conn.autocommit = False
+        locker.all("LOCK TABLE hookd_dedup IN SHARE MODE")
+        answer = post_in_background(w, body, headers)
+        pid = wait_for(lambda: backend_waiting(env, "relation"), what="the repeat's insert waiting on the lock")
+        assert env.db.value("SELECT pg_terminate_backend(%s)", pid)
+        wait_for(lambda: backend_waiting(env, "relation", other_than=[pid]),
+                 what="the insert retried on a new connection, waiting on the lock")
+        locker.conn.rollback()
+    finally:
+        locker.close()
+    status, _, doc = answer.result(timeout=20)
+    assert (status, doc) == (200, {"status": "duplicate"})
+    assert env.db.value("SELECT array_agg(id::text) FROM webhook_inbox") == [first]
+    wait_for(lambda: stats(env).get("duplicate") == "1", what="duplicate=1 in the stats hash")
+    assert stats(env).get("ingested") == "1", stats(env)
+
+
+def test_a_request_whose_commit_landed_before_the_connection_was_lost_is_accepted_once(env):
+    w = ingest_only(env)
+    # A synchronous standby that never comes: a commit is written locally and
+    # then waits for it, so its backend can be terminated after the commit.
+    env.db.all("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+    try:
+        env.db.all("SELECT pg_reload_conf()")
+        sent = 0
+        while True:  # until the server applies the setting, a request is answered without waiting
+            assert sent < 50, "no commit waited for the standby"
+            sent += 1
+            body = order_event("order.started", f"o-sr-{sent}")
+            headers = sign_headers("shop", f"sr-{sent}", body)
+            answer = post_in_background(w, body, headers)
+            pid = wait_for(lambda: backend_waiting(env, "SyncRep") or answer.done(),
+                           what="the insert's commit waiting for the standby, or answered")
+            if pid is not True:
+                break
+            assert_accepted(answer.result())
+        assert env.db.value("SELECT pg_terminate_backend(%s)", pid)
+    finally:
+        env.db.all("ALTER SYSTEM RESET synchronous_standby_names")
+        env.db.all("SELECT pg_reload_conf()")
+    row_id = assert_accepted(answer.result(timeout=20))
+    assert env.db.value("SELECT id::text FROM webhook_inbox WHERE partner_event_id = %s", f"sr-{sent}") == row_id
+    assert count(env) == sent
+    wait_for(lambda: stats(env).get("ingested") == str(sent), what=f"ingested={sent} in the stats hash")
+    assert stats(env).get("duplicate") is None, stats(env)
+    # and a repeat now is a duplicate, as always
+    status, _, doc = post(w, "shop", body, headers)
+    assert (status, doc) == (200, {"status": "duplicate"})
+
+
 def test_accepted_rows_survive_kill9(env):
     w = ingest_only(env)
     bodies = {f"k-{i}": order_event("order.started", f"o{i}") for i in range(20)}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -231,6 +232,19 @@ static void test_hex_decode_rejects_malformed(void **state)
     assert_int_equal(enc_hex_decode("a\0", 2, out, sizeof out, &(size_t){0}), -1);
 }
 
+static void test_hex_value_of_every_byte(void **state)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    (void)state;
+    for (int c = 0; c < 256; c++) {
+        const char *at = c ? strchr(digits, tolower(c)) : NULL;
+        int want = at ? (int)(at - digits) : -1;
+        if (enc_hex_value((char)c) != want)
+            fail_msg("enc_hex_value(%d) = %d, want %d", c, enc_hex_value((char)c), want);
+    }
+}
+
 static void test_hex_decode_refuses_small_buffer(void **state)
 {
     unsigned char out[2];
@@ -256,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_hex_decode_either_case),
         cmocka_unit_test(test_hex_decode_rejects_malformed),
         cmocka_unit_test(test_hex_decode_refuses_small_buffer),
+        cmocka_unit_test(test_hex_value_of_every_byte),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
