@@ -1,5 +1,8 @@
-/* `hookd endpoint add|list|show|disable|enable|rotate-secret`: managing the
- * subscribers of the outbox (the webhook_endpoints table). The same rows are
+/* `hookd endpoint add|update|list|show|disable|enable|rotate-secret`:
+ * managing the subscribers of the outbox (the webhook_endpoints table) and
+ * their delivery policies (payload filter, custom headers, rate limit,
+ * ordered delivery: the API's `payloadFilter`, `headers`, `rateLimit`,
+ * `ordered`, checked by the same rules). The same rows are
  * plain SQL for anyone who prefers that; this command adds validation: URLs
  * must be http(s), and by default may not point at private, loopback or
  * link-local addresses (SSRF) unless [hookd] allow_private_networks is on;
@@ -19,6 +22,7 @@
 #include "config.h"
 #include "db.h"
 #include "encoding.h"
+#include "endpoint_headers.h"
 #include "netguard.h"
 #include "payload_filter.h"
 #include "queries.h"
@@ -120,29 +124,71 @@ static PGconn *connect_db(const struct hookd_config *cfg)
     return conn;
 }
 
-static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
+/* The policy options shared by add and update, checked, as statement
+ * parameters (NULL: not given). */
+struct policy_opts {
+    const char *filter, *headers, *rate, *ordered;
+    const char *timeout, *inflight;
+    char timeout_ms[24], max_inflight[24];
+};
+
+static int read_policies(const struct cli_args *a, struct policy_opts *o, bool update)
 {
-    const char *url = cli_args_value(a, "url"), *events = cli_args_value(a, "events");
-    const char *secret, *name = cli_args_value(a, "name");
+    char err[512], *end = NULL;
+    memset(o, 0, sizeof *o);
     const char *timeout = cli_args_value(a, "timeout"), *inflight = cli_args_value(a, "max-inflight");
-    const char *tenant = cli_args_value(a, "tenant"), *filter = cli_args_value(a, "filter");
-    int64_t timeout_ms = 10000;
-    long max_inflight = 16;
-    char err[512], generated[80], *end = NULL;
-    if (timeout && (backoff_parse_duration(timeout, &timeout_ms, err, sizeof err) != 0 || timeout_ms <= 0))
-        return fail("--timeout: %s", timeout_ms <= 0 ? "must be positive" : err);
-    if (inflight && ((max_inflight = strtol(inflight, &end, 10)) < 1 || max_inflight > 10000 || *end))
+    int64_t ms = 1; /* stays when the duration does not parse */
+    long n = 0;
+    if (timeout && (backoff_parse_duration(timeout, &ms, err, sizeof err) != 0 || ms <= 0))
+        return fail("--timeout: %s", ms <= 0 ? "must be positive" : err);
+    if (inflight && ((n = strtol(inflight, &end, 10)) < 1 || n > 10000 || *end))
         return fail("--max-inflight must be a whole number from 1 to 10000");
-    if (!url)
-        return fail("endpoint add needs --url (see 'hookd help endpoint add')");
-    if (filter) {
+    snprintf(o->timeout_ms, sizeof o->timeout_ms, "%lld", (long long)(timeout ? ms : 10000));
+    snprintf(o->max_inflight, sizeof o->max_inflight, "%ld", inflight ? n : 16);
+    o->timeout = timeout || !update ? o->timeout_ms : NULL;
+    o->inflight = inflight || !update ? o->max_inflight : NULL;
+    if ((o->filter = cli_args_value(a, "filter")) && !(update && strcmp(o->filter, "none") == 0)) {
         json_error_t jerr;
-        json_t *f = json_loads(filter, 0, &jerr);
+        json_t *f = json_loads(o->filter, 0, &jerr);
         int bad = !f || payload_filter_check(f, err, sizeof err) != 0;
         json_decref(f);
         if (bad)
             return fail("--filter: %s", f ? err : jerr.text);
+    } else if (o->filter) {
+        o->filter = "null";
     }
+    if ((o->headers = cli_args_value(a, "headers"))) {
+        json_error_t jerr;
+        json_t *h = json_loads(o->headers, 0, &jerr);
+        int bad = !h || endpoint_headers_check(h, false, err, sizeof err) != 0;
+        json_decref(h);
+        if (bad)
+            return fail("--headers: %s", h ? err : jerr.text);
+    }
+    if ((o->rate = cli_args_value(a, "rate-limit"))) {
+        bool none = update && strcmp(o->rate, "none") == 0;
+        if (!none && ((n = strtol(o->rate, &end, 10)) < 1 || n > 1000000 || *end))
+            return fail("--rate-limit must be a whole number of deliveries per second from 1 to 1000000%s",
+                        update ? " (or none)" : "");
+        o->rate = none ? "0" : o->rate;
+    }
+    if (cli_args_flag(a, "ordered") && cli_args_maybe(a, "unordered"))
+        return fail("--ordered and --unordered contradict each other");
+    o->ordered = cli_args_flag(a, "ordered") ? "true" : cli_args_maybe(a, "unordered") || !update ? "false" : NULL;
+    return 0;
+}
+
+static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *url = cli_args_value(a, "url"), *events = cli_args_value(a, "events");
+    const char *secret, *name = cli_args_value(a, "name");
+    const char *tenant = cli_args_value(a, "tenant");
+    char err[512], generated[80];
+    struct policy_opts o;
+    if (read_policies(a, &o, false) != 0)
+        return 1;
+    if (!url)
+        return fail("endpoint add needs --url (see 'hookd help endpoint add')");
     events = events ? events : "*";
     if (check_url(url, cfg->allow_private_networks) != 0)
         return 1;
@@ -156,17 +202,16 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
     if (!conn)
         return 1;
     /* "order.*, user.*" -> {order.*,user.*}: Postgres splits the list. */
-    char t[24], m[24], tid[128];
-    snprintf(t, sizeof t, "%lld", (long long)timeout_ms);
-    snprintf(m, sizeof m, "%ld", max_inflight);
+    char tid[128];
     int rc = 0;
     PGresult *r = NULL;
     if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "endpoint add") != 0) {
         rc = 1;
         goto done;
     }
-    const char *p[] = {ename, url, secret, events, t, m, tenant ? tid : NULL, filter};
-    r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 8, p, err, sizeof err);
+    const char *p[] = {ename,    url,       secret, events,   o.timeout, o.inflight, tenant ? tid : NULL,
+                       o.filter, o.headers, o.rate, o.ordered};
+    r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 11, p, err, sizeof err);
     if (!r) {
         rc = fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
         goto done;
@@ -175,6 +220,23 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
            url, events, secret);
     PQclear(r);
 done:
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_update(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *name = a->args[0], *url = cli_args_value(a, "url"), *events = cli_args_value(a, "events");
+    struct policy_opts o;
+    if (read_policies(a, &o, true) != 0 || (url && check_url(url, cfg->allow_private_networks) != 0))
+        return 1;
+    PGconn *conn = connect_db(cfg);
+    if (!conn)
+        return 1;
+    const char *p[] = {name, url, events, o.timeout, o.inflight, o.filter, o.headers, o.rate, o.ordered};
+    int rc = exec_print(conn, query_sql(Q_ENDPOINT_UPDATE), 9, p, 1, name);
+    if (rc == 0)
+        printf("endpoint %s updated\n", name);
     PQfinish(conn);
     return rc;
 }
@@ -217,10 +279,12 @@ static int show(PGconn *conn, const struct cli_args *a)
     }
 #define V(col) PQgetvalue(r, 0, ENDPOINT_SHOW_##col)
     printf("id: %s\nname: %s\nurl: %s\nevents: %s\nenabled: %s%s%s\ntimeout_ms: %s\nmax_inflight: %s\n"
-           "secret: %s\ncreated_at: %s\npending_deliveries: %s\ndead_deliveries: %s\n",
+           "secret: %s\ncreated_at: %s\npending_deliveries: %s\ndead_deliveries: %s\n"
+           "headers: %s\nrate_limit: %s\nordered: %s\nfilter: %s\n",
            V(ID), V(NAME), V(URL), V(EVENTS), V(ENABLED)[0] == 't' ? "yes" : "no", *V(DISABLED_REASON) ? " — " : "",
            V(DISABLED_REASON), V(TIMEOUT_MS), V(MAX_INFLIGHT), show_secret ? V(SECRET) : "<hidden; use --show-secret>",
-           V(CREATED_AT), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES));
+           V(CREATED_AT), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES), *V(HEADERS) ? V(HEADERS) : "-",
+           *V(RATE_LIMIT) ? V(RATE_LIMIT) : "-", V(ORDERED), *V(PAYLOAD_FILTER) ? V(PAYLOAD_FILTER) : "-");
 #undef V
     PQclear(r);
     return 0;
@@ -295,21 +359,33 @@ static int run_rotate(const struct cli_args *a, const struct hookd_config *cfg)
     return rc;
 }
 
+/* The options add and update share: where to and what (url, events), and
+ * the delivery policies. */
+#define ENDPOINT_OPTS                                                                                                 \
+    {"url", "URL", "where deliveries are POSTed (http or https)", NULL},                                              \
+        {"events", "'order.*,user.*'", "event types to deliver, comma-separated globs (add's default: *, all)",       \
+         NULL},                                                                                                       \
+        {"timeout", "10s", "time allowed for one delivery attempt (add's default: 10s)", NULL},                       \
+        {"max-inflight", "16", "deliveries in flight to this endpoint at once, 1 to 10000 (add's default: 16)",       \
+         NULL},                                                                                                       \
+        {"filter", "JSON", "a payload filter: {\"data.tier\": \"gold\"} (update: none removes it)", NULL},            \
+        {"headers", "JSON", "custom headers for every delivery: {\"X-Team\": \"a\"} (update: replaces them)", NULL},  \
+        {"rate-limit", "N", "at most N deliveries per second, across the cluster (update: none removes it)", NULL},   \
+    {                                                                                                                 \
+        "ordered", NULL, "deliver each aggregate's events one at a time, in hookd_emit order", NULL                   \
+    }
+
 static const struct cli_args_opt add_opts[] = {
-    {"url", "URL", "where deliveries are POSTed (http or https)", NULL},
-    {"events", "'order.*,user.*'", "event types to deliver, comma-separated globs (default: *, all)", NULL},
+    ENDPOINT_OPTS,
     {"secret", "whsec_...", "the signing secret (default: a new random one, printed once)", NULL},
     {"name", "N", "the endpoint's name (default: the URL's host)", NULL},
-    {"timeout", "10s", "time allowed for one delivery attempt (default: 10s)", NULL},
-    {"max-inflight", "16", "deliveries in flight to this endpoint at once, 1 to 10000 (default: 16)", NULL},
     {"tenant", "T", "the tenant (uid or id) whose events it receives; default: the events without a tenant", NULL},
-    {"filter", "JSON", "a payload filter: {\"data.tier\": \"gold\", \"amount\": {\"$gt\": 100}}", NULL},
     {0},
 };
 static const struct cli_args_cmd add_cmd = {
     .name = "add",
     .synopsis = "--url URL [--events 'order.*,user.*'] [--secret whsec_...] [--name N] [--timeout 10s] "
-                "[--max-inflight 16] [--tenant T] [--filter JSON]",
+                "[--max-inflight 16] [--tenant T] [--filter JSON] [--headers JSON] [--rate-limit N] [--ordered]",
     .summary = "subscribe an endpoint; the secret is generated when not given and printed once",
     .help = "The URL must be http(s) and, unless [hookd] allow_private_networks = true, may not resolve to a\n"
             "private, loopback or link-local address.",
@@ -338,6 +414,17 @@ static const struct cli_args_cmd list_cmd = {
         .max_args = 1, .config = true                                                                                 \
     }
 
+static const struct cli_args_opt update_opts[] = {
+    ENDPOINT_OPTS,
+    {"unordered", NULL, "stop ordering: deliveries go out as they are due", NULL},
+    {0},
+};
+static const struct cli_args_cmd update_cmd =
+    BY_NAME("update",
+            "NAME [--url URL] [--events 'order.*'] [--timeout 10s] [--max-inflight 16] [--filter JSON|none] "
+            "[--headers JSON] [--rate-limit N|none] [--ordered|--unordered]",
+            "change an endpoint's URL, events or delivery policies; what is not given stays", update_opts, run_update);
+
 static const struct cli_args_opt show_opts[] = {
     {"show-secret", NULL, "print the signing secret too", NULL},
     {0},
@@ -360,7 +447,7 @@ static const struct cli_args_cmd rotate_cmd =
             "new secret; during the grace period deliveries carry both signatures", rotate_opts, run_rotate);
 
 static const struct cli_args_cmd *const endpoint_subs[] = {
-    &add_cmd, &list_cmd, &show_cmd, &disable_cmd, &enable_cmd, &rotate_cmd, NULL,
+    &add_cmd, &update_cmd, &list_cmd, &show_cmd, &disable_cmd, &enable_cmd, &rotate_cmd, NULL,
 };
 const struct cli_args_cmd cli_endpoint_cmd = {
     .name = "endpoint",

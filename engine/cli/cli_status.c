@@ -10,7 +10,13 @@
  * one time base, Postgres's clock; so now is read on that clock too: one
  * connection measures this host's offset (clock_sync_once), again on every
  * --watch refresh, and reads the storage figures. When Postgres cannot be
- * reached the ages are on this host's clock, and the output says so. */
+ * reached the ages are on this host's clock, and the output says so.
+ *
+ * `--tenant T` shows one tenant's share instead, from Postgres alone (Redis's
+ * queues and counters are the whole cluster's): its endpoints with their
+ * open, due and dead deliveries and open dead letters, its events not yet
+ * fanned out, and its DLQ count; nothing of any other tenant, nor the
+ * cluster's workers, counters or storage. */
 #include "cli_status.h"
 
 #include <hiredis.h>
@@ -26,8 +32,10 @@
 #include "clock_sync.h"
 #include "config.h"
 #include "cli_retention.h"
+#include "cli_tenant.h"
 #include "ctx.h"
 #include "db.h"
+#include "queries.h"
 #include "retention.h"
 #include "redis_conn.h"
 
@@ -251,10 +259,138 @@ static void print_storage_text(json_t *s)
     cli_retention_storage_text(&st);
 }
 
+static void print_cluster_text(json_t *s)
+{
+    print_text(s);
+    print_storage_text(s);
+}
+
+/* Prints a snapshot (and frees it): JSON, or text (a --watch screen is
+ * cleared first). */
+static void print_snapshot(json_t *s, bool json, bool watch, void (*text)(json_t *))
+{
+    if (watch && !json)
+        printf("\033[H\033[2J");
+    if (json) {
+        json_dumpf(s, stdout, JSON_INDENT(2));
+        putchar('\n');
+    } else {
+        text(s);
+    }
+    fflush(stdout);
+    json_decref(s);
+}
+
+/* ---- one tenant (--tenant) ---------------------------------------------------- */
+
+static json_int_t int_at(const PGresult *r, int row, int col)
+{
+    return (json_int_t)strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* The tenant's snapshot from Postgres, or NULL after saying why. */
+static json_t *tenant_snapshot(PGconn *conn, const char *id)
+{
+    char err[512];
+    const char *p[] = {id};
+    PGresult *t = db_exec(conn, query_sql(Q_STATUS_TENANT), 1, p, err, sizeof err);
+    PGresult *e = t ? db_exec(conn, query_sql(Q_STATUS_TENANT_ENDPOINTS), 1, p, err, sizeof err) : NULL;
+    if (!t || !e || PQntuples(t) != 1) {
+        fprintf(stderr, "hookd status: %s\n", t && e ? "the tenant is gone" : err);
+        PQclear(t);
+        PQclear(e);
+        return NULL;
+    }
+    json_t *eps = json_array();
+    json_int_t due = 0, open = 0, overdue = 0, dlq = 0;
+    for (int i = 0; i < PQntuples(e); i++) {
+#define C(col) STATUS_TENANT_ENDPOINTS_##col
+        json_array_append_new(eps,
+                              json_pack("{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "name",
+                                        PQgetvalue(e, i, C(NAME)), "uid", PQgetvalue(e, i, C(UID)), "url",
+                                        PQgetvalue(e, i, C(URL)), "enabled", PQgetvalue(e, i, C(ENABLED))[0] == 'y',
+                                        "pending", int_at(e, i, C(PENDING)), "retrying", int_at(e, i, C(RETRYING)),
+                                        "due", int_at(e, i, C(DUE)), "oldest_overdue_ms",
+                                        int_at(e, i, C(OLDEST_OVERDUE_MS)), "dead", int_at(e, i, C(DEAD)), "dlq",
+                                        int_at(e, i, C(DLQ))));
+        open += int_at(e, i, C(PENDING)) + int_at(e, i, C(RETRYING));
+        due += int_at(e, i, C(DUE));
+        dlq += int_at(e, i, C(DLQ));
+        if (int_at(e, i, C(OLDEST_OVERDUE_MS)) > overdue)
+            overdue = int_at(e, i, C(OLDEST_OVERDUE_MS));
+#undef C
+    }
+    json_t *s = json_pack("{s:{s:s, s:s, s:s}, s:o, s:{s:{s:I, s:I}, s:{s:I, s:I, s:I}}, s:I, s:{s:s}}", "tenant",
+                          "id", PQgetvalue(t, 0, STATUS_TENANT_ID), "uid", PQgetvalue(t, 0, STATUS_TENANT_UID), "name",
+                          PQgetvalue(t, 0, STATUS_TENANT_NAME), "endpoints", eps, "queues", "relay", "unfanned",
+                          int_at(t, 0, STATUS_TENANT_UNFANNED), "oldest_unfanned_ms",
+                          int_at(t, 0, STATUS_TENANT_OLDEST_UNFANNED_MS), "delivery", "open", open, "due", due,
+                          "oldest_overdue_ms", overdue, "dlq_size", dlq, "clock", "base", "postgres");
+    PQclear(t);
+    PQclear(e);
+    return s;
+}
+
+static void print_tenant_text(json_t *s)
+{
+    json_t *t = json_object_get(s, "tenant"), *eps = json_object_get(s, "endpoints"), *ep;
+    printf("TENANT %s (%s) %s\nCLOCK: ages on Postgres's clock\n\n", str(t, "uid"), str(t, "id"), str(t, "name"));
+    printf("ENDPOINTS (%zu)\n  %-24s %-7s %8s %8s %8s %14s %6s %6s  %s\n", json_array_size(eps), "NAME", "ENABLED",
+           "PENDING", "RETRYING", "DUE", "OLDEST OVERDUE", "DEAD", "DLQ", "URL");
+    size_t i;
+    json_array_foreach(eps, i, ep)
+    {
+#define N(k) (long long)json_integer_value(json_object_get(ep, k))
+        printf("  %-24s %-7s %8lld %8lld %8lld %12lldms %6lld %6lld  %s\n", str(ep, "name"),
+               json_is_true(json_object_get(ep, "enabled")) ? "yes" : "no", N("pending"), N("retrying"), N("due"),
+               N("oldest_overdue_ms"), N("dead"), N("dlq"), str(ep, "url"));
+#undef N
+    }
+    json_t *q = json_object_get(s, "queues"), *relay = json_object_get(q, "relay"),
+           *del = json_object_get(q, "delivery");
+    printf("\nQUEUES\n  relay     %lld event(s) not fanned out, the oldest %lldms old\n"
+           "  delivery  %lld open deliveries, %lld due, the oldest %lldms overdue\n",
+           (long long)json_integer_value(json_object_get(relay, "unfanned")),
+           (long long)json_integer_value(json_object_get(relay, "oldest_unfanned_ms")),
+           (long long)json_integer_value(json_object_get(del, "open")),
+           (long long)json_integer_value(json_object_get(del, "due")),
+           (long long)json_integer_value(json_object_get(del, "oldest_overdue_ms")));
+    long long dlq = (long long)json_integer_value(json_object_get(s, "dlq_size"));
+    printf("\nDLQ: %lld open dead letter%s\n", dlq, dlq == 1 ? "" : "s");
+}
+
+static int run_tenant_status(const struct cli_args *a, const struct hookd_config *cfg, const char *tenant)
+{
+    char err[512], id[128];
+    bool watch = cli_args_flag(a, "watch");
+    PGconn *conn = db_connect_timeout(cfg->database.text, STATUS_PG_TIMEOUT_S, err, sizeof err);
+    if (!conn) {
+        fprintf(stderr, "hookd status: %s\n", err);
+        return 1;
+    }
+    int rc = cli_tenant_resolve(conn, tenant, id, sizeof id, "status") == 0 ? 0 : 1;
+    while (rc == 0) {
+        json_t *s = tenant_snapshot(conn, id);
+        if (!s) {
+            rc = 1;
+            break;
+        }
+        print_snapshot(s, a->json, watch, print_tenant_text);
+        if (!watch)
+            break;
+        sleep(2);
+    }
+    PQfinish(conn);
+    return rc;
+}
+
 static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
 {
     bool json = a->json, watch = cli_args_flag(a, "watch");
     char err[512];
+    const char *tenant = cli_args_value(a, "tenant");
+    if (tenant)
+        return run_tenant_status(a, cfg, tenant);
     struct redis_options ropts;
     ctx_redis_options(cfg, &ropts);
     struct redis_sync *c = redis_sync_connect(cfg->redis.text, &ropts, 2000, err, sizeof err);
@@ -274,17 +410,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
             PQfinish(sc.conn);
             return 1;
         }
-        if (watch && !json)
-            printf("\033[H\033[2J");
-        if (json) {
-            json_dumpf(s, stdout, JSON_INDENT(2));
-            putchar('\n');
-        } else {
-            print_text(s);
-            print_storage_text(s);
-        }
-        fflush(stdout);
-        json_decref(s);
+        print_snapshot(s, json, watch, print_cluster_text);
         if (watch)
             sleep(2);
     } while (watch);
@@ -295,17 +421,21 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
 
 static const struct cli_args_opt status_opts[] = {
     {"watch", NULL, "refresh every 2 seconds until interrupted", NULL},
+    {"tenant", "T", "only this tenant (uid or id): its endpoints, deliveries and DLQ, from Postgres", NULL},
     {0},
 };
 const struct cli_args_cmd cli_status_cmd = {
     .name = "status",
-    .synopsis = "[--json] [--watch]",
+    .synopsis = "[--json] [--watch] [--tenant T]",
     .summary = "the cluster from Redis: workers, queues, counters, DLQ; storage from Postgres",
     .help = "Reads the Redis keys: live and stale workers, queue depths, the oldest overdue item, counters\n"
             "and rates (two samples half a second apart), and the DLQ size; and from Postgres each table's\n"
             "storage: size, estimated rows, oldest row and next expiry. Ages are on Postgres's clock, the\n"
             "workers' time base (one connection measures this host's offset); if Postgres does not answer\n"
-            "within 2 s they are on this host's clock, and the output says so.",
+            "within 2 s they are on this host's clock, and the output says so.\n"
+            "With --tenant T: only that tenant, from Postgres — its endpoints with their open, due and dead\n"
+            "deliveries and open dead letters, its events not fanned out yet, its DLQ count; nothing of any\n"
+            "other tenant, nor the cluster's workers, counters or storage.",
     .opts = status_opts,
     .run = run_status,
     .config = true,

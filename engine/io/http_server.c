@@ -179,15 +179,31 @@ static void utf8_sanitize(char *s)
     }
 }
 
-void http_reply_error(struct evhttp_request *req, int code, const char *error_code, const char *fmt, ...)
+json_t *http_error_vjson(const char *code_key, const char *code, const char *msg_key, const char *fmt, va_list ap)
 {
     char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    utf8_sanitize(msg);
+    return json_pack("{s:s, s:s}", code_key, code, msg_key, msg);
+}
+
+void http_reply_error(struct evhttp_request *req, int code, const char *error_code, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    json_t *body = http_error_vjson("error", error_code, "message", fmt, ap);
     va_end(ap);
-    utf8_sanitize(msg);
-    http_reply_json(req, code, json_pack("{s:s, s:s}", "error", error_code, "message", msg));
+    http_reply_json(req, code, body);
+}
+
+const char *http_request_peer(struct evhttp_request *req)
+{
+    char *addr = NULL;
+    ev_uint16_t port = 0;
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+    if (conn)
+        evhttp_connection_get_peer(conn, &addr, &port);
+    return addr ? addr : "unknown";
 }
 
 char *http_request_path(struct evhttp_request *req)

@@ -12,6 +12,7 @@
 #define HOOKD_HTTP_SERVER_H
 
 #include <jansson.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,11 +62,17 @@ void http_server_raise_fd_limit(void);
 /* Sends body (reference stolen) as application/json; with 204, the status
  * alone (the body is dropped). */
 void http_reply_json(struct evhttp_request *req, int code, json_t *body);
+/* {code_key: code, msg_key: the formatted message}, the message cut at 511
+ * bytes and made valid UTF-8 (a JSON string must be). */
+json_t *http_error_vjson(const char *code_key, const char *code, const char *msg_key, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 /* {"error": code_word, "message": msg} */
 void http_reply_error(struct evhttp_request *req, int code, const char *error_code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 const char *http_reason(int code);
 /* The path without query string, decoded (caller frees), or NULL. */
 char *http_request_path(struct evhttp_request *req);
+/* The peer's address as text (borrowed from the connection), or "unknown". */
+const char *http_request_peer(struct evhttp_request *req);
 
 #endif

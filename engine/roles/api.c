@@ -52,28 +52,35 @@ struct api {
     struct api_msgs *msgs; /* message creations, batched (api_message.c) */
 };
 
+/* The four operations on one item of a resource (pattern "app/ *"): get,
+ * update (PUT), patch and delete, Svix's ids "<ns>.get" … "<ns>.delete",
+ * implemented by <fn>_get … <fn>_delete. */
+#define ITEM_ROUTES(pattern, ns, fn, what, put_summary, put_schema, patch_schema, out, delete_summary)                \
+    {"GET", pattern, ns ".get", fn##_get, "Get " what, 200, NULL, out},                                               \
+        {"PUT", pattern, ns ".update", fn##_update, put_summary, 200, put_schema, out},                               \
+        {"PATCH", pattern, ns ".patch", fn##_patch, "Partially update " what, 200, patch_schema, out},                \
+    {                                                                                                                 \
+        "DELETE", pattern, ns ".delete", fn##_delete, delete_summary, 204, NULL, NULL                                 \
+    }
+/* An operation of Svix's that hookd does not implement: answered 501. */
+#define NOT_IMPLEMENTED(method, pattern, op)                                                                          \
+    {                                                                                                                 \
+        method, pattern, op, NULL, NULL, 0, NULL, NULL                                                                \
+    }
+
 /* Svix's operations, with hookd's implementation or NULL (answered 501). */
 const struct api_route api_routes[] = {
     {"GET", "app", "v1.application.list", api_app_list, "List applications", 200, NULL, "ListResponseApplicationOut"},
     {"POST", "app", "v1.application.create", api_app_create,
      "Create an application (get_if_exists=true: get or create)", 201, "ApplicationIn", "ApplicationOut"},
-    {"GET", "app/*", "v1.application.get", api_app_get, "Get an application", 200, NULL, "ApplicationOut"},
-    {"PUT", "app/*", "v1.application.update", api_app_update, "Update (or create) an application", 200,
-     "ApplicationIn", "ApplicationOut"},
-    {"PATCH", "app/*", "v1.application.patch", api_app_patch, "Partially update an application", 200,
-     "ApplicationPatch", "ApplicationOut"},
-    {"DELETE", "app/*", "v1.application.delete", api_app_delete, "Delete an application and its endpoints", 204, NULL,
-     NULL},
+    ITEM_ROUTES("app/*", "v1.application", api_app, "an application", "Update (or create) an application",
+                "ApplicationIn", "ApplicationPatch", "ApplicationOut", "Delete an application and its endpoints"),
     {"GET", "app/*/endpoint", "v1.endpoint.list", api_endpoint_list, "List an application's endpoints", 200, NULL,
      "ListResponseEndpointOut"},
     {"POST", "app/*/endpoint", "v1.endpoint.create", api_endpoint_create, "Create an endpoint", 201, "EndpointIn",
      "EndpointOut"},
-    {"GET", "app/*/endpoint/*", "v1.endpoint.get", api_endpoint_get, "Get an endpoint", 200, NULL, "EndpointOut"},
-    {"PUT", "app/*/endpoint/*", "v1.endpoint.update", api_endpoint_update, "Update an endpoint", 200, "EndpointUpdate",
-     "EndpointOut"},
-    {"PATCH", "app/*/endpoint/*", "v1.endpoint.patch", api_endpoint_patch, "Partially update an endpoint", 200,
-     "EndpointPatch", "EndpointOut"},
-    {"DELETE", "app/*/endpoint/*", "v1.endpoint.delete", api_endpoint_delete, "Delete an endpoint", 204, NULL, NULL},
+    ITEM_ROUTES("app/*/endpoint/*", "v1.endpoint", api_endpoint, "an endpoint", "Update an endpoint", "EndpointUpdate",
+                "EndpointPatch", "EndpointOut", "Delete an endpoint"),
     {"GET", "app/*/endpoint/*/secret", "v1.endpoint.get-secret", api_endpoint_secret_get,
      "Get an endpoint's signing secret", 200, NULL, "EndpointSecretOut"},
     {"POST", "app/*/endpoint/*/secret/rotate", "v1.endpoint.rotate-secret", api_endpoint_secret_rotate,
@@ -87,27 +94,37 @@ const struct api_route api_routes[] = {
      "Set or remove some of an endpoint's custom headers", 204, "EndpointHeadersPatchIn", NULL},
     {"POST", "app/*/endpoint/*/recover", "v1.endpoint.recover", api_endpoint_recover,
      "Resend the failed messages of an endpoint since a time", 202, "RecoverIn", "RecoverOut"},
-    {"POST", "app/*/endpoint/*/replay-missing", "v1.endpoint.replay-missing", NULL, NULL, 0, NULL, NULL},
-    {"POST", "app/*/endpoint/*/bulk-replay", "v1.endpoint.bulk-replay", NULL, NULL, 0, NULL, NULL},
-    {"GET", "app/*/endpoint/*/stats", "v1.endpoint.get-stats", NULL, NULL, 0, NULL, NULL},
+    {"POST", "app/*/endpoint/*/replay-missing", "v1.endpoint.replay-missing", api_endpoint_replay_missing,
+     "Send an endpoint the messages since a time that it never got (and that its filters match)", 202, "ReplayIn",
+     "ReplayOut"},
+    NOT_IMPLEMENTED("POST", "app/*/endpoint/*/bulk-replay", "v1.endpoint.bulk-replay"),
+    {"GET", "app/*/endpoint/*/stats", "v1.endpoint.get-stats", api_endpoint_stats,
+     "An endpoint's attempts and open deliveries over a time range (default: the last 28 days)", 200, NULL,
+     "EndpointStats"},
     {"POST", "app/*/endpoint/*/send-example", "v1.endpoint.send-example", api_endpoint_send_example,
      "Send the event type's example to this endpoint only (api_send_example.c)", 200, "EventExampleIn", "MessageOut"},
-    {"GET", "app/*/endpoint/*/transformation", "v1.endpoint.transformation-get", NULL, NULL, 0, NULL, NULL},
-    {"PATCH", "app/*/endpoint/*/transformation", "v1.endpoint.transformation-partial-update", NULL, NULL, 0, NULL,
-     NULL},
-    {"GET", "app/*/endpoint/*/msg", "v1.message-attempt.list-attempted-messages", NULL, NULL, 0, NULL, NULL},
+    NOT_IMPLEMENTED("GET", "app/*/endpoint/*/transformation", "v1.endpoint.transformation-get"),
+    NOT_IMPLEMENTED("PATCH", "app/*/endpoint/*/transformation", "v1.endpoint.transformation-partial-update"),
+    {"GET", "app/*/endpoint/*/msg", "v1.message-attempt.list-attempted-messages", api_attempt_list_messages,
+     "List the messages an endpoint was attempted with, with their delivery's status", 200, NULL,
+     "ListResponseEndpointMessageOut"},
     {"GET", "app/*/msg", "v1.message.list", api_message_list, "List an application's messages", 200, NULL,
      "ListResponseMessageOut"},
     {"POST", "app/*/msg", "v1.message.create", api_message_create, "Create a message (eventId unique per application)",
      202, "MessageIn", "MessageOut"},
-    {"POST", "app/*/msg/precheck/active", "v1.message.precheck", NULL, NULL, 0, NULL, NULL},
+    NOT_IMPLEMENTED("POST", "app/*/msg/precheck/active", "v1.message.precheck"),
     {"GET", "app/*/msg/*", "v1.message.get", api_message_get, "Get a message", 200, NULL, "MessageOut"},
-    {"DELETE", "app/*/msg/*/content", "v1.message.expunge-content", NULL, NULL, 0, NULL, NULL},
-    {"GET", "app/*/msg/*/endpoint", "v1.message-attempt.list-attempted-destinations", NULL, NULL, 0, NULL, NULL},
+    {"DELETE", "app/*/msg/*/content", "v1.message.expunge-content", api_content_expunge_message,
+     "Delete a message's payload; it is never sent again (organization tokens only)", 204, NULL, NULL},
+    {"GET", "app/*/msg/*/endpoint", "v1.message-attempt.list-attempted-destinations", api_attempt_list_destinations,
+     "List the endpoints a message was attempted to, with their delivery's status", 200, NULL,
+     "ListResponseMessageEndpointOut"},
     {"POST", "app/*/msg/*/endpoint/*/resend", "v1.message-attempt.resend", api_attempt_resend,
      "Send a message to an endpoint again", 202, NULL, "EmptyResponse"},
-    {"GET", "app/*/msg/*/attempt/*", "v1.message-attempt.get", NULL, NULL, 0, NULL, NULL},
-    {"DELETE", "app/*/msg/*/attempt/*/content", "v1.message-attempt.expunge-content", NULL, NULL, 0, NULL, NULL},
+    {"GET", "app/*/msg/*/attempt/*", "v1.message-attempt.get", api_attempt_get, "Get a message's attempt", 200, NULL,
+     "MessageAttemptOut"},
+    {"DELETE", "app/*/msg/*/attempt/*/content", "v1.message-attempt.expunge-content", api_content_expunge_attempt,
+     "Delete an attempt's response body (organization tokens only)", 204, NULL, NULL},
     {"GET", "app/*/attempt/msg/*", "v1.message-attempt.list-by-msg", api_attempt_list_by_msg,
      "List a message's attempts", 200, NULL, "ListResponseMessageAttemptOut"},
     {"GET", "app/*/attempt/endpoint/*", "v1.message-attempt.list-by-endpoint", api_attempt_list_by_endpoint,
@@ -116,18 +133,13 @@ const struct api_route api_routes[] = {
      "ListResponseEventTypeOut"},
     {"POST", "event-type", "v1.event-type.create", api_event_type_create, "Create an event type", 201, "EventTypeIn",
      "EventTypeOut"},
-    {"POST", "event-type/import/openapi", "v1.event-type.import-openapi", NULL, NULL, 0, NULL, NULL},
-    {"GET", "event-type/*", "v1.event-type.get", api_event_type_get, "Get an event type", 200, NULL, "EventTypeOut"},
-    {"PUT", "event-type/*", "v1.event-type.update", api_event_type_update, "Update (or create) an event type", 200,
-     "EventTypeUpdate", "EventTypeOut"},
-    {"PATCH", "event-type/*", "v1.event-type.patch", api_event_type_patch, "Partially update an event type", 200,
-     "EventTypePatch", "EventTypeOut"},
-    {"DELETE", "event-type/*", "v1.event-type.delete", api_event_type_delete, "Archive an event type", 204, NULL,
-     NULL},
+    NOT_IMPLEMENTED("POST", "event-type/import/openapi", "v1.event-type.import-openapi"),
+    ITEM_ROUTES("event-type/*", "v1.event-type", api_event_type, "an event type", "Update (or create) an event type",
+                "EventTypeUpdate", "EventTypePatch", "EventTypeOut", "Archive an event type"),
     {"POST", "auth/app-portal-access/*", "v1.authentication.app-portal-access", portal_app_portal_access,
      "A single-use login link to the application's portal (portal_token.c)", 200, NULL, "AppPortalAccessOut"},
-    {"POST", "auth/app/*/expire-all", "v1.authentication.expire-all", NULL, NULL, 0, NULL, NULL},
-    {"POST", "auth/logout", "v1.authentication.logout", NULL, NULL, 0, NULL, NULL},
+    NOT_IMPLEMENTED("POST", "auth/app/*/expire-all", "v1.authentication.expire-all"),
+    NOT_IMPLEMENTED("POST", "auth/logout", "v1.authentication.logout"),
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 
@@ -402,16 +414,6 @@ void api_request_done(void *arg)
 
 /* ---- the handler (loop) ------------------------------------------------------ */
 
-static void client_key(struct evhttp_request *req, char *out)
-{
-    char *addr = NULL;
-    ev_uint16_t port = 0;
-    struct evhttp_connection *conn = evhttp_request_get_connection(req);
-    if (conn)
-        evhttp_connection_get_peer(conn, &addr, &port);
-    admin_guard_client_key(addr ? addr : "unknown", out);
-}
-
 /* The bearer token's SHA-256 in hex, or -1 when there is none. */
 static int token_digest(struct evhttp_request *req, char out[65])
 {
@@ -516,7 +518,7 @@ static void handle_api(struct evhttp_request *req, void *arg)
     r->query.tqh_last = &r->query.tqh_first;
     (void)match(route->pattern, path, r);
     free(path);
-    client_key(req, r->client);
+    admin_guard_client_key(http_request_peer(req), r->client);
     int64_t wait = admin_guard_retry_after(a->guard, r->client, clock_mono_ms());
     if (wait > 0) {
         char s[24];

@@ -11,14 +11,6 @@
 #include "query.h"
 #include "xmalloc.h"
 
-static bool global_token(struct api_req *r)
-{
-    if (r->tenant[0] == '\0')
-        return true;
-    api_error(r, 403, "insufficient access", "Insufficient access for the given operation.");
-    return false;
-}
-
 /* name, uid, throttleRate (or rateLimit) and metadata of an ApplicationIn. */
 struct app_fields {
     const char *name, *uid;
@@ -64,18 +56,8 @@ static void reply_body(struct api_req *r, PGresult *res, int status)
 
 void api_app_list(PGconn *conn, struct api_req *r)
 {
-    int limit;
-    const char *it;
-    if (api_page(r, &limit, &it) != 0)
-        return;
-    char n[16];
-    snprintf(n, sizeof n, "%d", limit + 1);
-    const char *p[] = {r->tenant, it, n};
-    PGresult *res = api_exec(conn, r, Q_API_APP_LIST, p);
-    if (!res)
-        return;
-    api_reply_list(r, res, API_APP_LIST_BODY, API_APP_LIST_ID, limit);
-    PQclear(res);
+    const char *p[] = {r->tenant};
+    api_list(conn, r, Q_API_APP_LIST, p, 1, API_ORDER_ASC, API_APP_LIST_BODY, API_APP_LIST_ID);
 }
 
 static void create(PGconn *conn, struct api_req *r, const struct app_fields *f)
@@ -108,7 +90,7 @@ void api_app_create(PGconn *conn, struct api_req *r)
         if (api_failed(r))
             goto done;
     }
-    if (global_token(r))
+    if (api_global_token(r))
         create(conn, r, &f);
 done:
     free(f.metadata);
@@ -174,7 +156,7 @@ void api_app_patch(PGconn *conn, struct api_req *r)
 
 void api_app_delete(PGconn *conn, struct api_req *r)
 {
-    if (!api_resolve_app(conn, r, r->params[0]) || !global_token(r))
+    if (!api_resolve_app(conn, r, r->params[0]) || !api_global_token(r))
         return;
     const char *p[] = {r->app};
     PGresult *res = api_exec(conn, r, Q_API_APP_DELETE, p);

@@ -1,7 +1,11 @@
-/* Delivery attempts of an application's messages: list by message, list by
- * endpoint (newest first, from the `attempts` history), and resend (the
- * message's delivery to the endpoint opens again and is scheduled at once,
- * through the delivery role like a replayed dead letter). */
+/* Delivery attempts of an application's messages, from the `attempts`
+ * history and the deliveries they belong to: list by message, list by
+ * endpoint (newest first), get one, the messages an
+ * endpoint was attempted with and the endpoints a message was attempted to
+ * (with the delivery's status: 0 success, 2 fail, 3 sending), and resend
+ * (the message's delivery to the endpoint opens again and is scheduled at
+ * once, through the delivery role like a replayed dead letter). The shapes
+ * and query parameters are Svix's (v1.message-attempt.*). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,45 +13,69 @@
 #include "api_internal.h"
 #include "xmalloc.h"
 
-/* The message the path's segment names (msg_… or eventId) into id. */
-static bool find_message(PGconn *conn, struct api_req *r, const char *msg, char id[40])
-{
-    const char *p[] = {r->app, msg, "false"};
-    return api_find_one(conn, r, Q_API_MESSAGE_GET, p, API_MESSAGE_GET_ID, "Message", id, 40);
-}
-
 static bool find_endpoint(PGconn *conn, struct api_req *r, const char *ep, char id[40])
 {
     const char *p[] = {r->app, ep};
     return api_find_one(conn, r, Q_API_ENDPOINT_RESOLVE, p, API_ENDPOINT_RESOLVE_ID, "Endpoint", id, 40);
 }
 
+/* `status`: Svix's MessageStatus, 0 success, 1 pending, 2 fail, 3 sending,
+ * 4 canceled (hookd's attempts are 0 or 2; the others select nothing). */
+static bool status_query(struct api_req *r, const char **st)
+{
+    *st = api_query(r, "status");
+    if (*st && (strlen(*st) != 1 || (*st)[0] < '0' || (*st)[0] > '4')) {
+        api_invalid(r, "query", "status", "value is not a valid enumeration member; permitted: 0, 1, 2, 3, 4",
+                    "type_error.enum");
+        return false;
+    }
+    return true;
+}
+
+/* `before` and `after` (RFC 3339), when given. */
+static bool time_range(struct api_req *r, const char **before, const char **after)
+{
+    *before = api_query(r, "before");
+    *after = api_query(r, "after");
+    return (!*before || api_check_time(r, "query", "before", *before)) &&
+           (!*after || api_check_time(r, "query", "after", *after));
+}
+
+static const char *with_content(const struct api_req *r)
+{
+    const char *w = api_query(r, "with_content");
+    return w && strcmp(w, "false") == 0 ? "false" : "true"; /* Svix's default: true */
+}
+
+/* `status_code_class`: Svix's StatusCodeClass, 0 (no answer), 100, …, 500. */
+static bool code_class_query(struct api_req *r, const char **cls)
+{
+    static const char *const classes[] = {"0", "100", "200", "300", "400", "500"};
+    *cls = api_query(r, "status_code_class");
+    for (size_t i = 0; *cls && i < sizeof classes / sizeof classes[0]; i++)
+        if (strcmp(*cls, classes[i]) == 0)
+            return true;
+    if (*cls)
+        api_invalid(r, "query", "status_code_class",
+                    "value is not a valid enumeration member; permitted: 0, 100, 200, 300, 400, 500",
+                    "type_error.enum");
+    return !*cls;
+}
+
 static void list(PGconn *conn, struct api_req *r, const char *msg, const char *ep)
 {
-    int limit;
-    const char *it;
-    if (api_page(r, &limit, &it) != 0)
+    const char *st, *cls, *before, *after;
+    if (!status_query(r, &st) || !code_class_query(r, &cls) || !time_range(r, &before, &after))
         return;
-    const char *st = api_query(r, "status");
-    if (st && strcmp(st, "0") != 0 && strcmp(st, "2") != 0) {
-        api_invalid(r, "query", "status", "hookd records 0 (success) and 2 (fail)", "value_error");
-        return;
-    }
-    char n[16];
-    snprintf(n, sizeof n, "%d", limit + 1);
-    const char *p[] = {r->app, msg, ep, it, n, st};
-    PGresult *res = api_exec(conn, r, Q_API_ATTEMPT_LIST, p);
-    if (!res)
-        return;
-    api_reply_list(r, res, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID, limit);
-    PQclear(res);
+    const char *p[] = {r->app, msg, ep, st, with_content(r), cls, api_query(r, "event_types"), before, after};
+    api_list(conn, r, Q_API_ATTEMPT_LIST, p, 9, API_ORDER_FIXED, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
 }
 
 void api_attempt_list_by_msg(PGconn *conn, struct api_req *r)
 {
     char msg[40], ep[40];
     const char *only = api_query(r, "endpoint_id");
-    if (!api_resolve_app(conn, r, r->params[0]) || !find_message(conn, r, r->params[1], msg))
+    if (!api_resolve_message(conn, r, msg, NULL))
         return;
     if (only && !find_endpoint(conn, r, only, ep))
         return;
@@ -61,11 +89,48 @@ void api_attempt_list_by_endpoint(PGconn *conn, struct api_req *r)
         list(conn, r, NULL, ep);
 }
 
+void api_attempt_get(PGconn *conn, struct api_req *r)
+{
+    char msg[40];
+    if (!api_resolve_message(conn, r, msg, NULL))
+        return;
+    const char *p[] = {msg, r->params[2]};
+    api_reply_one(conn, r, Q_API_ATTEMPT_GET, p, API_ATTEMPT_GET_BODY, "Message attempt");
+}
+
+void api_attempt_list_messages(PGconn *conn, struct api_req *r)
+{
+    char ep[40];
+    const char *st, *before, *after;
+    if (!status_query(r, &st) || !time_range(r, &before, &after) || !api_resolve_app(conn, r, r->params[0]) ||
+        !find_endpoint(conn, r, r->params[1], ep))
+        return;
+    const char *p[] = {r->app, ep, st, api_query(r, "event_types"), before, after, with_content(r)};
+    api_list(conn, r, Q_API_ATTEMPTED_MESSAGES, p, 7, API_ORDER_FIXED, API_ATTEMPTED_MESSAGES_BODY,
+             API_ATTEMPTED_MESSAGES_API_ID);
+}
+
+void api_attempt_list_destinations(PGconn *conn, struct api_req *r)
+{
+    char msg[40];
+    if (!api_resolve_message(conn, r, msg, NULL))
+        return;
+    const char *p[] = {msg};
+    api_list(conn, r, Q_API_ATTEMPTED_DESTINATIONS, p, 1, API_ORDER_FIXED, API_ATTEMPTED_DESTINATIONS_BODY,
+             API_ATTEMPTED_DESTINATIONS_API_ID);
+}
+
 void api_attempt_resend(PGconn *conn, struct api_req *r)
 {
     char msg[40], ep[40];
-    if (!api_resolve_app(conn, r, r->params[0]) || !find_message(conn, r, r->params[1], msg) ||
-        !find_endpoint(conn, r, r->params[2], ep))
+    bool expunged = false;
+    if (!api_resolve_message(conn, r, msg, &expunged))
+        return;
+    if (expunged) { /* Svix's answer for a message without content */
+        api_error(r, 400, "missing_payload", "Unable to resend message. Payload is missing (probably expired).");
+        return;
+    }
+    if (!find_endpoint(conn, r, r->params[2], ep))
         return;
     const char *p[] = {msg, ep};
     PGresult *res = api_exec(conn, r, Q_API_ATTEMPT_RESEND, p);

@@ -1,6 +1,7 @@
 /* Endpoints of an application: list, create, get, update (PUT), patch,
  * delete, the signing secret (get, rotate), custom headers (get, replace,
- * patch) and recover (dead deliveries since a time go out again). The body
+ * patch), recover (dead deliveries since a time go out again), replay-missing
+ * (messages since a time it never got go to it) and statistics. The body
  * is read into one normalised JSON object of the columns to set (see
  * sql/queries/api_endpoint_create.sql), so create, update and patch share
  * one reader and two statements. Svix's field names are accepted with
@@ -13,16 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 #include "api_internal.h"
 #include "encoding.h"
+#include "endpoint_headers.h"
 #include "payload_filter.h"
 #include "signature.h"
 #include "xmalloc.h"
-
-#define HEADERS_MAX 32
 
 /* The endpoint the path names (params[1]) in the application (params[0]),
  * into id; false after answering 404. */
@@ -46,61 +44,14 @@ static void reply_row(struct api_req *r, PGresult *res, int status)
 
 /* ---- reading the body ---- */
 
-static bool reserved_header(const char *name)
-{
-    static const char *const reserved[] = {"host",
-                                           "content-length",
-                                           "content-type",
-                                           "transfer-encoding",
-                                           "connection",
-                                           "webhook-id",
-                                           "webhook-timestamp",
-                                           "webhook-signature",
-                                           "user-agent",
-                                           "keep-alive",
-                                           "te",
-                                           "upgrade"};
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcasecmp(name, reserved[i]) == 0)
-            return true;
-    return false;
-}
-
-/* Custom headers: at most HEADERS_MAX, token names that are not reserved,
- * values without control characters. */
+/* Custom headers (endpoint_headers.h); false after answering 422. */
 static bool check_headers(struct api_req *r, const char *field, const json_t *h, bool nulls_ok)
 {
-    if (!json_is_object(h)) {
-        api_invalid(r, "body", field, "value is not a valid dict", "type_error.dict");
-        return false;
-    }
-    if (json_object_size(h) > HEADERS_MAX) {
-        api_invalid(r, "body", field, "at most 32 headers", "value_error");
-        return false;
-    }
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)h, k, v)
-    {
-        size_t n = strlen(k);
-        bool name_ok = n > 0 && n <= 128 &&
-                       strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == n;
-        if (!name_ok || reserved_header(k)) {
-            api_invalid(r, "body", field, "a header name is malformed or reserved", "value_error");
-            return false;
-        }
-        if (json_is_null(v) && nulls_ok)
-            continue;
-        const char *s = json_string_value(v);
-        bool ok = s && strlen(s) <= 4096;
-        for (const char *c = s; ok && *c; c++)
-            ok = (unsigned char)*c >= 0x20 && *c != 0x7f;
-        if (!ok) {
-            api_invalid(r, "body", field, "a header value must be a string without control characters", "value_error");
-            return false;
-        }
-    }
-    return true;
+    char err[256];
+    if (endpoint_headers_check(h, nulls_ok, err, sizeof err) == 0)
+        return true;
+    api_invalid(r, "body", field, err, "value_error");
+    return false;
 }
 
 /* eventTypes / filterTypes: names of the catalog (or globs matching some). */
@@ -225,18 +176,10 @@ static bool make_secret(struct api_req *r, const char *given, const char *field,
 
 void api_endpoint_list(PGconn *conn, struct api_req *r)
 {
-    int limit;
-    const char *it;
-    if (api_page(r, &limit, &it) != 0 || !api_resolve_app(conn, r, r->params[0]))
+    if (!api_resolve_app(conn, r, r->params[0]))
         return;
-    char n[16];
-    snprintf(n, sizeof n, "%d", limit + 1);
-    const char *p[] = {r->app, it, n};
-    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_LIST, p);
-    if (!res)
-        return;
-    api_reply_list(r, res, API_ENDPOINT_LIST_BODY, API_ENDPOINT_LIST_API_ID, limit);
-    PQclear(res);
+    const char *p[] = {r->app};
+    api_list(conn, r, Q_API_ENDPOINT_LIST, p, 1, API_ORDER_DESC, API_ENDPOINT_LIST_BODY, API_ENDPOINT_LIST_API_ID);
 }
 
 void api_endpoint_create(PGconn *conn, struct api_req *r)
@@ -330,13 +273,6 @@ void api_endpoint_secret_rotate(PGconn *conn, struct api_req *r)
     OPENSSL_cleanse(secret, sizeof secret);
 }
 
-static bool sensitive(const char *name)
-{
-    return strcasecmp(name, "authorization") == 0 || strcasecmp(name, "cookie") == 0 ||
-           strcasecmp(name, "proxy-authorization") == 0 || strcasestr(name, "secret") || strcasestr(name, "token") ||
-           strcasestr(name, "key");
-}
-
 void api_endpoint_headers_get(PGconn *conn, struct api_req *r)
 {
     char id[40];
@@ -351,7 +287,7 @@ void api_endpoint_headers_get(PGconn *conn, struct api_req *r)
     json_t *v;
     json_object_foreach(all, k, v)
     {
-        if (sensitive(k))
+        if (endpoint_headers_sensitive(k))
             json_array_append_new(hidden, json_string(k));
         else
             json_object_set(shown, k, v);
@@ -419,33 +355,129 @@ void api_endpoint_headers_patch(PGconn *conn, struct api_req *r)
         if (json_is_string(v))
             json_object_del(cur, json_string_value(v));
     }
-    if (json_object_size(cur) > HEADERS_MAX)
+    if (json_object_size(cur) > ENDPOINT_HEADERS_MAX)
         api_invalid(r, "body", "headers", "at most 32 headers", "value_error");
     else
         set_headers(conn, r, id, cur);
     json_decref(cur);
 }
 
+/* since and until of a RecoverIn / ReplayIn body; false after answering 422. */
+static bool read_range(struct api_req *r, const char **since, const char **until)
+{
+    *since = api_str(r, r->body, "since", true);
+    *until = api_str(r, r->body, "until", false);
+    if (*since)
+        api_check_time(r, "body", "since", *since);
+    if (*until)
+        api_check_time(r, "body", "until", *until);
+    return !api_failed(r);
+}
+
+/* The answer of a task done in the request (Svix's RecoverOut/ReplayOut,
+ * status "finished", with hookd's count of messages sent again): the
+ * deliveries res made due (column col) are scheduled in Redis after the
+ * commit (beyond API_DELIVERIES_MAX the reconciler schedules the rest).
+ * Frees res. */
+static void reply_task(PGconn *conn, struct api_req *r, PGresult *res, int col, const char *task)
+{
+    int sent = PQntuples(res);
+    for (int i = 0; i < sent && r->ndue < API_DELIVERIES_MAX; i++)
+        r->due[r->ndue++] = xstrdup(PQgetvalue(res, i, col));
+    PQclear(res);
+    if (!(res = api_exec(conn, r, Q_API_TASK_ID, NULL)))
+        return;
+    api_reply(r, 202,
+              json_pack("{s:s, s:s, s:s, s:s, s:{s:i}}", "id", PQgetvalue(res, 0, API_TASK_ID_ID), "status",
+                        "finished", "task", task, "updatedAt", PQgetvalue(res, 0, API_TASK_ID_AT), "data",
+                        "messagesSent", sent));
+    PQclear(res);
+}
+
 void api_endpoint_recover(PGconn *conn, struct api_req *r)
 {
     char id[40];
-    const char *since = api_str(r, r->body, "since", true), *until = api_str(r, r->body, "until", false);
-    if (api_failed(r) || !resolve(conn, r, id))
+    const char *since, *until;
+    if (!read_range(r, &since, &until) || !resolve(conn, r, id))
         return;
     const char *p[] = {id, since, until};
     PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_RECOVER, p);
+    if (res)
+        reply_task(conn, r, res, API_ENDPOINT_RECOVER_ID, "endpoint.recover");
+}
+
+/* The candidates' ids that pass the endpoint's payload filter (as the
+ * relay would apply it), as a text[] literal (caller frees). */
+static char *replay_ids(const PGresult *res)
+{
+    int n = PQntuples(res);
+    json_t *filter = n > 0 && !PQgetisnull(res, 0, API_REPLAY_CANDIDATES_FILTER)
+                         ? json_loads(PQgetvalue(res, 0, API_REPLAY_CANDIDATES_FILTER), 0, NULL)
+                         : NULL;
+    char *out = xmalloc((size_t)n * 37 + 3), *o = out;
+    *o++ = '{';
+    for (int i = 0; i < n; i++) {
+        if (filter) {
+            json_t *payload = json_loads(PQgetvalue(res, i, API_REPLAY_CANDIDATES_PAYLOAD), JSON_DECODE_ANY, NULL);
+            bool match = payload && payload_filter_match(filter, payload);
+            json_decref(payload);
+            if (!match)
+                continue;
+        }
+        o += sprintf(o, "%s%s", o > out + 1 ? "," : "", PQgetvalue(res, i, API_REPLAY_CANDIDATES_ID));
+    }
+    *o++ = '}';
+    *o = '\0';
+    json_decref(filter);
+    return out;
+}
+
+/* Replay-missing (Svix's): the messages since a time that the endpoint
+ * never got, because it did not exist or did not subscribe then, go to it
+ * now if its filters match them. */
+void api_endpoint_replay_missing(PGconn *conn, struct api_req *r)
+{
+    char id[40];
+    const char *since, *until;
+    if (!read_range(r, &since, &until) || !resolve(conn, r, id))
+        return;
+    const char *p[] = {r->app, id, since, until};
+    PGresult *res = api_exec(conn, r, Q_API_REPLAY_CANDIDATES, p);
     if (!res)
         return;
-    for (int i = 0; i < PQntuples(res) && r->ndue < API_DELIVERIES_MAX; i++)
-        r->due[r->ndue++] = xstrdup(PQgetvalue(res, i, API_ENDPOINT_RECOVER_ID));
-    /* more than API_DELIVERIES_MAX: the reconciler schedules the rest */
+    char *ids = replay_ids(res);
     PQclear(res);
-    char now[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-    /* done in this request: the task is finished when the answer comes */
-    api_reply(r, 202,
-              json_pack("{s:s, s:s, s:s, s:s}", "id", "qtask_recover", "status", "finished", "task",
-                        "endpoint.recover", "updatedAt", now));
+    const char *q[] = {ids, id};
+    res = api_exec(conn, r, Q_API_REPLAY_INSERT, q);
+    free(ids);
+    if (res)
+        reply_task(conn, r, res, API_REPLAY_INSERT_ID, "endpoint.replay");
+}
+
+/* Svix's get-stats: until defaults to now, since to 28 days before it. */
+void api_endpoint_stats(PGconn *conn, struct api_req *r)
+{
+    char id[40];
+    const char *since = api_query(r, "since"), *until = api_query(r, "until");
+    if ((since && !api_check_time(r, "query", "since", since)) ||
+        (until && !api_check_time(r, "query", "until", until)) || !resolve(conn, r, id))
+        return;
+    const char *p[] = {id, since, until};
+    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_STATS, p);
+    if (!res)
+        return;
+    const char *bad = PQgetisnull(res, 0, API_ENDPOINT_STATS_BAD) ? NULL : PQgetvalue(res, 0, API_ENDPOINT_STATS_BAD);
+    if (bad && strcmp(bad, "future") == 0)
+        api_error(r, 400, "invalid_range", "'until' cannot be in the future");
+    else if (bad)
+        api_error(r, 400, "invalid_range", "'since' cannot be more than 28 days prior to 'until'");
+    else
+        api_reply(r, 200,
+                  json_pack("{s:I, s:I, s:I, s:I, s:i}", "success",
+                            (json_int_t)strtoll(PQgetvalue(res, 0, API_ENDPOINT_STATS_SUCCESS), NULL, 10), "pending",
+                            (json_int_t)strtoll(PQgetvalue(res, 0, API_ENDPOINT_STATS_PENDING), NULL, 10), "sending",
+                            (json_int_t)strtoll(PQgetvalue(res, 0, API_ENDPOINT_STATS_SENDING), NULL, 10), "fail",
+                            (json_int_t)strtoll(PQgetvalue(res, 0, API_ENDPOINT_STATS_FAIL), NULL, 10), "canceled",
+                            0));
+    PQclear(res);
 }

@@ -8,14 +8,6 @@
 
 #include "api_internal.h"
 
-static bool global_token(struct api_req *r)
-{
-    if (!r->tenant[0])
-        return true;
-    api_error(r, 403, "insufficient access", "Insufficient access for the given operation.");
-    return false;
-}
-
 static bool valid_name(struct api_req *r, const char *name)
 {
     size_t n = strlen(name);
@@ -94,25 +86,16 @@ static void upsert(PGconn *conn, struct api_req *r, const char *name, bool updat
 
 void api_event_type_list(PGconn *conn, struct api_req *r)
 {
-    int limit;
-    const char *it;
-    if (api_page(r, &limit, &it) != 0)
-        return;
-    char n[16];
-    snprintf(n, sizeof n, "%d", limit + 1);
     const char *arch = api_query(r, "include_archived");
-    const char *p[] = {it, n, arch && strcmp(arch, "true") == 0 ? "true" : "false"};
-    PGresult *res = api_exec(conn, r, Q_API_EVENT_TYPE_LIST, p);
-    if (!res)
-        return;
-    api_reply_list(r, res, API_EVENT_TYPE_LIST_BODY, API_EVENT_TYPE_LIST_NAME, limit);
-    PQclear(res);
+    const char *p[] = {arch && strcmp(arch, "true") == 0 ? "true" : "false"};
+    api_list(conn, r, Q_API_EVENT_TYPE_LIST, p, 1, API_ORDER_FIXED, API_EVENT_TYPE_LIST_BODY,
+             API_EVENT_TYPE_LIST_NAME);
 }
 
 void api_event_type_create(PGconn *conn, struct api_req *r)
 {
     const char *name = api_str(r, r->body, "name", true);
-    if (!name || !valid_name(r, name) || !global_token(r))
+    if (!name || !valid_name(r, name) || !api_global_token(r))
         return;
     upsert(conn, r, name, false, true, false);
 }
@@ -120,32 +103,24 @@ void api_event_type_create(PGconn *conn, struct api_req *r)
 void api_event_type_get(PGconn *conn, struct api_req *r)
 {
     const char *p[] = {r->params[0]};
-    PGresult *res = api_exec(conn, r, Q_API_EVENT_TYPE_GET, p);
-    if (!res)
-        return;
-    json_t *body = api_row_json(res, 0, API_EVENT_TYPE_GET_BODY);
-    PQclear(res);
-    if (body)
-        api_reply(r, 200, body);
-    else
-        api_not_found(r, "Event type");
+    api_reply_one(conn, r, Q_API_EVENT_TYPE_GET, p, API_EVENT_TYPE_GET_BODY, "Event type");
 }
 
 void api_event_type_update(PGconn *conn, struct api_req *r)
 {
-    if (global_token(r) && valid_name(r, r->params[0]))
+    if (api_global_token(r) && valid_name(r, r->params[0]))
         upsert(conn, r, r->params[0], true, true, false);
 }
 
 void api_event_type_patch(PGconn *conn, struct api_req *r)
 {
-    if (global_token(r))
+    if (api_global_token(r))
         upsert(conn, r, r->params[0], true, false, true);
 }
 
 void api_event_type_delete(PGconn *conn, struct api_req *r)
 {
-    if (!global_token(r))
+    if (!api_global_token(r))
         return;
     const char *ex = api_query(r, "expunge");
     const char *p[] = {r->params[0], ex && strcmp(ex, "true") == 0 ? "true" : "false"};

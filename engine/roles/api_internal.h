@@ -91,19 +91,52 @@ json_t *api_row_json(const PGresult *res, int row, int col);
 
 /* ---- the request ---- */
 const char *api_query(const struct api_req *r, const char *name); /* NULL when absent */
-/* limit and iterator of a list request; -1 after answering 422. */
-int api_page(struct api_req *r, int *limit, const char **iterator);
+/* A list request's page: `limit` (1 to 250, default 50) and `iterator`, as
+ * Svix reads them; an iterator that begins with '-' (a `prevIterator`)
+ * pages backwards. */
+struct api_page {
+    int limit;
+    const char *iterator; /* without the '-'; NULL: the first page */
+    bool prev;            /* backwards: the rows come in reverse order */
+    char rows[16];        /* limit + 1 as text: one more row tells whether it is done */
+};
+/* 0, or -1 after answering 422. */
+int api_page(struct api_req *r, struct api_page *pg);
 /* A list answer from rows whose column col is a JSON body and whose column
- * idcol is the item's id; limit + 1 rows asked for tell whether it is done. */
-void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, int limit);
+ * idcol is the item's id: `{data, iterator, prevIterator, done}`, with
+ * Svix's rules (the rows of a backward page are reversed; prevIterator is
+ * "-" + the first item's id, absent on an empty page). */
+void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, const struct api_page *pg);
+/* How a list reads Svix's `order` (ascending|descending): API_ORDER_FIXED:
+ * it has none (its statement's order, reversed only to page back);
+ * API_ORDER_ASC / _DESC: it does, with this default, over a statement in
+ * ascending order. */
+enum api_order { API_ORDER_FIXED, API_ORDER_ASC, API_ORDER_DESC };
+/* A list operation: reads the page, runs statement q with params[0..n)
+ * followed by the page's iterator, rows and whether to scan against the
+ * statement's order (every list statement takes those three last), and
+ * answers the list. */
+void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, enum api_order order,
+              int col, int idcol);
+/* Answers 200 with column col of the one row statement q returns (a JSON
+ * body), or 404 "<what> not found" when there is none. */
+void api_reply_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int col,
+                   const char *what);
 /* The id (column idcol) of the one row statement q returns, into id;
- * 404 "<what> not found" answered (false returned) when there is no row,
- * the database error answered when it fails. */
+ * 404 "<what> not found" answered (false returned) when there is none, the
+ * database error answered when it fails. */
 bool api_find_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int idcol,
                   const char *what, char *id, size_t idlen);
+/* false after answering 403 when the token is a tenant's (operations on
+ * the whole installation: applications, the event-type catalog, expunge). */
+bool api_global_token(struct api_req *r);
 /* Resolves the path's application (id or uid) into r->app within the
  * token's scope; 404 answered (0 returned) when there is none. */
 bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid);
+/* The path's application (params[0]) and its message (params[1]: msg_… id
+ * or eventId) into id, and whether the message's content was expunged
+ * (expunged may be NULL); 404 answered (false returned) when there is none. */
+bool api_resolve_message(PGconn *conn, struct api_req *r, char id[40], bool *expunged);
 
 /* ---- body fields ---- */
 /* The string field, NULL when absent or null; 422 answered when present
@@ -126,21 +159,27 @@ bool api_name_set(struct api_req *r, const json_t *o, const char *field, size_t 
                   char **out);
 /* An http(s) URL that delivery may reach (the SSRF policy of the config). */
 bool api_check_url(struct api_req *r, const char *field, const char *url);
+/* An RFC 3339 date-time (2026-12-03T15:00:00Z, fractions and offsets
+ * allowed) in a query parameter or body field; false after answering 422. */
+bool api_check_time(struct api_req *r, const char *where, const char *field, const char *s);
 /* A uid (Svix: [a-zA-Z0-9-_.], 1 to 256 characters). */
 bool api_check_uid(struct api_req *r, const char *field, const char *uid);
 
 /* ---- operations (api_app.c, api_endpoint.c, api_message.c,
- * api_attempt.c, api_event_type.c, api_send_example.c) ---- */
+ * api_attempt.c, api_content.c, api_event_type.c, api_send_example.c) ---- */
 api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_patch, api_app_delete;
 api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint_update, api_endpoint_patch,
     api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
+api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 /* Whether an endpoint whose filterTypes are types (globs; NULL or empty:
  * every type) takes event type type. */
 bool api_filter_types_match(const json_t *types, const char *type);
 api_op_fn api_message_list, api_message_create, api_message_get;
-api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend;
+api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
+    api_attempt_list_messages, api_attempt_list_destinations;
+api_op_fn api_content_expunge_message, api_content_expunge_attempt;
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
 

@@ -711,35 +711,14 @@ void api_message_get(PGconn *conn, struct api_req *r)
     if (!api_resolve_app(conn, r, r->params[0]))
         return;
     const char *p[] = {r->app, r->params[1], with_content(r, true)};
-    PGresult *res = api_exec(conn, r, Q_API_MESSAGE_GET, p);
-    if (!res)
-        return;
-    json_t *body = api_row_json(res, 0, API_MESSAGE_GET_BODY);
-    PQclear(res);
-    if (body)
-        api_reply(r, 200, body);
-    else
-        api_not_found(r, "Message");
+    api_reply_one(conn, r, Q_API_MESSAGE_GET, p, API_MESSAGE_GET_BODY, "Message");
 }
 
 void api_message_list(PGconn *conn, struct api_req *r)
 {
-    int limit;
-    const char *it;
-    if (api_page(r, &limit, &it) != 0 || !api_resolve_app(conn, r, r->params[0]))
+    if (!api_resolve_app(conn, r, r->params[0]))
         return;
-    char n[16];
-    snprintf(n, sizeof n, "%d", limit + 1);
-    const char *p[] = {r->app,
-                       it,
-                       n,
-                       api_query(r, "event_types"),
-                       with_content(r, true),
-                       api_query(r, "channel"),
+    const char *p[] = {r->app, api_query(r, "event_types"), with_content(r, true), api_query(r, "channel"),
                        api_query(r, "tag")};
-    PGresult *res = api_exec(conn, r, Q_API_MESSAGE_LIST, p);
-    if (!res)
-        return;
-    api_reply_list(r, res, API_MESSAGE_LIST_BODY, API_MESSAGE_LIST_API_ID, limit);
-    PQclear(res);
+    api_list(conn, r, Q_API_MESSAGE_LIST, p, 5, API_ORDER_FIXED, API_MESSAGE_LIST_BODY, API_MESSAGE_LIST_API_ID);
 }

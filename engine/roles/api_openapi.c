@@ -8,6 +8,41 @@
 #include "api_internal.h"
 #include "version.h"
 
+/* The fields of an endpoint's PUT (all but url optional) and PATCH (all optional). */
+#define ENDPOINT_UPDATE_FIELDS                                                                                        \
+    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"                         \
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"                            \
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"                          \
+    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"                         \
+    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"                              \
+    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"                       \
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":"     \
+    "true},"                                                                                                          \
+    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"                                                      \
+    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}"
+
+/* A delivery's status as Svix's MessageStatus (0 success, 1 pending, 2
+ * fail, 3 sending, 4 canceled) with its text, and when the next attempt is
+ * due (sending only). */
+#define STATUS_FIELDS                                                                                                 \
+    "\"status\":{\"type\":\"integer\",\"enum\":[0,1,2,3,4]},"                                                         \
+    "\"statusText\":{\"type\":\"string\",\"enum\":[\"success\",\"pending\",\"fail\",\"sending\",\"canceled\"]},"      \
+    "\"nextAttempt\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true}"
+
+/* The time range of a recover or a replay (RecoverIn, ReplayIn). */
+#define RANGE_IN                                                                                                      \
+    "{\"type\":\"object\",\"required\":[\"since\"],\"properties\":{"                                                  \
+    "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},"                                                       \
+    "\"until\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true}}}"
+
+/* A background task's answer (RecoverOut, ReplayOut): hookd does the work
+ * in the request, so it is "finished", with the count of messages sent. */
+#define TASK_OUT                                                                                                      \
+    "{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{"                   \
+    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]},"   \
+    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"                    \
+    "\"data\":{\"type\":\"object\",\"properties\":{\"messagesSent\":{\"type\":\"integer\"}}}}}"
+
 static const char schemas[] =
     "{"
     "\"HttpErrorOut\":{\"type\":\"object\",\"required\":[\"code\",\"detail\"],\"properties\":{"
@@ -52,26 +87,8 @@ static const char schemas[] =
     "\"headers\":{\"type\":\"object\",\"nullable\":true,\"additionalProperties\":{\"type\":\"string\"}},"
     "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},"
     "\"ordered\":{\"type\":\"boolean\"}}},"
-    "\"EndpointUpdate\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{"
-    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"
-    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
-    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
-    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
-    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"
-    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
-    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
-    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
-    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}}},"
-    "\"EndpointPatch\":{\"type\":\"object\",\"properties\":{"
-    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"
-    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
-    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
-    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
-    "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"
-    "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
-    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":true},"
-    "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
-    "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},\"ordered\":{\"type\":\"boolean\"}}},"
+    "\"EndpointUpdate\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{" ENDPOINT_UPDATE_FIELDS "}},"
+    "\"EndpointPatch\":{\"type\":\"object\",\"properties\":{" ENDPOINT_UPDATE_FIELDS "}},"
     "\"EndpointOut\":{\"type\":\"object\",\"required\":[\"id\",\"url\",\"description\",\"metadata\","
     "\"createdAt\",\"updatedAt\"],\"properties\":{\"id\":{\"type\":\"string\"},"
     "\"uid\":{\"type\":\"string\",\"nullable\":true},\"url\":{\"type\":\"string\"},"
@@ -96,12 +113,26 @@ static const char schemas[] =
     "\"EndpointHeadersOut\":{\"type\":\"object\",\"required\":[\"headers\",\"sensitive\"],\"properties\":{"
     "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
     "\"sensitive\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"
-    "\"RecoverIn\":{\"type\":\"object\",\"required\":[\"since\"],\"properties\":{"
-    "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},"
-    "\"until\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true}}},"
-    "\"RecoverOut\":{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{"
-    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]},"
-    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"RecoverIn\":" RANGE_IN ","
+    "\"RecoverOut\":" TASK_OUT ","
+    "\"ReplayIn\":" RANGE_IN ","
+    "\"ReplayOut\":" TASK_OUT ","
+    "\"EndpointStats\":{\"type\":\"object\",\"required\":[\"success\",\"pending\",\"sending\",\"fail\","
+    "\"canceled\"],\"properties\":{\"success\":{\"type\":\"integer\"},\"pending\":{\"type\":\"integer\"},"
+    "\"sending\":{\"type\":\"integer\"},\"fail\":{\"type\":\"integer\"},\"canceled\":{\"type\":\"integer\"}}},"
+    "\"EndpointMessageOut\":{\"type\":\"object\",\"required\":[\"id\",\"eventType\",\"payload\",\"timestamp\","
+    "\"status\",\"statusText\"],\"properties\":{\"id\":{\"type\":\"string\"},"
+    "\"eventId\":{\"type\":\"string\",\"nullable\":true},\"eventType\":{\"type\":\"string\"},"
+    "\"payload\":{\"type\":\"object\"},\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"}," STATUS_FIELDS
+    "}},"
+    "\"MessageEndpointOut\":{\"type\":\"object\",\"required\":[\"id\",\"url\",\"description\",\"createdAt\","
+    "\"updatedAt\",\"status\",\"statusText\"],\"properties\":{\"id\":{\"type\":\"string\"},"
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"url\":{\"type\":\"string\"},"
+    "\"description\":{\"type\":\"string\"},\"disabled\":{\"type\":\"boolean\"},"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},"
+    "\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}," STATUS_FIELDS "}},"
     "\"EventExampleIn\":{\"type\":\"object\",\"required\":[\"eventType\"],\"properties\":{"
     "\"eventType\":{\"type\":\"string\",\"maxLength\":256,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"},"
     "\"exampleIndex\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"which of schemas['1'].examples (default "

@@ -12,6 +12,7 @@
 #include "api_internal.h"
 #include "config.h"
 #include "db.h"
+#include "http_server.h"
 #include "log.h"
 #include "netguard.h"
 #include "query.h"
@@ -28,12 +29,10 @@ void api_reply(struct api_req *r, int status, json_t *body)
 
 void api_error(struct api_req *r, int status, const char *code, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    api_reply(r, status, http_error_vjson("code", code, "detail", fmt, ap)); /* Svix's error body */
     va_end(ap);
-    api_reply(r, status, json_pack("{s:s, s:s}", "code", code, "detail", msg));
 }
 
 void api_invalid(struct api_req *r, const char *where, const char *field, const char *msg, const char *type)
@@ -108,10 +107,11 @@ const char *api_query(const struct api_req *r, const char *name)
     return evhttp_find_header((struct evkeyvalq *)&r->query, name);
 }
 
-int api_page(struct api_req *r, int *limit, const char **iterator)
+int api_page(struct api_req *r, struct api_page *pg)
 {
-    *limit = API_LIMIT_DEFAULT;
-    *iterator = api_query(r, "iterator");
+    pg->limit = API_LIMIT_DEFAULT;
+    pg->iterator = api_query(r, "iterator");
+    pg->prev = false;
     const char *l = api_query(r, "limit");
     if (l) {
         char *end = NULL;
@@ -120,27 +120,80 @@ int api_page(struct api_req *r, int *limit, const char **iterator)
             api_invalid(r, "query", "limit", "Given limit must be between 1 and 250", "value_error");
             return -1;
         }
-        *limit = (int)v;
+        pg->limit = (int)v;
     }
-    if (*iterator && !**iterator)
-        *iterator = NULL;
+    if (pg->iterator && pg->iterator[0] == '-') { /* Svix's ReversibleIterator::Prev */
+        pg->iterator++;
+        pg->prev = true;
+    }
+    if (pg->iterator && !*pg->iterator)
+        pg->iterator = NULL;
+    snprintf(pg->rows, sizeof pg->rows, "%d", pg->limit + 1);
     return 0;
 }
 
-void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, int limit)
+void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, const struct api_page *pg)
 {
     int n = PQntuples(res);
-    bool done = n <= limit;
-    int shown = done ? n : limit;
+    bool done = n <= pg->limit;
+    int shown = done ? n : pg->limit;
     json_t *data = json_array();
-    for (int i = 0; i < shown; i++) {
+    for (int k = 0; k < shown; k++) {
+        int i = pg->prev ? shown - 1 - k : k; /* a backward page is read in reverse */
         json_t *item = api_row_json(res, i, col);
         json_array_append_new(data, item ? item : json_null());
     }
-    json_t *it = shown > 0 ? json_string(PQgetvalue(res, shown - 1, idcol)) : json_null();
-    json_t *prev = json_null(); /* backward pages are not served (README) */
-    api_reply(r, 200,
-              json_pack("{s:o, s:o, s:o, s:b}", "data", data, "iterator", it, "prevIterator", prev, "done", done));
+    json_t *body = json_pack("{s:o, s:o, s:b}", "data", data, "iterator", json_null(), "done", done);
+    if (shown > 0) {
+        const char *first = PQgetvalue(res, pg->prev ? shown - 1 : 0, idcol);
+        const char *last = PQgetvalue(res, pg->prev ? 0 : shown - 1, idcol);
+        char prev[300];
+        snprintf(prev, sizeof prev, "-%s", first);
+        json_object_set_new(body, "iterator", json_string(last));
+        json_object_set_new(body, "prevIterator", json_string(prev));
+    }
+    api_reply(r, 200, body);
+}
+
+void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, enum api_order order,
+              int col, int idcol)
+{
+    struct api_page pg;
+    const char *p[12], *o = order == API_ORDER_FIXED ? NULL : api_query(r, "order");
+    if (n > 9 || api_page(r, &pg) != 0)
+        return;
+    if (o && strcmp(o, "ascending") != 0 && strcmp(o, "descending") != 0) {
+        api_invalid(r, "query", "order",
+                    "value is not a valid enumeration member; permitted: 'ascending', "
+                    "'descending'",
+                    "type_error.enum");
+        return;
+    }
+    bool desc = o ? strcmp(o, "descending") == 0 : order == API_ORDER_DESC;
+    for (int i = 0; i < n; i++)
+        p[i] = params[i];
+    p[n] = pg.iterator;
+    p[n + 1] = pg.rows;
+    p[n + 2] = desc != pg.prev ? "true" : "false"; /* a backward page scans the other way */
+    PGresult *res = api_exec(conn, r, q, p);
+    if (!res)
+        return;
+    api_reply_list(r, res, col, idcol, &pg);
+    PQclear(res);
+}
+
+void api_reply_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int col,
+                   const char *what)
+{
+    PGresult *res = api_exec(conn, r, q, params);
+    if (!res)
+        return;
+    json_t *body = api_row_json(res, 0, col);
+    PQclear(res);
+    if (body)
+        api_reply(r, 200, body);
+    else
+        api_not_found(r, what);
 }
 
 bool api_find_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int idcol,
@@ -158,10 +211,38 @@ bool api_find_one(PGconn *conn, struct api_req *r, enum query_id q, const char *
     return found;
 }
 
+bool api_global_token(struct api_req *r)
+{
+    if (!r->tenant[0])
+        return true;
+    api_error(r, 403, "insufficient access", "Insufficient access for the given operation.");
+    return false;
+}
+
 bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid)
 {
     const char *p[] = {id_or_uid, r->tenant};
     return api_find_one(conn, r, Q_API_APP_RESOLVE, p, API_APP_RESOLVE_ID, "Application", r->app, sizeof r->app);
+}
+
+bool api_resolve_message(PGconn *conn, struct api_req *r, char id[40], bool *expunged)
+{
+    if (!api_resolve_app(conn, r, r->params[0]))
+        return false;
+    const char *p[] = {r->app, r->params[1]};
+    PGresult *res = api_exec(conn, r, Q_API_MESSAGE_FIND, p);
+    if (!res)
+        return false;
+    bool found = PQntuples(res) == 1;
+    if (found) {
+        snprintf(id, 40, "%s", PQgetvalue(res, 0, API_MESSAGE_FIND_ID));
+        if (expunged)
+            *expunged = PQgetvalue(res, 0, API_MESSAGE_FIND_EXPUNGED)[0] == 't';
+    }
+    PQclear(res);
+    if (!found)
+        api_not_found(r, "Message");
+    return found;
 }
 
 /* ---- body fields ---- */
@@ -282,6 +363,31 @@ bool api_check_url(struct api_req *r, const char *field, const char *url)
         api_invalid(r, "body", field, "the URL resolves to a private, loopback or link-local address",
                     "value_error.url.host");
     return !bad;
+}
+
+bool api_check_time(struct api_req *r, const char *where, const char *field, const char *s)
+{
+    /* YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM); Postgres parses it */
+    static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+    size_t i = 0;
+    bool ok = s != NULL;
+    for (; ok && shape[i]; i++)
+        ok = shape[i] == 'd' ? (s[i] >= '0' && s[i] <= '9') : (s[i] == shape[i] || (shape[i] == 'T' && s[i] == 't'));
+    if (ok && s[i] == '.') {
+        size_t f = strspn(s + i + 1, "0123456789");
+        ok = f >= 1 && f <= 9;
+        i += 1 + f;
+    }
+    if (ok && (s[i] == 'Z' || s[i] == 'z'))
+        ok = s[i + 1] == '\0';
+    else if (ok && (s[i] == '+' || s[i] == '-'))
+        ok = strlen(s + i) == 6 && strspn(s + i + 1, "0123456789") == 2 && s[i + 3] == ':' &&
+             strspn(s + i + 4, "0123456789") == 2;
+    else
+        ok = false;
+    if (!ok)
+        api_invalid(r, where, field, "invalid datetime format", "value_error.datetime");
+    return ok;
 }
 
 bool api_check_uid(struct api_req *r, const char *field, const char *uid)

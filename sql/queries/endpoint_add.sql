@@ -2,9 +2,12 @@
 -- Postgres splits and trims ("order.*, user.*" -> {order.*,user.*}).
 -- parameters: $1 = name, $2 = url, $3 = signing secret (whsec_…),
 --   $4 = event filters, comma-separated, $5 = timeout in ms, $6 = max in flight,
---   $7 = tenant id or NULL (a global endpoint), $8 = payload filter (JSON) or NULL
+--   $7 = tenant id or NULL (a global endpoint), $8 = payload filter (JSON) or NULL,
+--   $9 = custom headers (JSON object) or NULL, $10 = rate limit (deliveries/s) or NULL,
+--   $11 = ordered (boolean)
 -- columns: id
-INSERT INTO webhook_endpoints (name, url, secret, event_types, timeout_ms, max_inflight, tenant_id, payload_filter)
+INSERT INTO webhook_endpoints (name, url, secret, event_types, timeout_ms, max_inflight, tenant_id, payload_filter,
+                               headers, rate_limit, ordered)
 VALUES ($1, $2, $3, (SELECT array_agg(trim(x)) FROM unnest(string_to_array($4, ',')) x WHERE trim(x) <> ''),
-        $5, $6, $7, $8::jsonb)
+        $5, $6, $7, $8::jsonb, coalesce($9::jsonb, '{}'), $10::integer, $11::boolean)
 RETURNING id::text AS id

@@ -30,6 +30,7 @@ GRANT SELECT, INSERT, UPDATE ON outbox_events     TO hookd_worker;
 GRANT SELECT, INSERT, UPDATE ON outbox_deliveries TO hookd_worker;
 GRANT SELECT, UPDATE         ON webhook_endpoints TO hookd_worker;  -- 410 Gone disables an endpoint
 GRANT SELECT, INSERT         ON attempts          TO hookd_worker;
+GRANT UPDATE (response_excerpt, error) ON attempts TO hookd_worker;  -- the API's expunge of a response
 GRANT USAGE                  ON SEQUENCE attempts_id_seq TO hookd_worker;
 GRANT SELECT, INSERT, UPDATE ON dead_letters      TO hookd_worker;
 GRANT SELECT, UPDATE         ON hookd_relay_state TO hookd_worker;  -- relays: NOTIFY wanted or not

@@ -153,8 +153,8 @@ def test_tokens_and_applications(env, api):
     listed = hookd(cfg, "token", "list").stdout
     assert "acme-token" in listed and "revoked" in listed and acme_tok not in listed
     # unimplemented operations: 501 with the operation's name
-    out = svix(w, root, [{"call": "endpoint.getStats", "args": ["acme", "ep_x"]}])
-    assert out[0]["status"] == 501 and "v1.endpoint.get-stats" in out[0]["body"]["detail"]
+    out = svix(w, root, [{"call": "endpoint.bulkReplay", "args": ["acme", "ep_x", {"since": "2026-01-01T00:00:00Z"}]}])
+    assert out[0]["status"] == 501 and "v1.endpoint.bulk-replay" in out[0]["body"]["detail"]
     # a message may create its application (Svix's `application` field)
     out = svix(w, root, [
         {"call": "message.create", "args": ["newco", {"eventType": "a.b", "payload": {},
@@ -444,12 +444,12 @@ def test_openapi_document(env, api):
     # exactly what is implemented: every documented operation answers something else than 501 ...
     for op_id, (method, path) in ops.items():
         concrete = path.replace("{app_id}", "acme").replace("{endpoint_id}", "ep_x").replace(
-            "{msg_id}", "msg_x").replace("{event_type_name}", "a.b")
+            "{msg_id}", "msg_x").replace("{event_type_name}", "a.b").replace("{attempt_id}", "atmpt_x")
         st, body = raw(w, method.upper(), concrete, root, {} if method in ("post", "put", "patch") else None)
         assert st != 501, (op_id, body)
     # ... and the operations answered 501 are not in it
-    assert "v1.endpoint.get-stats" not in ops and "v1.message.create" in ops
-    assert len(ops) == 32  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
+    assert "v1.endpoint.bulk-replay" not in ops and "v1.message.create" in ops
+    assert len(ops) == 39  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
 
 
 def test_cli_tenants_endpoints_and_emit(env, api, receivers):

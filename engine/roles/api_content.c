@@ -1,0 +1,37 @@
+/* Expunging content that was sent or received by mistake (Svix's
+ * expunge-content operations): a message's payload (it becomes
+ * {"expired": true}, and the message is never sent again: see
+ * sql/queries/api_message_expunge.sql) and an attempt's response (it
+ * becomes "EXPUNGED"). As in Svix, these are the organization's
+ * operations: a tenant's token gets 403, whatever the application. */
+#include <stdio.h>
+
+#include "api_internal.h"
+
+/* Runs statement q on (the path's message, extra) and answers 204, or 404
+ * "<what> not found" when it touched no row. */
+static void expunge(PGconn *conn, struct api_req *r, enum query_id q, const char *extra, const char *what)
+{
+    char msg[40];
+    if (!api_global_token(r) || !api_resolve_message(conn, r, msg, NULL))
+        return;
+    const char *p[] = {msg, extra};
+    PGresult *res = api_exec(conn, r, q, p);
+    if (!res)
+        return;
+    if (PQntuples(res) > 0)
+        api_reply(r, 204, NULL);
+    else
+        api_not_found(r, what);
+    PQclear(res);
+}
+
+void api_content_expunge_message(PGconn *conn, struct api_req *r)
+{
+    expunge(conn, r, Q_API_MESSAGE_EXPUNGE, NULL, "Message");
+}
+
+void api_content_expunge_attempt(PGconn *conn, struct api_req *r)
+{
+    expunge(conn, r, Q_API_ATTEMPT_EXPUNGE, r->params[2], "Message attempt");
+}

@@ -1,0 +1,12 @@
+-- Replay-missing, step 2: a delivery of each message to the endpoint,
+-- PENDING and due now (in its event's partition, as a resend makes one),
+-- the events reopened. A delivery that exists meanwhile is left alone.
+-- parameters: $1 = message ids (uuid[] as text), $2 = endpoint id (uuid)
+-- columns: id
+WITH ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
+             SELECT hookd_uuid7(), m.id, $2::uuid, 'PENDING', now(), m.part_at
+               FROM outbox_events m WHERE m.id = ANY ($1::uuid[])
+             ON CONFLICT DO NOTHING RETURNING id, event_id),
+ ev AS (UPDATE outbox_events SET processed_at = NULL
+         WHERE id IN (SELECT event_id FROM ins) AND processed_at IS NOT NULL)
+SELECT id::text AS id FROM ins
