@@ -268,8 +268,8 @@ static bool keyed(const struct api_req *r)
  * rolled back, and its requests run alone). */
 static PGresult *step(PGconn *conn, enum query_id q, struct db_array *a, int n, bool *down)
 {
-    const char *params[8];
-    int lengths[8], formats[8];
+    const char *params[8] = {0};
+    int lengths[8] = {0}, formats[8] = {0};
     HOOKD_ASSERT(n <= 8);
     for (int i = 0; i < n; i++) {
         params[i] = a[i].buf;
