@@ -1,19 +1,10 @@
 /* The API's ids of UUIDs; see api_id.h. */
 #include "api_id.h"
 
+#include "encoding.h"
+
 #include <stdint.h>
 #include <string.h>
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
 {
@@ -23,7 +14,7 @@ int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outle
     for (const char *p = uuid; *p; p++) {
         if (*p == '-')
             continue;
-        int v = hexval(*p);
+        int v = enc_hex_value(*p);
         if (v < 0 || nibbles == 32)
             return -1;
         limb[nibbles / 8] = (limb[nibbles / 8] << 4) | (uint32_t)v;

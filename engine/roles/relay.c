@@ -171,28 +171,6 @@ struct pass {
 
 static void start_pass(struct relay *r);
 
-/* A version 7 UUID (RFC 9562): the millisecond clock first, then random
- * bits. Delivery ids made in one pass sort together, so their primary-key
- * entries go to the right edge of the index instead of random pages. */
-static void new_uuid7(int64_t ms, const unsigned char rnd[10], char out[40])
-{
-    static const char hex[] = "0123456789abcdef";
-    unsigned char b[16];
-    for (int i = 0; i < 6; i++)
-        b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
-    memcpy(b + 6, rnd, 10);
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70); /* version 7 */
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
-    size_t o = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
-        out[o++] = hex[b[i] >> 4];
-        out[o++] = hex[b[i] & 15];
-    }
-    out[o] = '\0';
-}
-
 static int cmp_event(const void *a, const void *b)
 {
     const struct claimed_event *x = a, *y = b;
@@ -367,7 +345,8 @@ static void work_claim(PGconn *conn, void *arg)
         int rc = RAND_bytes(rnd, (int)(10 * p->nrows));
         int64_t ms = clock_wall_ms();
         for (size_t i = 0; rc == 1 && i < p->nrows; i++)
-            new_uuid7(ms, rnd + 10 * i, p->rows[i].id);
+            api_id_uuid7(ms, rnd + 10 * i,
+                         p->rows[i].id); /* time-ordered: a pass's ids go to the right edge of the index */
         free(rnd);
         if (rc != 1) {
             snprintf(p->err, sizeof p->err, "no random bytes for delivery ids");
