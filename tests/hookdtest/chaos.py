@@ -92,6 +92,13 @@ AVAILABLE = {"plain": FAULT_KINDS,
 APP = "hookd-chaos-w"  # + the worker's index: application_name of a worker's sessions
 # Redis counters and the Postgres facts they count (see pg_counts()).
 RELOADED = re.compile(r"event=config\.reloaded .*?generation=(\d+)")
+
+
+def this_run(out: str) -> str:
+    """The part of a worker's log written by its current process (the log
+    file is appended to by every restart)."""
+    i = out.rfind("event=worker.started")
+    return out[i:] if i >= 0 else out
 COUNTERS = ["ingested", "applied", "noop", "deferred", "retried", "dead", "delivered", "delivery_failed"]
 
 
@@ -893,7 +900,9 @@ class Chaos:
         good = w.config.read_text()
         out = w.output()
         failed0 = out.count("event=config.reload_failed")
-        gens = RELOADED.findall(out)
+        # the log file is appended to across restarts: generations count
+        # from the current process's start (each process starts at 1)
+        gens = RELOADED.findall(this_run(out))
         gen0 = int(gens[-1]) if gens else 1
         w.config.write_text(good.replace("lease = 2s", "lease = whenever", 1))
         try:
@@ -904,9 +913,9 @@ class Chaos:
         alive = w.proc.poll() is None
         ready = alive and self.wait(lambda: w.ready(), 10)
         w.signal(signal.SIGHUP)
-        reloaded = self.wait(lambda: len(RELOADED.findall(w.output()))
+        reloaded = self.wait(lambda: len(RELOADED.findall(this_run(w.output())))
                              > len(gens), 15)
-        gens = RELOADED.findall(w.output())
+        gens = RELOADED.findall(this_run(w.output()))
         gen1 = int(gens[-1]) if gens else None
         self.result.check(f"fault: bad config refused by worker {i}, old config kept",
                           refused and alive and ready and reloaded and gen1 == gen0 + 1,
