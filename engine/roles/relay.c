@@ -155,15 +155,16 @@ static void start_pass(struct relay *r);
 
 /* A version 7 UUID (RFC 9562): the millisecond clock first, then random
  * bits. Delivery ids made in one pass sort together, so their primary-key
- * entries go to the right edge of the index instead of random pages. */
-static void new_uuid7(int64_t ms, const unsigned char rnd[10], char out[40])
+ * entries go to the right edge of the index instead of random pages.
+ * version: 7, or 4 when the clock does not tell the row's part_at (below). */
+static void new_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[40])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
     for (int i = 0; i < 6; i++)
         b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
     memcpy(b + 6, rnd, 10);
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70); /* version 7 */
+    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
@@ -173,6 +174,27 @@ static void new_uuid7(int64_t ms, const unsigned char rnd[10], char out[40])
         out[o++] = hex[b[i] & 15];
     }
     out[o] = '\0';
+}
+
+/* A delivery lives in its event's partition (relay_settle.sql), so its id
+ * carries its event's clock (sql/0018_ids_carry_partition.sql): a version 7
+ * event id's first 48 bits. An event id of another version tells no
+ * part_at, and the delivery's id is then a version 4 one (never pruned). */
+static void new_delivery_id(const char *event_id, int64_t now_ms, const unsigned char rnd[10], char out[40])
+{
+    int64_t ms = 0;
+    int n = 0;
+    for (const char *c = event_id; *c && n < 12; c++) {
+        if (*c == '-')
+            continue;
+        int v = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
+        if (v < 0)
+            break;
+        ms = ms * 16 + v;
+        n++;
+    }
+    bool v7 = n == 12 && strlen(event_id) == 36 && event_id[14] == '7';
+    new_uuid(v7 ? ms : now_ms, v7 ? 7 : 4, rnd, out);
 }
 
 static int cmp_event(const void *a, const void *b)
@@ -336,7 +358,7 @@ static void work_claim(PGconn *conn, void *arg)
         int rc = RAND_bytes(rnd, (int)(10 * p->nrows));
         int64_t ms = clock_wall_ms();
         for (size_t i = 0; rc == 1 && i < p->nrows; i++)
-            new_uuid7(ms, rnd + 10 * i, p->rows[i].id);
+            new_delivery_id(p->rows[i].event_id, ms, rnd + 10 * i, p->rows[i].id);
         free(rnd);
         if (rc != 1) {
             snprintf(p->err, sizeof p->err, "no random bytes for delivery ids");

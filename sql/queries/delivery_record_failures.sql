@@ -6,8 +6,11 @@
 -- batch index and due time (epoch ms, Postgres's clock) of each recorded.
 -- The event row is not locked: a delivery that stays open cannot finish its
 -- event, so there is nothing to serialise with its siblings' outcomes.
--- (`d.id = ANY ($1)` gives the planner primary-key probes whatever its
--- statistics say; joined to the unnest alone it chose a scan of the table.)
+-- (The part_at condition makes each row a primary-key probe in one
+-- partition; joined on the id alone the planner once chose a scan of the
+-- table, and `d.id = ANY ($1)` then probed every partition.)
+-- Each id is looked up in its own partition and _kept only (part_at from the
+-- id: hookd_id_part, sql/0018_ids_carry_partition.sql), never in every one.
 -- parameters: $1 = delivery ids (uuid[]), $2 = attempts before this one (int[]),
 --   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
 --   $6 = response excerpts (text[]), $7 = waits, ms (bigint[]), $8 = batch indexes (int[]),
@@ -17,7 +20,8 @@ WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], 
   $7::bigint[], $8::int[]) AS x(id, prev, code, dur, error, excerpt, wait_ms, i)),
  upd AS (UPDATE outbox_deliveries d SET status = 'RETRYING', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error, next_attempt_at = statement_timestamp() + f.wait_ms * interval '1 millisecond'
-  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status IN ('PENDING', 'RETRYING') AND d.attempts = f.prev
+  FROM f WHERE d.id = f.id AND (d.part_at IN (hookd_id_part(f.id), '-infinity') OR d.part_at >= hookd_id_any(f.id))
+  AND d.status IN ('PENDING', 'RETRYING') AND d.attempts = f.prev
   RETURNING d.id, d.next_attempt_at),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,
   worker_id) SELECT 'delivery', f.id, 'failed', f.dur, f.code, f.error, f.excerpt, $9 FROM f JOIN upd ON upd.id = f.id)

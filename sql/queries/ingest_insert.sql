@@ -12,7 +12,7 @@
 --   $4 = event types, $5 = entity types, $6 = entity ids (text[]), $7 = kept headers (jsonb[]),
 --   $8 = content digests (text[], hex; NULL for partners whose signature covers the id, type and a timestamp)
 -- columns: id, partner_name, partner_event_id, due_ms
-WITH x AS (SELECT gen_random_uuid() AS id, p, e, pl, t, et, ei, h, decode(d, 'hex') AS dg
+WITH x AS (SELECT hookd_uuid7() AS id, p, e, pl, t, et, ei, h, decode(d, 'hex') AS dg
   FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
    $8::text[]) AS x(p, e, pl, t, et, ei, h, d)),
  k AS (INSERT INTO hookd_dedup (partner_name, partner_event_id, content_digest, inbox_id)
