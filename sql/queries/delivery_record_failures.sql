@@ -10,17 +10,18 @@
 -- partition; joined on the id alone the planner once chose a scan of the
 -- table, and `d.id = ANY ($1)` then probed every partition.)
 -- Each id is looked up in its own partition and _kept only (part_at from the
--- id: hookd_id_part, sql/0018_ids_carry_partition.sql), never in every one.
+-- id: hookd_id_part, once per row, sql/0018_ids_carry_partition.sql), never in
+-- every one.
 -- parameters: $1 = delivery ids (uuid[]), $2 = attempts before this one (int[]),
 --   $3 = HTTP status codes (int[], NULL: none), $4 = durations, ms (float8[]), $5 = errors (text[]),
 --   $6 = response excerpts (text[]), $7 = waits, ms (bigint[]), $8 = batch indexes (int[]),
 --   $9 = worker id; the arrays binary
 -- columns: i, due_ms
-WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
+WITH f AS (SELECT *, hookd_id_part(x.id) AS pa FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
   $7::bigint[], $8::int[]) AS x(id, prev, code, dur, error, excerpt, wait_ms, i)),
  upd AS (UPDATE outbox_deliveries d SET status = 'RETRYING', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error, next_attempt_at = statement_timestamp() + f.wait_ms * interval '1 millisecond'
-  FROM f WHERE d.id = f.id AND (d.part_at IN (hookd_id_part(f.id), '-infinity') OR d.part_at >= hookd_id_any(f.id))
+  FROM f WHERE d.id = f.id AND (d.part_at IN (f.pa, '-infinity') OR d.part_at >= CASE WHEN f.pa IS NULL THEN '-infinity'::timestamptz END)
   AND d.status IN ('PENDING', 'RETRYING') AND d.attempts = f.prev
   RETURNING d.id, d.next_attempt_at),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,

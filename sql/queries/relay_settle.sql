@@ -11,7 +11,7 @@
 -- event's partition, and UNIQUE (event_id, endpoint_id, part_at) still
 -- makes an event fanned out again keep its one delivery per endpoint.
 -- Each id is looked up in its own partition and _kept only (part_at from the
--- id: hookd_id_part, sql/0018_ids_carry_partition.sql), never in every one.
+-- id: hookd_id_keys, sql/0018_ids_carry_partition.sql), never in every one.
 -- parameters: $1 = delivery ids, $2 = event ids, $3 = endpoint ids (uuid[]),
 --   $4 = status codes (int[]), $5 = answered at, epoch ms (bigint[]), $6 = durations, ms (float8[]),
 --   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the claimed events' ids (uuid[]),
@@ -20,9 +20,9 @@
 -- columns: inserted
 WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],
   $7::text[], $8::bigint[], $11::text[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms, error)),
- e AS (SELECT o.id, o.part_at FROM (SELECT DISTINCT unnest($9::uuid[]) AS id) k
+ e AS (SELECT o.id, o.part_at FROM hookd_id_keys($9::uuid[]) k
   CROSS JOIN LATERAL (SELECT o.id, o.part_at FROM outbox_events o WHERE o.id = k.id
-   AND (o.part_at IN (hookd_id_part(k.id), '-infinity') OR o.part_at >= hookd_id_any(k.id)) OFFSET 0) o),
+   AND (o.part_at IN (k.part_at, '-infinity') OR o.part_at >= k.any_at) OFFSET 0) o),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
   last_status_code, last_error, delivered_at, created_at, part_at)
   SELECT r.id, event_id, endpoint_id,
