@@ -98,7 +98,34 @@ def load_history(db: Db) -> float:
            " FROM generate_series(1, %s) g", N_EVENTS, N_EVENTS, N_EVENTS, N_EVENTS)
     for table in TABLES + ["hookd_dedup"]:
         db.all(f"VACUUM ANALYZE {table}")
+    # the load's dirty pages written now, not by a checkpoint in the middle of the measured
+    # scenarios (months of history are not all written in the last minutes)
+    db.all("CHECKPOINT")
     return time.monotonic() - started
+
+
+OLD_LOCK = "SELECT id FROM webhook_inbox WHERE id = ANY(%s::uuid[]) FOR UPDATE SKIP LOCKED"
+
+
+def lock_buffers(db: Db) -> tuple[int, int]:
+    """Shared buffers (hit + read) that locking a batch of 250 new inbox rows
+    touches: the statement of 0012 (ids alone: every partition's primary
+    key probed) and sql/queries/inbox_batch_lock_rows.sql (ids that carry
+    their partition, sql/0018). Rolled back."""
+    new = (ROOT / "sql" / "queries" / "inbox_batch_lock_rows.sql").read_text()
+    new = "\n".join(x for x in new.splitlines() if not x.startswith("--")).replace("$1", "%s")
+    out = []
+    for sql in (OLD_LOCK, new):
+        db.all("BEGIN")
+        ids = [r["id"] for r in db.all(
+            "INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, event_type)"
+            " SELECT 'buf', 'b' || g || '-' || random(), '{}', 'order.started' FROM generate_series(1, 250) g"
+            " RETURNING id::text")]
+        plan = db.value("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + sql, ids)
+        db.all("ROLLBACK")
+        top = plan[0]["Plan"]
+        out.append(int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0)))
+    return out[0], out[1]
 
 
 def run_ingest(b: Bench, url: str) -> float:
@@ -153,6 +180,9 @@ def scale(b: Bench) -> None:
             RESULTS.append(("load history (SQL)", f"{load_history(db):.0f} s", f"{N_INBOX}/{N_ATTEMPTS}/{N_EVENTS}"))
             size = db.value("SELECT pg_size_pretty(sum(bytes)) FROM hookd_storage(1, 1, 1, 1, 1)")
             RESULTS.append(("hookd tables loaded", size, ""))
+        old_b, new_b = lock_buffers(db)
+        RESULTS.append((f"buffers to lock 250 rows, {kind}", f"ids alone {old_b}, with part_at {new_b}",
+                        "EXPLAIN (ANALYZE, BUFFERS)"))
         log(f"{kind}: ingest")
         ing = run_ingest(b, url)
         log(f"{kind}: processing")

@@ -41,12 +41,17 @@ int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outle
 
 void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37])
 {
+    api_id_uuid(ms, 7, rnd, out);
+}
+
+void api_id_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[37])
+{
     static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
     for (int i = 0; i < 6; i++)
         b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
     memcpy(b + 6, rnd, 10);
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x70); /* version 7 */
+    b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
@@ -56,4 +61,23 @@ void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37])
         out[o++] = hex[b[i] & 15];
     }
     out[o] = '\0';
+}
+
+int api_id_uuid7_ms(const char *uuid, int64_t *ms)
+{
+    if (strlen(uuid) != 36 || uuid[14] != '7')
+        return -1;
+    int64_t v = 0;
+    int n = 0;
+    for (const char *c = uuid; *c && n < 12; c++) {
+        if (*c == '-')
+            continue;
+        int d = enc_hex_value(*c);
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+        n++;
+    }
+    *ms = v;
+    return 0;
 }

@@ -26,4 +26,13 @@ __attribute__((warn_unused_result)) int api_id_of_uuid(const char *prefix, const
  * hookd_uuid7() makes in SQL, without its cost per row. */
 void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37]);
 
+/* The same with another version in the version bits (4: the clock bits are
+ * random as far as anyone reading the id knows). */
+void api_id_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[37]);
+
+/* The millisecond clock of a version 7 UUID in text form: 0 and *ms set, or
+ * -1 when uuid is not a version 7 one (sql/0018: such an id tells no
+ * part_at). */
+__attribute__((warn_unused_result)) int api_id_uuid7_ms(const char *uuid, int64_t *ms);
+
 #endif

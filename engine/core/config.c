@@ -510,6 +510,10 @@ static int retention_key(struct parse_state *st, const char *name, const char *v
         if (strcmp(keys[i].name, name) != 0)
             continue;
         int64_t *field = (int64_t *)((char *)&st->cfg->retention + keys[i].offset);
+        if (strcmp(name, "interval") == 0 && strcmp(v, "off") == 0) { /* passes left to `hookd retention run` */
+            *field = 0;
+            return 0;
+        }
         if (backoff_parse_duration(v, field, err, errlen) != 0)
             return -1;
         if (*field < 1000) {
@@ -1957,6 +1961,10 @@ static void print_retention(FILE *out, const struct retention_config *r)
     char buf[BACKOFF_DURATION_BUFLEN];
     fprintf(out, "\n[retention]\n");
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (keys[i].v == 0) { /* only interval can be 0: off */
+            fprintf(out, "%s = off\n", keys[i].name);
+            continue;
+        }
         backoff_format_duration(keys[i].v, buf, sizeof buf);
         fprintf(out, "%s = %s\n", keys[i].name, buf);
     }

@@ -140,7 +140,7 @@ struct retention_config {
     int64_t attempts;     /* the attempt history */
     int64_t dead_letters; /* replayed dead letters (open ones are never removed) */
     int64_t dedup;        /* how long a partner's event id is remembered */
-    int64_t interval;     /* between a worker's retention passes */
+    int64_t interval;     /* between a worker's retention passes; 0 = off (none) */
 };
 
 struct hookd_config {

@@ -80,18 +80,25 @@ static int detach(PGconn *conn, const char *parent, const char *part, const char
     return rc;
 }
 
-/* Detaches part concurrently, then drops it (survivors put back first). */
-static int detach_and_drop(PGconn *conn, const char *table, const char *part, struct retention_report *rep, char *err,
-                           size_t errlen)
+/* Drops part, already out of table (survivors put back first). */
+static int drop_detached(PGconn *conn, const char *table, const char *part, struct retention_report *rep, char *err,
+                         size_t errlen)
 {
-    if (detach(conn, table, part, "CONCURRENTLY", err, errlen) != 0)
-        return -1;
     long long rescued = 0;
     const char *p[] = {table, part};
     if (scalar(conn, Q_RETENTION_DROP, p, &rescued, err, errlen) != 0)
         return -1;
     rep->rescued += rescued > 0 ? rescued : 0;
     return 0;
+}
+
+/* Detaches part concurrently, then drops it. */
+static int detach_and_drop(PGconn *conn, const char *table, const char *part, struct retention_report *rep, char *err,
+                           size_t errlen)
+{
+    if (detach(conn, table, part, "CONCURRENTLY", err, errlen) != 0)
+        return -1;
+    return drop_detached(conn, table, part, rep, err, errlen);
 }
 
 /* Step 1: what an earlier pass left half done. */
@@ -108,11 +115,8 @@ static int finish_leftovers(PGconn *conn, const char *table, const PGresult *pla
             continue;
         if (strcmp(action, "finalize") == 0 && detach(conn, table, part, "FINALIZE", err, errlen) != 0)
             return -1;
-        long long rescued = 0;
-        const char *p[] = {table, part};
-        if (scalar(conn, Q_RETENTION_DROP, p, &rescued, err, errlen) != 0)
+        if (drop_detached(conn, table, part, rep, err, errlen) != 0)
             return -1;
-        rep->rescued += rescued > 0 ? rescued : 0;
     }
     return 0;
 }
@@ -239,10 +243,32 @@ static int boolean(PGconn *conn, enum query_id q, bool *v, char *err, size_t err
     return 0;
 }
 
+/* Only the tables' owner may run a pass (DDL): refused up front, with
+ * rep->forbidden, rather than failing half-way through a table. */
+static int owner_check(PGconn *conn, struct retention_report *rep, char *err, size_t errlen)
+{
+    PGresult *r = query_exec(conn, Q_RETENTION_OWNER, NULL, err, errlen);
+    if (!r)
+        return -1;
+    int rc = 0;
+    if (PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, RETENTION_OWNER_ALLOWED), "t") != 0) {
+        rep->forbidden = true;
+        snprintf(err, errlen,
+                 "insufficient privilege (SQLSTATE 42501): role %s does not own hookd's tables (owner: %s); a "
+                 "retention pass creates, detaches and drops partitions",
+                 PQgetvalue(r, 0, RETENTION_OWNER_ROLE), PQgetvalue(r, 0, RETENTION_OWNER_OWNER));
+        rc = -1;
+    }
+    PQclear(r);
+    return rc;
+}
+
 int retention_run(PGconn *conn, const struct retention_config *r, bool dry_run, FILE *out,
                   struct retention_report *rep, char *err, size_t errlen)
 {
     memset(rep, 0, sizeof *rep);
+    if (owner_check(conn, rep, err, errlen) != 0)
+        return -1;
     bool locked = false;
     if (boolean(conn, Q_RETENTION_LOCK, &locked, err, errlen) != 0)
         return -1;

@@ -34,6 +34,7 @@ struct retention_report {
     long extended;  /* tables whose partitions ahead were extended */
     long pruned;    /* rows deleted in batches: _kept, dedup keys, replayed dead letters */
     bool skipped;   /* another pass holds the lock: nothing done */
+    bool forbidden; /* the session's role does not own the tables (insufficient privilege): nothing done */
 };
 
 /* One pass. out (may be NULL) gets one line per action, or per action it

@@ -3,7 +3,11 @@
  * CONCURRENTLY, which must not hold a connection of the shared pool), it
  * runs engine/core/retention.c's pass when it wins the pass's advisory lock
  * (one pass at a time across the cluster), and measures each table's
- * storage, which /metrics and /admin show. */
+ * storage, which /metrics and /admin show. With [retention] interval = off
+ * it runs no pass, only the storage figures (every minute); a pass refused
+ * for want of privilege (the worker's role does not own the tables) is
+ * logged once (retention.forbidden, with what to do) and not tried again
+ * until the worker restarts. */
 #ifndef HOOKD_RETAINER_H
 #define HOOKD_RETAINER_H
 

@@ -4,14 +4,17 @@
 -- marked replayed and its event reopened. The existing delivery is found by
 -- (event, endpoint) whatever its part_at (a kept row's is -infinity), so a
 -- resend never makes a second one.
+-- A new delivery's id carries its event's part_at (hookd_uuid7_at,
+-- sql/0018_ids_carry_partition.sql), so that statements finding it by id prune.
 -- parameters: $1 = message id (uuid), $2 = endpoint id (uuid)
 -- columns: id
 WITH upd AS (UPDATE outbox_deliveries
                SET status = 'PENDING', attempts = 0, last_error = NULL, next_attempt_at = now(), replayed_at = now()
              WHERE event_id = $1::uuid AND endpoint_id = $2::uuid RETURNING id),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
-         SELECT hookd_uuid7(), $1::uuid, $2::uuid, 'PENDING', now(), e.part_at
-           FROM outbox_events e WHERE e.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM upd)
+         SELECT hookd_uuid7_at(e.part_at), $1::uuid, $2::uuid, 'PENDING', now(), e.part_at
+           FROM outbox_events e WHERE e.id = $1::uuid
+            AND (e.part_at IN (hookd_id_part($1::uuid), '-infinity') OR e.part_at >= hookd_id_any($1::uuid)) AND NOT EXISTS (SELECT 1 FROM upd)
          ON CONFLICT DO NOTHING RETURNING id),
  d AS (SELECT id FROM upd UNION ALL SELECT id FROM ins),
  dl AS (UPDATE dead_letters SET replayed_at = now(), replay_count = replay_count + 1

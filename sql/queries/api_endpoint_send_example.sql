@@ -13,6 +13,6 @@ WITH ev AS (
     VALUES (hookd_uuid7(), 'message', NULL, $2, $3::jsonb, $1, now(), CASE WHEN $4::uuid IS NULL THEN now() END)
     RETURNING hookd_api_message(outbox_events, true)::text AS body, id, part_at),
  d AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
-       SELECT hookd_uuid7(), ev.id, $4::uuid, 'PENDING', now(), ev.part_at FROM ev WHERE $4::uuid IS NOT NULL
+       SELECT hookd_uuid7_at(ev.part_at), ev.id, $4::uuid, 'PENDING', now(), ev.part_at FROM ev WHERE $4::uuid IS NOT NULL
        RETURNING id)
 SELECT ev.body, (SELECT id::text FROM d) AS delivery_id FROM ev

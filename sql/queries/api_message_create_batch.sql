@@ -18,11 +18,12 @@ WITH x AS (SELECT u.*
            SELECT a, e, id FROM x WHERE e IS NOT NULL ORDER BY a, e, i
            ON CONFLICT DO NOTHING RETURNING message_id),
  ins AS (INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, tenant_id, api_event_id,
-                                    channels, tags, deliver_at)
+                                    channels, tags, deliver_at, part_at)
          SELECT id, 'message', NULL, t, p, a, e,
                 (SELECT array_agg(DISTINCT v ORDER BY v) FROM jsonb_array_elements_text(c) v),
                 (SELECT array_agg(DISTINCT v ORDER BY v) FROM jsonb_array_elements_text(g) v),
-                d::timestamptz
+                d::timestamptz,
+                coalesce(hookd_id_part(id), date_trunc('milliseconds', now())) -- the id's clock (sql/0018)
            FROM x WHERE e IS NULL OR id IN (SELECT message_id FROM claim) ORDER BY i
          RETURNING id, jsonb_build_object('eventId', api_event_id, 'eventType', event_type, 'payload', payload,
                        'channels', to_jsonb(channels), 'tags', to_jsonb(tags),

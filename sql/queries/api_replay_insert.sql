@@ -4,7 +4,7 @@
 -- parameters: $1 = message ids (uuid[] as text), $2 = endpoint id (uuid)
 -- columns: id
 WITH ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
-             SELECT hookd_uuid7(), m.id, $2::uuid, 'PENDING', now(), m.part_at
+             SELECT hookd_uuid7_at(m.part_at), m.id, $2::uuid, 'PENDING', now(), m.part_at
                FROM outbox_events m WHERE m.id = ANY ($1::uuid[])
              ON CONFLICT DO NOTHING RETURNING id, event_id),
  ev AS (UPDATE outbox_events SET processed_at = NULL

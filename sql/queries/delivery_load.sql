@@ -5,6 +5,10 @@
 -- scanning every event per delivery. blocked_ms: for an ordered endpoint,
 -- how long the delivery waits behind its aggregate's earlier ones
 -- (hookd_delivery_blocked_ms, sql/0017); NULL: it may be sent.
+-- Each id is looked up in its own partition and _kept only (part_at from the
+-- id: hookd_id_part, sql/0018_ids_carry_partition.sql), never in every one;
+-- its event in the delivery's partition (a delivery takes its event's
+-- part_at) or _kept (an event kept past expiry, moved before its deliveries).
 -- parameters: $1 = delivery ids (uuid[], binary)
 -- columns: id, status, event_id, payload, name, url, secret, previous_secret, enabled,
 --   timeout_ms, max_inflight, attempts, endpoint_id, headers, rate_limit,
@@ -18,7 +22,11 @@ SELECT d.id::text AS id, d.status, ev.id::text AS event_id, ev.payload::text AS 
  AS blocked_ms,
  CASE WHEN ev.tenant_id IS NOT NULL THEN hookd_api_id('msg', ev.id) ELSE ev.id::text END AS webhook_id
  FROM unnest($1::uuid[]) AS k(id)
- CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries WHERE id = k.id OFFSET 0) d
- CROSS JOIN LATERAL (SELECT * FROM outbox_events WHERE id = d.event_id OFFSET 0) ev
+ CROSS JOIN LATERAL (SELECT hookd_id_part(k.id) AS pa OFFSET 0) kp
+ CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries d WHERE d.id = k.id
+  AND (d.part_at IN (kp.pa, '-infinity') OR d.part_at >= CASE WHEN kp.pa IS NULL THEN '-infinity'::timestamptz END)
+  OFFSET 0) d
+ CROSS JOIN LATERAL (SELECT * FROM outbox_events e WHERE e.id = d.event_id AND e.part_at IN (d.part_at, '-infinity')
+  OFFSET 0) ev
  LEFT JOIN LATERAL (SELECT * FROM webhook_endpoints WHERE id = d.endpoint_id OFFSET 0) ep
  ON true

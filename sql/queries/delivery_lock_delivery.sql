@@ -2,5 +2,6 @@
 -- elsewhere meanwhile).
 -- parameters: $1 = delivery id
 -- columns: attempts
-SELECT attempts FROM outbox_deliveries WHERE id = $1 AND status IN ('PENDING', 'RETRYING')
+SELECT attempts FROM outbox_deliveries WHERE id = $1
+ AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) AND status IN ('PENDING', 'RETRYING')
  FOR UPDATE

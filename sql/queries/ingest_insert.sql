@@ -12,7 +12,8 @@
 --   $4 = event types, $5 = entity types, $6 = entity ids (text[]), $7 = kept headers (jsonb[]),
 --   $8 = content digests (text[], hex; NULL for partners whose signature covers the id, type and a timestamp),
 --   $9 = the rows' ids (uuid[]): made by the worker, so that an insert retried after a lost connection knows
---   which of the rows it finds are its own
+--   which of the rows it finds are its own; version 7 on the worker's clock, which is the row's part_at
+--   (sql/0018_ids_carry_partition.sql: an id's clock is its row's part_at)
 -- columns: id, partner_name, partner_event_id, due_ms
 WITH x AS (SELECT id, p, e, pl, t, et, ei, h, decode(d, 'hex') AS dg
   FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::jsonb[],
@@ -20,7 +21,8 @@ WITH x AS (SELECT id, p, e, pl, t, et, ei, h, decode(d, 'hex') AS dg
  k AS (INSERT INTO hookd_dedup (partner_name, partner_event_id, content_digest, inbox_id)
   SELECT p, e, dg, id FROM x ON CONFLICT DO NOTHING RETURNING inbox_id)
 INSERT INTO webhook_inbox (id, partner_name, partner_event_id, payload, signature_verified, event_type,
- entity_type, entity_id, headers, content_digest)
- SELECT x.id, p, e, pl, true, t, et, ei, h, dg FROM x JOIN k ON k.inbox_id = x.id
+ entity_type, entity_id, headers, content_digest, part_at)
+ SELECT x.id, p, e, pl, true, t, et, ei, h, dg, coalesce(hookd_id_part(x.id), date_trunc('milliseconds', now()))
+ FROM x JOIN k ON k.inbox_id = x.id
  RETURNING id::text AS id, partner_name, partner_event_id,
  (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms

@@ -14,6 +14,8 @@
 -- A delivery takes its event's part_at: it lives in (and expires with) its
 -- event's partition, and UNIQUE (event_id, endpoint_id, part_at) still
 -- makes an event fanned out again keep its one delivery per endpoint.
+-- Each id is looked up in its own partition and _kept only (part_at from the
+-- id: hookd_id_keys, sql/0018_ids_carry_partition.sql), never in every one.
 -- parameters: $1 = delivery ids, $2 = event ids, $3 = endpoint ids (uuid[]),
 --   $4 = status codes (int[]), $5 = answered at, epoch ms (bigint[]), $6 = durations, ms (float8[]),
 --   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the claimed events' ids (uuid[]),

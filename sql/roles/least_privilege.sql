@@ -35,9 +35,13 @@ GRANT USAGE                  ON SEQUENCE attempts_id_seq TO hookd_worker;
 GRANT SELECT, INSERT, UPDATE ON dead_letters      TO hookd_worker;
 GRANT SELECT, UPDATE         ON hookd_relay_state TO hookd_worker;  -- relays: NOTIFY wanted or not
 GRANT SELECT, INSERT         ON hookd_dedup       TO hookd_worker;  -- ingest: the dedup keys (0012)
--- The retention pass (partitions, DETACH, DROP) needs the tables' owner: run
--- `hookd retention run` as the owner (a timer), workers' passes then log
--- retention.failed and change nothing.
+-- The retention pass (partitions, DETACH, DROP) needs the tables' owner: set
+-- [retention] interval = off for the workers and run `hookd retention run` as
+-- the owner from a timer (README "Retention", least privilege). A worker that
+-- tries a pass anyway logs retention.forbidden once and runs no more passes.
+-- The storage figures (hookd status, /metrics, /admin) read every partition:
+-- hookd_storage is SECURITY DEFINER since sql/0018, executable by these roles.
+GRANT EXECUTE ON FUNCTION hookd_storage(bigint, bigint, bigint, bigint, bigint) TO hookd_worker;
 
 -- hookd endpoint add/rotate-secret, hookd dlq purge.
 GRANT INSERT, DELETE ON webhook_endpoints TO hookd_operator;

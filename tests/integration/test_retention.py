@@ -262,8 +262,9 @@ def test_retention_expires_old_terminal_rows_and_keeps_live_ones_under_load(env,
           f"{max((ms for _, ms in waits), default=0):.0f} ms")
 
 
-def old_layout_database(env) -> str:
-    """A database at migration 0011 (before retention), as `hookd migrate` left it then."""
+def old_layout_database(env, before: str = "0012") -> str:
+    """A database at the migration before `before` (by default 0011, before
+    retention), as `hookd migrate` left it then."""
     import hashlib
     from pathlib import Path
     from hookdtest.services import Db
@@ -272,7 +273,7 @@ def old_layout_database(env) -> str:
     db.all("CREATE TABLE schema_migrations (version text PRIMARY KEY, checksum text NOT NULL,"
            " applied_at timestamptz NOT NULL DEFAULT now())")
     for f in sorted((Path(__file__).resolve().parents[2] / "sql").glob("00*.sql")):
-        if f.name >= "0012":
+        if f.name >= before:
             break
         with db.conn.cursor() as cur:
             cur.execute(f.read_bytes().decode())

@@ -218,6 +218,15 @@ static void test_retention(void **state)
            "dedup (1h) is shorter than [defer] max_age (2h)");
     refuse(HOOKD_MIN "[retention]\ninbox = 500ms\n", 5, "[retention] inbox must be at least 1s");
     refuse(HOOKD_MIN "[retention]\nforever = 1d\n", 5, "unknown key 'forever' in [retention]");
+    /* interval = off: workers run no pass (`hookd retention run` under the owner does) */
+    c = load_ok(HOOKD_MIN "[retention]\ninterval = off\n");
+    assert_int_equal(c->retention.interval, 0);
+    out = print_config(c);
+    assert_contains(out, "dedup = 30d\ninterval = off\n");
+    free(out);
+    config_unref(c);
+    refuse(HOOKD_MIN "[retention]\ninbox = off\n", 5, "bad duration 'off'");
+    refuse(HOOKD_MIN "[retention]\ninterval = 0s\n", 5, "[retention] interval must be at least 1s");
 }
 
 static void test_durations(void **state)
