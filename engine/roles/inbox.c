@@ -9,8 +9,10 @@
  * A batch is first evaluated set-based (inbox_batch.c: a few statements for
  * the whole batch), and what that leaves — events of machines with their own
  * entity tables — event by event without savepoints. Any statement failure
- * and the batch is rolled back and redone event by event, each in its own
- * SAVEPOINT, so one bad event fails alone. */
+ * and the batch is rolled back and its failing events isolated by bisection,
+ * each part a set in its own SAVEPOINT (see "isolating the events that
+ * fail" below), so one bad event fails alone and the rest still goes as
+ * sets; the failed attempts are recorded for the batch at once. */
 #include "inbox.h"
 
 #include <jansson.h>
@@ -78,17 +80,30 @@ static _Thread_local bool lock_conflict;
  * Postgres being unavailable, and err, and returns NULL. */
 static PGresult *checked(PGconn *conn, PGresult *r, bool *transient, char *err, size_t errlen)
 {
-    ExecStatusType st = PQresultStatus(r);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
-    const char *msg = PQresultErrorMessage(r);
-    bool conflict = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE)) || db_unavailable(conn, r);
+    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
+    bool conflict = (r && transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE))) || db_unavailable(conn, r) ||
+                    !r;
     lock_conflict |= conflict;
     if (transient)
         *transient = conflict;
     snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
     PQclear(r);
     return NULL;
+}
+
+PGresult *inbox_checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
+{
+    return checked(conn, r, NULL, err, errlen);
+}
+
+bool inbox_take_conflict(void)
+{
+    bool was = lock_conflict;
+    lock_conflict = false;
+    return was;
 }
 
 /* A statement of sql/queries/, prepared (see query.h). */
@@ -371,43 +386,14 @@ done:
     return rc;
 }
 
-/* A failed attempt: RETRYING with the retry schedule, or dead-lettered. */
-static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, const char *why,
-                          char *err, size_t errlen)
+/* The per-event path, for what the set-based pass left (machines with
+ * their own entity tables). Any failure — a bad event, a lock conflict, an
+ * SQL error — and the caller rolls the group back; job->err_item then names
+ * the item, so the caller knows which event failed without searching.
+ * Returns 0 when the event was evaluated cleanly. */
+static int evaluate_fast(PGconn *conn, struct inbox_job *job, size_t i)
 {
-    const char *p[] = {it->id};
-    PGresult *r = q(conn, Q_INBOX_LOCK_ATTEMPTS, p, NULL, err, errlen);
-    if (!r)
-        return -1;
-    if (PQntuples(r) == 0) { /* someone else took it meanwhile */
-        PQclear(r);
-        it->outcome = OUT_BUSY;
-        return 0;
-    }
-    int attempts = atoi(PQgetvalue(r, 0, INBOX_LOCK_ATTEMPTS_ATTEMPTS)) + 1;
-    PQclear(r);
-    int64_t wait = 0;
-    inbox_fail_verdict(cfg, it, attempts, why, inbox_rnd64(), &wait);
-    if (it->outcome == OUT_DEAD)
-        return dead_letter(conn, it, err, errlen);
-    char ms[24], n[16];
-    snprintf(ms, sizeof ms, "%lld", (long long)wait);
-    snprintf(n, sizeof n, "%d", it->attempts);
-    const char *u[] = {it->id, ms, it->error, n};
-    r = q(conn, Q_INBOX_RETRY, u, NULL, err, errlen);
-    if (!r)
-        return -1;
-    it->next_due_ms = strtoll(PQgetvalue(r, 0, INBOX_RETRY_DUE_MS), NULL, 10);
-    PQclear(r);
-    return 0;
-}
-
-/* The per-event path without savepoints, for what the set-based pass left.
- * Any failure — a bad event, a lock conflict, an SQL error — and the caller
- * rolls the whole batch back and runs it again with a savepoint around each
- * event. Returns 0 when the event was evaluated cleanly. */
-static int evaluate_fast(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
-{
+    struct inbox_item *it = &job->items[i];
     char err[512] = "";
     int64_t started = clock_mono_us();
     struct inbox_row row = {0};
@@ -426,7 +412,12 @@ static int evaluate_fast(PGconn *conn, struct inbox_job *job, struct inbox_item 
         rc = -1;
     if (rc == 0 && locked > 0)
         record_attempt(conn, job, it, started);
-    return rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS ? 0 : -1;
+    if (rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS)
+        return 0;
+    snprintf(job->err, sizeof job->err, "%s", err[0] ? err : "the attempt could not be recorded");
+    job->err_locking = locked < 0;
+    job->err_item = i;
+    return -1;
 }
 
 static void item_free(struct inbox_item *it);
@@ -439,77 +430,6 @@ static void item_reset(struct inbox_item *it)
     item_free(it);
     memset(it, 0, sizeof *it);
     memcpy(it->id, id, sizeof id);
-}
-
-/* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
- * transaction is then aborted (or the connection gone), so nothing of the
- * batch may be committed or reported as done. */
-static int savepoint(PGconn *conn, const char *command)
-{
-    char err[256];
-    if (db_command(conn, command, err, sizeof err) == 0)
-        return 0;
-    log_warn("inbox.savepoint_failed", "command=\"%s\" error=\"%s\"", command, err);
-    return -1;
-}
-
-static void drop_wakes(struct inbox_item *it)
-{
-    for (size_t i = 0; i < it->nwake; i++)
-        free(it->wake_ids[i]);
-    free(it->wake_ids);
-    free(it->wake_due);
-    it->wake_ids = NULL;
-    it->wake_due = NULL;
-    it->nwake = 0;
-}
-
-/* One event in its own savepoint, so that it fails alone. Returns -1 when a
- * savepoint command failed: the caller abandons the batch. */
-static int evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
-{
-    char err[512] = "";
-    int64_t started = clock_mono_us();
-    struct inbox_row row = {0};
-    bool transient = false;
-    if (!inbox_valid_uuid(it->id)) { /* not ours: drop it from the schedule */
-        it->outcome = OUT_GONE;
-        return 0;
-    }
-    if (savepoint(conn, "SAVEPOINT ev") != 0) {
-        inbox_busy(it, 1000);
-        return -1;
-    }
-    int locked = lock_row(conn, it, &row, err, sizeof err);
-    if (locked <= 0) {
-        if (locked < 0)
-            inbox_busy(it, 1000);
-        else if (it->outcome == OUT_BUSY)
-            inbox_busy(it, 500);
-        if (locked < 0 && savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0)
-            return -1;
-        return savepoint(conn, "RELEASE SAVEPOINT ev");
-    }
-    lock_conflict = false;
-    if (evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0) {
-        drop_wakes(it);
-        if (savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0) {
-            inbox_busy(it, 1000);
-            return -1;
-        }
-        if (transient || lock_conflict) {
-            inbox_busy(it, 100);
-        } else if (record_failure(conn, job->cfg, it, err, err, sizeof err) != 0) {
-            if (savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0)
-                return -1;
-            inbox_busy(it, 1000);
-        } else if (it->outcome == OUT_BUSY) {
-            inbox_busy(it, 500);
-        }
-    }
-    if (it->outcome != OUT_BUSY)
-        record_attempt(conn, job, it, started);
-    return savepoint(conn, "RELEASE SAVEPOINT ev");
 }
 
 /* Stable reorder: the items whose rows were found first, in receipt order
@@ -624,6 +544,169 @@ static int begin(PGconn *conn)
     return rc;
 }
 
+/* ---- isolating the events that fail ------------------------------------------
+ *
+ * A batch is one set first. When a statement fails, the batch is rolled
+ * back and the failing events are isolated by bisection: a group that fails
+ * is split in halves, each half tried again as a set in its own SAVEPOINT
+ * (in receipt order: the left half first), down to the single events that
+ * fail alone. A group whose per-event part failed names its event (the
+ * failure is that event's): that event is taken out at once and the rest of
+ * the group tried again as a set. A half need not be tried when its sibling
+ * passed whole: the group failed, so the failure is in it; a single event
+ * is always tried, so it is charged for its own failure only. With f bad
+ * events among n the batch costs about 2 f log2(n / f) group tries instead
+ * of n evaluations with a savepoint each; the failed attempts of the whole
+ * batch are then recorded with two statements (inbox_batch_fail). A lock
+ * conflict or an unavailable Postgres makes the event busy, never charged. */
+
+/* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
+ * transaction is then aborted (or the connection gone), so nothing of the
+ * batch may be committed or reported as done. */
+static int savepoint(PGconn *conn, const char *command)
+{
+    char err[256];
+    if (db_command(conn, command, err, sizeof err) == 0)
+        return 0;
+    log_warn("inbox.savepoint_failed", "command=\"%s\" error=\"%s\"", command, err);
+    return -1;
+}
+
+/* Why a group failed. */
+struct group_failure {
+    char err[512];
+    bool busy, locking;
+    size_t item;  /* position in the group of the event that failed, or SIZE_MAX */
+    bool assumed; /* not tried: inferred from its parent's failure */
+};
+
+/* Evaluates the items idx[0..n) of the batch as one set in the open
+ * transaction (set-based, then per event what that leaves). true when all of
+ * it went through; otherwise *f says why, and the caller must roll back. */
+static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, size_t n, struct group_failure *f)
+{
+    struct inbox_job sub = *job;
+    sub.items = xmalloc(n * sizeof *sub.items);
+    for (size_t k = 0; k < n; k++)
+        sub.items[k] = job->items[idx[k]]; /* moved out, moved back below */
+    sub.n = n;
+    sub.err[0] = '\0';
+    sub.err_item = SIZE_MAX;
+    (void)inbox_take_conflict();
+    bool ok = inbox_batch_evaluate(conn, &sub) == 0;
+    for (size_t k = 0; k < n && ok; k++) {
+        if (sub.items[k].outcome == OUT_NONE)
+            ok = evaluate_fast(conn, &sub, k) == 0;
+    }
+    if (!ok) {
+        snprintf(f->err, sizeof f->err, "%s", sub.err[0] ? sub.err : "evaluation failed");
+        f->busy = inbox_take_conflict() || db_conn_lost(conn);
+        f->locking = sub.err_locking;
+        f->item = sub.err_item;
+        f->assumed = false;
+    }
+    for (size_t k = 0; k < n; k++)
+        job->items[idx[k]] = sub.items[k];
+    free(sub.items);
+    return ok;
+}
+
+/* The events whose failed attempts the batch records at its end. */
+struct failed_list {
+    size_t *idx;
+    size_t n;
+};
+
+/* The event at idx failed alone for the reason f: busy (a conflict, due
+ * again soon, free), or a failed attempt to record. */
+static void charge(struct inbox_job *job, size_t idx, const struct group_failure *f, struct failed_list *fl)
+{
+    struct inbox_item *it = &job->items[idx];
+    if (f->busy) {
+        inbox_busy(it, 100);
+    } else if (f->locking) { /* its row could not be locked: not its fault */
+        inbox_busy(it, 1000);
+    } else {
+        inbox_set_error(it, "%s", f->err);
+        fl->idx[fl->n++] = idx;
+    }
+}
+
+/* Evaluates the group idx[0..n), isolating what fails (see above). known: the
+ * group's failure when it was already tried (or assumed), NULL to try it.
+ * *whole: it passed as one set at the first try. -1: a savepoint command
+ * failed or the connection is gone; the batch must not commit. */
+static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, const struct group_failure *known,
+                   struct failed_list *fl, bool *whole)
+{
+    struct group_failure f;
+    bool first = true;
+    *whole = false;
+    while (n > 0) {
+        if (known && !(known->assumed && n == 1)) {
+            f = *known;
+        } else {
+            if (savepoint(conn, "SAVEPOINT grp") != 0)
+                return -1;
+            if (try_group(conn, job, idx, n, &f)) {
+                *whole = first;
+                return savepoint(conn, "RELEASE SAVEPOINT grp");
+            }
+            if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp") != 0)
+                return -1;
+            for (size_t k = 0; k < n; k++)
+                item_reset(&job->items[idx[k]]);
+        }
+        known = NULL;
+        first = false;
+        size_t bad = f.item < n ? f.item : n == 1 && !f.assumed ? 0 : SIZE_MAX;
+        if (bad == SIZE_MAX)
+            break;
+        charge(job, idx[bad], &f, fl); /* the rest of the group: again as one set */
+        memmove(idx + bad, idx + bad + 1, (n - bad - 1) * sizeof *idx);
+        n--;
+    }
+    if (n == 0)
+        return 0;
+    size_t half = n / 2;
+    bool left_whole = false, ignored;
+    if (isolate(conn, job, idx, half, NULL, fl, &left_whole) != 0)
+        return -1;
+    struct group_failure inferred = {.item = SIZE_MAX, .assumed = true};
+    return isolate(conn, job, idx + half, n - half, left_whole ? &inferred : NULL, fl, &ignored);
+}
+
+/* The isolated failures' attempts, for the whole batch at once, in a
+ * savepoint: should that fail, they are busy (due again in a second, not
+ * charged) and the rest of the batch still commits. -1: a savepoint command
+ * failed. */
+static int record_failures(PGconn *conn, struct inbox_job *job, const struct failed_list *fl)
+{
+    if (fl->n == 0)
+        return 0;
+    if (savepoint(conn, "SAVEPOINT rec") != 0)
+        return -1;
+    struct inbox_job sub = *job;
+    sub.items = xmalloc(fl->n * sizeof *sub.items);
+    for (size_t k = 0; k < fl->n; k++)
+        sub.items[k] = job->items[fl->idx[k]];
+    sub.n = fl->n;
+    int rc = inbox_batch_fail(conn, &sub);
+    for (size_t k = 0; k < fl->n; k++)
+        job->items[fl->idx[k]] = sub.items[k];
+    free(sub.items);
+    if (rc == 0)
+        return savepoint(conn, "RELEASE SAVEPOINT rec");
+    log_warn("inbox.record_failed", "events=%zu error=\"%s\"", fl->n, sub.err);
+    if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT rec; RELEASE SAVEPOINT rec") != 0)
+        return -1;
+    for (size_t k = 0; k < fl->n; k++) {
+        item_reset(&job->items[fl->idx[k]]);
+        inbox_busy(&job->items[fl->idx[k]], 1000);
+    }
+    return 0;
+}
+
 static void work_batch(PGconn *conn, void *arg)
 {
     struct inbox_job *job = arg;
@@ -633,28 +716,30 @@ static void work_batch(PGconn *conn, void *arg)
     prepare_batch(conn, job);
     if (begin(conn) != 0)
         return;
-    bool fast = inbox_batch_evaluate(conn, job) == 0;
-    for (size_t i = 0; i < job->n && fast; i++) {
-        if (job->items[i].outcome == OUT_NONE)
-            fast = evaluate_fast(conn, job, &job->items[i]) == 0;
-    }
-    if (!fast) { /* redo the batch, each event in its own savepoint */
-        if (db_conn_lost(conn))
-            return;
-        db_rollback(conn);
-        for (size_t i = 0; i < job->n; i++)
-            item_reset(&job->items[i]);
-        if (begin(conn) != 0)
-            return;
-        for (size_t i = 0; i < job->n; i++) {
-            if (evaluate_one(conn, job, &job->items[i]) != 0) { /* not committed: all due again */
+    size_t *idx = xmalloc((job->n + 1) * sizeof *idx);
+    for (size_t i = 0; i < job->n; i++)
+        idx[i] = i;
+    struct group_failure f;
+    if (!try_group(conn, job, idx, job->n, &f)) { /* isolate what fails, each part a set */
+        struct failed_list fl = {xmalloc((job->n + 1) * sizeof *fl.idx), 0};
+        bool whole;
+        int rc = -1;
+        if (!db_conn_lost(conn)) {
+            db_rollback(conn);
+            for (size_t i = 0; i < job->n; i++)
+                item_reset(&job->items[i]);
+            if (begin(conn) == 0)
+                rc = isolate(conn, job, idx, job->n, &f, &fl, &whole) == 0 ? record_failures(conn, job, &fl) : -1;
+        }
+        free(fl.idx);
+        if (rc != 0) { /* not committed: all due again */
+            free(idx);
+            if (!db_conn_lost(conn))
                 db_rollback(conn);
-                return;
-            }
-            if (db_conn_lost(conn))
-                return;
+            return;
         }
     }
+    free(idx);
     if (PQtransactionStatus(conn) != PQTRANS_INTRANS) { /* COMMIT would roll back and answer OK */
         db_rollback(conn);
         return;
@@ -716,19 +801,35 @@ static void done_batch(void *arg)
 {
     struct inbox_job *job = arg;
     struct inbox *ib = job->ib;
+    size_t nwake = 0;
+    for (size_t i = 0; i < job->n; i++)
+        nwake += job->committed && job->items[i].outcome != OUT_NONE ? job->items[i].nwake : 0;
+    char **wake_ids = nwake ? xcalloc(nwake, sizeof *wake_ids) : NULL; /* borrowed from the items */
+    int64_t *wake_due = nwake ? xcalloc(nwake, sizeof *wake_due) : NULL;
+    nwake = 0;
     for (size_t i = 0; i < job->n; i++) {
         struct inbox_item *it = &job->items[i];
         if (!job->committed || it->outcome == OUT_NONE) { /* not evaluated: again in a second */
             sched_done(ib->sched, it->id, clock_wall_ms() + 1000);
-        } else {
-            bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
-            sched_done(ib->sched, it->id, again ? it->next_due_ms : -1);
-            report(ib, it);
-            if (it->nwake)
-                sched_seed(ib->ctx, "inbox", it->wake_ids, it->wake_due, it->nwake, false);
+            continue;
         }
-        item_free(it);
+        bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
+        sched_done(ib->sched, it->id, again ? it->next_due_ms : -1);
+        report(ib, it);
+        for (size_t k = 0; k < it->nwake; k++, nwake++) {
+            wake_ids[nwake] = it->wake_ids[k];
+            wake_due[nwake] = it->wake_due[k];
+        }
     }
+    /* The woken siblings of the whole batch: one script call. After the
+     * verdicts above, so that a woken event verdicted in this batch (a
+     * deferral ahead of its enabler) ends due now. */
+    if (nwake)
+        sched_seed(ib->ctx, "inbox", wake_ids, wake_due, nwake, false);
+    free(wake_ids);
+    free(wake_due);
+    for (size_t i = 0; i < job->n; i++)
+        item_free(&job->items[i]);
     if (!job->committed)
         stats_add(&ib->ctx->stats, STAT_DB_ERRORS, 1);
     config_unref(job->cfg);

@@ -8,7 +8,12 @@
  * from about six to a fraction of one, and one commit covers the batch.
  *
  * Locks never wait: rows and entities another worker holds are skipped and
- * those events are "busy" (due again in ~100 ms, no attempt charged). */
+ * those events are "busy" (due again in ~100 ms, no attempt charged).
+ *
+ * inbox_batch_fail records the failed attempts of the events that inbox.c
+ * isolated (a statement failed for them alone) with two statements for the
+ * whole batch: the rows locked and read, then verdicts, attempts rows and
+ * dead letters written by inbox_batch_update_rows like any other verdict. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,7 +65,7 @@ struct batch {
 static PGresult *stmt(struct batch *b, enum query_id q, const char *const *params, const int *lengths,
                       const int *binary)
 {
-    return query_prepared_fmt(b->conn, q, params, lengths, binary, b->err, sizeof b->err);
+    return inbox_checked(b->conn, query_prepared_raw(b->conn, q, params, lengths, binary), b->err, sizeof b->err);
 }
 
 static struct inbox_item *item_by_id(struct batch *b, json_t *index, const char *id)
@@ -530,27 +535,57 @@ static int wake_siblings(struct batch *b)
     return rc;
 }
 
+static void batch_init(struct batch *b, PGconn *conn, struct inbox_job *job)
+{
+    *b = (struct batch){
+        .conn = conn,
+        .job = job,
+        .rows = xcalloc(job->n, sizeof *b->rows),
+        .ent = xcalloc(job->n, sizeof *b->ent),
+        .wait = xcalloc(job->n, sizeof *b->wait),
+        .from = xcalloc(job->n, sizeof *b->from),
+        .to = xcalloc(job->n, sizeof *b->to),
+        .ents = xcalloc(job->n, sizeof *b->ents),
+        .by_key = json_object(),
+    };
+}
+
+static void batch_free(struct batch *b)
+{
+    for (size_t i = 0; i < b->job->n; i++)
+        free(b->from[i]);
+    for (size_t e = 0; e < b->nents; e++)
+        free(b->ents[e].state);
+    free(b->rows);
+    free(b->ent);
+    free(b->wait);
+    free(b->from);
+    free(b->to);
+    free(b->ents);
+    json_decref(b->by_key);
+}
+
+/* item id -> index into job->items */
+static json_t *items_index(const struct inbox_job *job)
+{
+    json_t *index = json_object();
+    for (size_t i = 0; i < job->n; i++)
+        json_object_set_new(index, job->items[i].id, json_integer((json_int_t)i));
+    return index;
+}
+
 int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
 {
     int64_t started = clock_mono_us();
-    struct batch b = {
-        .conn = conn,
-        .job = job,
-        .rows = xcalloc(job->n, sizeof *b.rows),
-        .ent = xcalloc(job->n, sizeof *b.ent),
-        .wait = xcalloc(job->n, sizeof *b.wait),
-        .from = xcalloc(job->n, sizeof *b.from),
-        .to = xcalloc(job->n, sizeof *b.to),
-        .ents = xcalloc(job->n, sizeof *b.ents),
-        .by_key = json_object(),
-    };
-    json_t *index = json_object(); /* item id -> index */
-    for (size_t i = 0; i < job->n; i++)
-        json_object_set_new(index, job->items[i].id, json_integer((json_int_t)i));
-
+    struct batch b;
+    batch_init(&b, conn, job);
+    json_t *index = items_index(job);
+    job->err_locking = false;
     int rc = -1;
-    if (lock_rows(&b, index) != 0)
+    if (lock_rows(&b, index) != 0) {
+        job->err_locking = true;
         goto out;
+    }
     decide_all(&b);
     if (lock_entities(&b) != 0)
         goto out;
@@ -559,17 +594,37 @@ int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
         goto out;
     rc = 0;
 out:
-    for (size_t i = 0; i < job->n; i++)
-        free(b.from[i]);
-    for (size_t e = 0; e < b.nents; e++)
-        free(b.ents[e].state);
-    free(b.rows);
-    free(b.ent);
-    free(b.wait);
-    free(b.from);
-    free(b.to);
-    free(b.ents);
-    json_decref(b.by_key);
+    if (rc != 0)
+        snprintf(job->err, sizeof job->err, "%s", b.err);
+    batch_free(&b);
+    json_decref(index);
+    return rc;
+}
+
+int inbox_batch_fail(PGconn *conn, struct inbox_job *job)
+{
+    int64_t started = clock_mono_us();
+    struct batch b;
+    batch_init(&b, conn, job);
+    json_t *index = items_index(job);
+    int rc = -1;
+    if (lock_rows(&b, index) != 0)
+        goto out;
+    for (size_t i = 0; i < job->n; i++) {
+        struct inbox_item *it = &job->items[i];
+        if (it->outcome != OUT_NONE) /* gone, terminal or busy: not charged */
+            continue;
+        char *why = it->error; /* inbox_fail_verdict replaces it */
+        it->error = NULL;
+        inbox_fail_verdict(job->cfg, it, b.rows[i].attempts + 1, why ? why : "evaluation failed", inbox_rnd64(),
+                           &b.wait[i]);
+        free(why);
+    }
+    rc = write_rows(&b, index, started);
+out:
+    if (rc != 0)
+        snprintf(job->err, sizeof job->err, "%s", b.err);
+    batch_free(&b);
     json_decref(index);
     return rc;
 }
