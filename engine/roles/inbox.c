@@ -576,14 +576,27 @@ static int savepoint(PGconn *conn, const char *command)
 struct group_failure {
     char err[512];
     bool busy, locking;
-    size_t item;  /* position in the group of the event that failed, or SIZE_MAX */
-    bool assumed; /* not tried: inferred from its parent's failure */
+    size_t item;               /* position in the group of the event whose own statement failed, or SIZE_MAX */
+    struct inbox_blame *blame; /* robust pass: the events whose entity update failed (positions in the group) */
+    size_t nblame;
 };
 
+static void group_failure_free(struct group_failure *f)
+{
+    for (size_t k = 0; k < f->nblame; k++)
+        free(f->blame[k].error);
+    free(f->blame);
+    f->blame = NULL;
+    f->nblame = 0;
+}
+
 /* Evaluates the items idx[0..n) of the batch as one set in the open
- * transaction (set-based, then per event what that leaves). true when all of
- * it went through; otherwise *f says why, and the caller must roll back. */
-static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, size_t n, struct group_failure *f)
+ * transaction (set-based, then per event what that leaves; robust: entities
+ * updated each in its own block). true when all of it went through;
+ * otherwise *f says why (the caller frees it), and the caller must roll
+ * back. */
+static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, size_t n, bool robust,
+                      struct group_failure *f)
 {
     struct inbox_job sub = *job;
     sub.items = xmalloc(n * sizeof *sub.items);
@@ -592,18 +605,27 @@ static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, si
     sub.n = n;
     sub.err[0] = '\0';
     sub.err_item = SIZE_MAX;
+    sub.robust = robust;
+    sub.blame = NULL;
+    sub.nblame = 0;
     (void)inbox_take_conflict();
     bool ok = inbox_batch_evaluate(conn, &sub) == 0;
     for (size_t k = 0; k < n && ok; k++) {
         if (sub.items[k].outcome == OUT_NONE)
             ok = evaluate_fast(conn, &sub, k) == 0;
     }
+    memset(f, 0, sizeof *f);
+    f->item = SIZE_MAX;
     if (!ok) {
         snprintf(f->err, sizeof f->err, "%s", sub.err[0] ? sub.err : "evaluation failed");
         f->busy = inbox_take_conflict() || db_conn_lost(conn);
         f->locking = sub.err_locking;
         f->item = sub.err_item;
-        f->assumed = false;
+        f->blame = sub.blame;
+        f->nblame = sub.nblame;
+    } else {
+        struct group_failure none = {.blame = sub.blame, .nblame = sub.nblame};
+        group_failure_free(&none);
     }
     for (size_t k = 0; k < n; k++)
         job->items[idx[k]] = sub.items[k];
@@ -617,63 +639,120 @@ struct failed_list {
     size_t n;
 };
 
-/* The event at idx failed alone for the reason f: busy (a conflict, due
- * again soon, free), or a failed attempt to record. */
-static void charge(struct inbox_job *job, size_t idx, const struct group_failure *f, struct failed_list *fl)
+/* The event at idx failed alone: busy (a conflict, due again soon, free),
+ * its row could not be locked (not its fault, due again in a second), or a
+ * failed attempt to record. */
+static void charge(struct inbox_job *job, size_t idx, bool busy, bool locking, const char *err, struct failed_list *fl)
 {
     struct inbox_item *it = &job->items[idx];
-    if (f->busy) {
+    if (busy) {
         inbox_busy(it, 100);
-    } else if (f->locking) { /* its row could not be locked: not its fault */
+    } else if (locking) {
         inbox_busy(it, 1000);
     } else {
-        inbox_set_error(it, "%s", f->err);
+        inbox_set_error(it, "%s", err);
         fl->idx[fl->n++] = idx;
     }
 }
 
-/* Evaluates the group idx[0..n), isolating what fails (see above). known: the
- * group's failure when it was already tried (or assumed), NULL to try it.
- * *whole: it passed as one set at the first try. -1: a savepoint command
- * failed or the connection is gone; the batch must not commit. */
-static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, const struct group_failure *known,
-                   struct failed_list *fl, bool *whole)
+static int cmp_index(const void *a, const void *b)
 {
-    struct group_failure f;
-    bool first = true;
-    *whole = false;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Evaluates the group idx[0..n), isolating what fails (see above). known:
+ * the group's failure when it was already tried (plainly), NULL to try it.
+ * robust_helps: an unexplained failure is worth one robust try before the
+ * group is split (false once a robust try could not explain it). -1: a
+ * savepoint command failed or the connection is gone; the batch must not
+ * commit. */
+static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, const struct group_failure *known,
+                   bool robust_helps, struct failed_list *fl)
+{
+    struct group_failure f = {.item = SIZE_MAX};
+    bool have = false, robust = false, tried_robust = false;
+    size_t *susp = xmalloc((n + 1) * sizeof *susp), nsusp = 0; /* blamed with others: bisected at the end */
+    int rc = 0;
+    if (known) {
+        f = *known;
+        f.blame = NULL;
+        f.nblame = 0;
+        have = true;
+    }
     while (n > 0) {
-        if (known && !(known->assumed && n == 1)) {
-            f = *known;
-        } else {
-            if (savepoint(conn, "SAVEPOINT grp") != 0)
-                return -1;
-            if (try_group(conn, job, idx, n, &f)) {
-                *whole = first;
-                return savepoint(conn, "RELEASE SAVEPOINT grp");
+        if (!have) {
+            if (savepoint(conn, "SAVEPOINT grp") != 0) {
+                rc = -1;
+                break;
             }
-            if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp") != 0)
-                return -1;
+            if (try_group(conn, job, idx, n, robust, &f)) {
+                n = 0;
+                rc = savepoint(conn, "RELEASE SAVEPOINT grp");
+                break;
+            }
+            if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp") != 0) {
+                group_failure_free(&f);
+                rc = -1;
+                break;
+            }
             for (size_t k = 0; k < n; k++)
                 item_reset(&job->items[idx[k]]);
+            tried_robust = robust;
         }
-        known = NULL;
-        first = false;
-        size_t bad = f.item < n ? f.item : n == 1 && !f.assumed ? 0 : SIZE_MAX;
-        if (bad == SIZE_MAX)
+        have = false;
+        bool *drop = NULL;
+        if (f.item < n || f.nblame) { /* explained: those events out, the rest again as one set */
+            drop = xcalloc(n, sizeof *drop);
+            if (f.item < n) {
+                charge(job, idx[f.item], f.busy, f.locking, f.err, fl);
+                drop[f.item] = true;
+            }
+            for (size_t k = 0; k < f.nblame; k++) {
+                const struct inbox_blame *x = &f.blame[k];
+                if (x->item >= n || drop[x->item])
+                    continue;
+                drop[x->item] = true;
+                if (x->alone)
+                    charge(job, idx[x->item], x->busy, false, x->error, fl);
+                else
+                    susp[nsusp++] = idx[x->item];
+            }
+            size_t kept = 0;
+            for (size_t k = 0; k < n; k++)
+                if (!drop[k])
+                    idx[kept++] = idx[k];
+            n = kept;
+            free(drop);
+            group_failure_free(&f);
+            robust = false;
+            continue;
+        }
+        group_failure_free(&f);
+        if (n == 1) { /* tried alone: its failure is its own */
+            charge(job, idx[0], f.busy, f.locking, f.err, fl);
+            n = 0;
             break;
-        charge(job, idx[bad], &f, fl); /* the rest of the group: again as one set */
-        memmove(idx + bad, idx + bad + 1, (n - bad - 1) * sizeof *idx);
-        n--;
+        }
+        if (robust_helps && !tried_robust) { /* the same group once more, entities each in a block */
+            robust = true;
+            continue;
+        }
+        break; /* unexplained: split */
     }
-    if (n == 0)
-        return 0;
-    size_t half = n / 2;
-    bool left_whole = false, ignored;
-    if (isolate(conn, job, idx, half, NULL, fl, &left_whole) != 0)
-        return -1;
-    struct group_failure inferred = {.item = SIZE_MAX, .assumed = true};
-    return isolate(conn, job, idx + half, n - half, left_whole ? &inferred : NULL, fl, &ignored);
+    if (rc == 0 && n > 0) {
+        size_t half = n / 2;
+        bool helps = robust_helps && !tried_robust;
+        rc = isolate(conn, job, idx, half, NULL, helps, fl);
+        if (rc == 0)
+            rc = isolate(conn, job, idx + half, n - half, NULL, helps, fl);
+    }
+    if (rc == 0 && nsusp) { /* events of entities with several transitions, one refused: in halves */
+        qsort(susp, nsusp, sizeof *susp, cmp_index); /* receipt order */
+        rc = isolate(conn, job, susp, nsusp, NULL, false, fl);
+    }
+    free(susp);
+    return rc;
 }
 
 /* The isolated failures' attempts, for the whole batch at once, in a
@@ -720,18 +799,18 @@ static void work_batch(PGconn *conn, void *arg)
     for (size_t i = 0; i < job->n; i++)
         idx[i] = i;
     struct group_failure f;
-    if (!try_group(conn, job, idx, job->n, &f)) { /* isolate what fails, each part a set */
+    if (!try_group(conn, job, idx, job->n, false, &f)) { /* isolate what fails, each part a set */
         struct failed_list fl = {xmalloc((job->n + 1) * sizeof *fl.idx), 0};
-        bool whole;
         int rc = -1;
         if (!db_conn_lost(conn)) {
             db_rollback(conn);
             for (size_t i = 0; i < job->n; i++)
                 item_reset(&job->items[i]);
             if (begin(conn) == 0)
-                rc = isolate(conn, job, idx, job->n, &f, &fl, &whole) == 0 ? record_failures(conn, job, &fl) : -1;
+                rc = isolate(conn, job, idx, job->n, &f, true, &fl) == 0 ? record_failures(conn, job, &fl) : -1;
         }
         free(fl.idx);
+        group_failure_free(&f);
         if (rc != 0) { /* not committed: all due again */
             free(idx);
             if (!db_conn_lost(conn))

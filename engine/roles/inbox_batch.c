@@ -373,8 +373,36 @@ static bool evaluated(const struct inbox_item *it)
     return it->outcome >= OUT_APPLIED && it->outcome <= OUT_DEAD;
 }
 
+/* Robust pass: the entities of machine m whose update failed (r: rows of
+ * inbox_batch_update_entities_each) blame the events applied to them. */
+static void blame_entities(struct batch *b, const struct machine_config *m, PGresult *r)
+{
+    struct inbox_job *job = b->job;
+    for (int k = 0; k < PQntuples(r); k++) {
+        struct entity *e = entity_named(b, m, PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ID));
+        if (!e)
+            continue;
+        const char *st = PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_SQLSTATE);
+        bool busy = strcmp(st, "55P03") == 0 || strcmp(st, "40P01") == 0 || strcmp(st, "40001") == 0;
+        for (size_t i = 0; i < job->n; i++) {
+            if (job->items[i].outcome != OUT_APPLIED || b->ent[i] == NO_ENTITY || &b->ents[b->ent[i]] != e)
+                continue;
+            job->blame = xrealloc(job->blame, (job->nblame + 1) * sizeof *job->blame);
+            job->blame[job->nblame++] = (struct inbox_blame){
+                .item = i,
+                .busy = busy,
+                .alone = e->applied == 1,
+                .error = xstrdup(PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ERROR)),
+            };
+        }
+        snprintf(b->err, sizeof b->err, "%s", PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ERROR));
+    }
+}
+
 static int write_entities(struct batch *b)
 {
+    struct inbox_job *job = b->job;
+    enum query_id update = job->robust ? Q_INBOX_BATCH_UPDATE_ENTITIES_EACH : Q_INBOX_BATCH_UPDATE_ENTITIES;
     const struct machine_config **ms = batch_machines(b);
     int rc = 0;
     for (size_t i = 0; ms[i] && rc == 0; i++) {
@@ -382,20 +410,24 @@ static int write_entities(struct batch *b)
         if (entity_params(b, ms[i], ENT_LOCKED, true, p)) {
             const char *q[] = {ms[i]->name, p[0].buf, p[1].buf, p[2].buf};
             const int len[] = {0, (int)p[0].len, (int)p[1].len, (int)p[2].len}, bin[] = {0, 1, 1, 1};
-            PGresult *r = stmt(b, Q_INBOX_BATCH_UPDATE_ENTITIES, q, len, bin);
+            PGresult *r = stmt(b, update, q, len, bin);
             rc = r ? 0 : -1;
+            if (r && job->robust)
+                blame_entities(b, ms[i], r);
             PQclear(r);
         }
         params_free(p, 3);
     }
     free(ms);
-    if (rc != 0)
+    if (rc != 0 || job->nblame)
         return -1;
-    for (size_t i = 0; i < b->job->n; i++) {
-        struct inbox_item *it = &b->job->items[i];
-        if (it->outcome == OUT_APPLIED &&
-            inbox_emit_followups(b->conn, b->ents[b->ent[i]].m, it, b->from[i], b->to[i], b->err, sizeof b->err) != 0)
+    for (size_t i = 0; i < job->n; i++) {
+        struct inbox_item *it = &job->items[i];
+        if (it->outcome == OUT_APPLIED && inbox_emit_followups(b->conn, b->ents[b->ent[i]].m, it, b->from[i], b->to[i],
+                                                               b->err, sizeof b->err) != 0) {
+            job->err_item = i; /* its own statement: the failure is this event's */
             return -1;
+        }
     }
     return 0;
 }

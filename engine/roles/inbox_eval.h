@@ -21,6 +21,15 @@
 
 struct inbox;
 
+/* An event that the entity update of the robust pass (job->robust) found
+ * failing: its entity's new state was refused. */
+struct inbox_blame {
+    size_t item; /* index into job->items */
+    bool busy;   /* a lock conflict: not charged */
+    bool alone;  /* the only transition applied to its entity: the failure is its own */
+    char *error; /* owned */
+};
+
 struct inbox_job {
     struct inbox *ib;
     struct hookd_config *cfg; /* ref held for the job */
@@ -30,9 +39,14 @@ struct inbox_job {
     char worker_id[96];
     /* Why the last evaluation of these items failed (set with -1 returns). */
     char err[512];
-    bool err_busy;    /* a lock conflict or Postgres unavailable: the event is not charged */
     bool err_locking; /* the rows could not be locked: not the events' fault, not charged */
-    size_t err_item;  /* the item whose per-event evaluation failed, or SIZE_MAX: unknown */
+    size_t err_item;  /* the item whose own statement failed, or SIZE_MAX: unknown */
+    /* Robust pass: entities are updated each in its own block (see
+     * sql/0024_inbox_isolate.sql), and the events whose entity update failed
+     * are returned in blame (owned) with -1. */
+    bool robust;
+    struct inbox_blame *blame;
+    size_t nblame;
 };
 
 /* A random value for jitter (OpenSSL's generator). */
