@@ -546,19 +546,26 @@ static int begin(PGconn *conn)
 
 /* ---- isolating the events that fail ------------------------------------------
  *
- * A batch is one set first. When a statement fails, the batch is rolled
- * back and the failing events are isolated by bisection: a group that fails
- * is split in halves, each half tried again as a set in its own SAVEPOINT
- * (in receipt order: the left half first), down to the single events that
- * fail alone. A group whose per-event part failed names its event (the
- * failure is that event's): that event is taken out at once and the rest of
- * the group tried again as a set. A half need not be tried when its sibling
- * passed whole: the group failed, so the failure is in it; a single event
- * is always tried, so it is charged for its own failure only. With f bad
- * events among n the batch costs about 2 f log2(n / f) group tries instead
- * of n evaluations with a savepoint each; the failed attempts of the whole
- * batch are then recorded with two statements (inbox_batch_fail). A lock
- * conflict or an unavailable Postgres makes the event busy, never charged. */
+ * A batch is one set first. When a statement fails, the batch is rolled back
+ * and the failing events are isolated, each try of a group of events a set
+ * in its own SAVEPOINT:
+ *  - a failure of one event's own statement (a follow-up insert, the
+ *    statements of a machine with its own table) names that event: it is
+ *    charged, and the rest of the group is tried again as one set;
+ *  - an unexplained failure is tried once more in the robust pass
+ *    (job->robust: each entity updated in its own block,
+ *    sql/0024_inbox_isolate.sql), which names the entities whose new state
+ *    was refused: an event that was the only transition of its entity is
+ *    charged; several transitions of one entity are bisected afterwards;
+ *    the rest again as one set;
+ *  - what the robust pass cannot explain either (a failure outside the entity
+ *    update) is split in halves, down to the single events that fail alone.
+ * A single event is always charged for a failure it had on its own try. So a
+ * batch with refused applies costs three group tries (the set, the robust
+ * pass, the rest) instead of one evaluation with a savepoint per event, and
+ * the failed attempts of the whole batch are recorded with two statements
+ * (inbox_batch_fail). A lock conflict or an unavailable Postgres makes the
+ * event busy, never charged. */
 
 /* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
  * transaction is then aborted (or the connection gone), so nothing of the
