@@ -599,10 +599,11 @@ static void group_failure_free(struct group_failure *f)
 
 /* Evaluates the items idx[0..n) of the batch as one set in the open
  * transaction (set-based, then per event what that leaves; robust: entities
- * updated each in its own block). true when all of it went through;
- * otherwise *f says why (the caller frees it), and the caller must roll
- * back. */
-static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, size_t n, bool robust,
+ * updated each in its own block; isolating: each per-event item in its own
+ * savepoint). true when it went through, with f->blame listing the
+ * per-event items that failed in their savepoint (to charge); otherwise *f
+ * says why, and the caller must roll back. The caller frees *f. */
+static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, size_t n, bool robust, bool isolating,
                       struct group_failure *f)
 {
     struct inbox_job sub = *job;
@@ -618,21 +619,46 @@ static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, si
     (void)inbox_take_conflict();
     bool ok = inbox_batch_evaluate(conn, &sub) == 0;
     for (size_t k = 0; k < n && ok; k++) {
-        if (sub.items[k].outcome == OUT_NONE)
+        if (sub.items[k].outcome != OUT_NONE)
+            continue;
+        if (!isolating) {
             ok = evaluate_fast(conn, &sub, k) == 0;
+            continue;
+        }
+        /* isolating: each such event in its own savepoint, so that one
+         * failing does not cost the group another try */
+        if (savepoint(conn, "SAVEPOINT ev") != 0) {
+            ok = false;
+            break;
+        }
+        (void)inbox_take_conflict();
+        if (evaluate_fast(conn, &sub, k) == 0) {
+            ok = savepoint(conn, "RELEASE SAVEPOINT ev") == 0;
+            continue;
+        }
+        bool busy = inbox_take_conflict() || sub.err_locking;
+        if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT ev; RELEASE SAVEPOINT ev") != 0) {
+            ok = false;
+            break;
+        }
+        item_reset(&sub.items[k]);
+        sub.blame = xrealloc(sub.blame, (sub.nblame + 1) * sizeof *sub.blame);
+        sub.blame[sub.nblame++] =
+            (struct inbox_blame){.item = k, .busy = busy, .alone = true, .error = xstrdup(sub.err)};
+        sub.err_item = SIZE_MAX;
     }
     memset(f, 0, sizeof *f);
     f->item = SIZE_MAX;
-    if (!ok) {
+    if (ok) { /* what failed alone in its own savepoint: for the caller to charge */
+        f->blame = sub.blame;
+        f->nblame = sub.nblame;
+    } else {
         snprintf(f->err, sizeof f->err, "%s", sub.err[0] ? sub.err : "evaluation failed");
         f->busy = inbox_take_conflict() || db_conn_lost(conn);
         f->locking = sub.err_locking;
         f->item = sub.err_item;
         f->blame = sub.blame;
         f->nblame = sub.nblame;
-    } else {
-        struct group_failure none = {.blame = sub.blame, .nblame = sub.nblame};
-        group_failure_free(&none);
     }
     for (size_t k = 0; k < n; k++)
         job->items[idx[k]] = sub.items[k];
@@ -693,7 +719,10 @@ static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, c
                 rc = -1;
                 break;
             }
-            if (try_group(conn, job, idx, n, robust, &f)) {
+            if (try_group(conn, job, idx, n, robust, true, &f)) {
+                for (size_t k = 0; k < f.nblame; k++) /* events that failed in their own savepoint */
+                    charge(job, idx[f.blame[k].item], f.blame[k].busy, false, f.blame[k].error, fl);
+                group_failure_free(&f);
                 n = 0;
                 rc = savepoint(conn, "RELEASE SAVEPOINT grp");
                 break;
@@ -806,7 +835,7 @@ static void work_batch(PGconn *conn, void *arg)
     for (size_t i = 0; i < job->n; i++)
         idx[i] = i;
     struct group_failure f;
-    if (!try_group(conn, job, idx, job->n, false, &f)) { /* isolate what fails, each part a set */
+    if (!try_group(conn, job, idx, job->n, false, false, &f)) { /* isolate what fails, each part a set */
         struct failed_list fl = {xmalloc((job->n + 1) * sizeof *fl.idx), 0};
         int rc = -1;
         if (!db_conn_lost(conn)) {

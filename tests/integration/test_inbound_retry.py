@@ -193,3 +193,53 @@ def test_kill9_in_the_middle_of_isolating_failures_loses_and_doubles_nothing(env
     assert env.db.value("SELECT count(*) FROM outbox_events") == 0
     assert_attempt_history_consistent(env)
     wait_queues_empty(env)
+
+
+SHIP_MACHINE = """
+[machine ship]
+table = shipments
+id_column = id
+state_column = status
+version_column = version
+initial = new
+create = true
+transition ship.packed = new -> packed
+"""
+
+
+def test_user_table_and_builtin_refusals_in_one_batch(env):
+    """A machine with its own table goes event by event inside the batch:
+    its refused events are found in their own savepoints while the batch is
+    isolating, the built-in machine's by the robust pass; all failures of
+    the batch are recorded together."""
+    env.db.all(RAISE_FOR)
+    env.db.all("CREATE TABLE shipments (id text PRIMARY KEY, status text NOT NULL, version int NOT NULL DEFAULT 0)")
+    env.db.all("CREATE FUNCTION ship_check() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+               " IF NEW.id LIKE 'shbad%%' THEN RAISE EXCEPTION 'shipment refused: %%', NEW.id; END IF;"
+               " RETURN NEW; END $$")
+    env.db.all("CREATE TRIGGER ship_check BEFORE UPDATE ON shipments FOR EACH ROW EXECUTE FUNCTION ship_check()")
+    rnd = random.Random(7)
+    ships = [f"sh{i:02d}" for i in range(40)] + [f"shbad{i}" for i in range(4)]
+    orders = [f"o{i:02d}" for i in range(40)] + [f"obad{i}" for i in range(4)]
+    refuse(env, [o for o in orders if "bad" in o])
+    times = iter(rnd.sample(range(300_000), len(ships) + len(orders)))
+    events = [ev(f"m-{s}", "ship.packed", s, next(times), entity_type="ship") for s in ships]
+    events += [ev(f"m-{o}", "order.started", o, next(times)) for o in orders]
+    seed(env, events)
+    w = env.worker(config=one_batch_config(env, extra=SHIP_MACHINE, retry_schedule="200ms, 200ms, 200ms"))
+    wait_all_terminal(env, len(events), timeout=30, workers=[w])
+    good_ships = [s for s in ships if "bad" not in s]
+    assert env.db.value("SELECT count(*) FROM shipments WHERE status = 'packed' AND version = 1") == len(good_ships)
+    assert env.db.value("SELECT count(*) FROM shipments WHERE status = 'new' AND id LIKE 'shbad%%'") == 4
+    assert_good_applied_once(env, [o for o in orders if "bad" not in o])
+    assert_quarantined_at_4th(env, [f"m-{s}" for s in ships if "bad" in s], "shipment refused: shbad")
+    assert_quarantined_at_4th(env, [f"m-{o}" for o in orders if "bad" in o], "apply refused for obad")
+    assert attempt_rows(env) == len(events) + 3 * 8
+    assert_attempt_history_consistent(env)
+    firsts = env.db.all("SELECT DISTINCT ON (a.source_id) a.attempted_at, a.duration_ms, a.outcome"
+                        " FROM attempts a ORDER BY a.source_id, a.id")
+    assert len({f["attempted_at"] for f in firsts}) == 1, "the seeded events were not evaluated in one batch"
+    assert [f["duration_ms"] for f in firsts if f["outcome"] == "retry"].count(
+        next(f["duration_ms"] for f in firsts if f["outcome"] == "retry")) == 8, \
+        "the batch's failed first attempts were not recorded together"
+    wait_queues_empty(env)
