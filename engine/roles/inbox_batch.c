@@ -399,6 +399,40 @@ static void blame_entities(struct batch *b, const struct machine_config *m, PGre
     }
 }
 
+/* The follow-up outbox events of the batch's applies, in receipt order,
+ * with one statement (inbox_batch_emit_followups). */
+static int emit_followups(struct batch *b)
+{
+    struct inbox_job *job = b->job;
+    json_t *rows = json_array();
+    for (size_t i = 0; i < job->n; i++) {
+        const struct inbox_item *it = &job->items[i];
+        if (it->outcome != OUT_APPLIED)
+            continue;
+        const struct machine_config *m = b->ents[b->ent[i]].m;
+        for (size_t k = 0; k < m->nemits; k++) {
+            if (strcmp(m->emits[k].event, it->event_type) != 0)
+                continue;
+            json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "machine", m->name, "entity_id", it->entity_id,
+                                  "type", m->emits[k].emit_type, "to", b->to[i], "cause", it->event_type, "id",
+                                  it->id);
+            json_object_set_new(o, "from", b->from[i] ? json_string(b->from[i]) : json_null());
+            json_array_append_new(rows, o);
+        }
+    }
+    int rc = 0;
+    if (json_array_size(rows)) {
+        char *text = json_dumps(rows, JSON_COMPACT);
+        const char *p[] = {text};
+        PGresult *r = stmt(b, Q_INBOX_BATCH_EMIT_FOLLOWUPS, p, NULL, NULL);
+        rc = r ? 0 : -1;
+        PQclear(r);
+        free(text);
+    }
+    json_decref(rows);
+    return rc;
+}
+
 static int write_entities(struct batch *b)
 {
     struct inbox_job *job = b->job;
@@ -421,7 +455,9 @@ static int write_entities(struct batch *b)
     free(ms);
     if (rc != 0 || job->nblame)
         return -1;
-    for (size_t i = 0; i < job->n; i++) {
+    if (!job->robust)
+        return emit_followups(b);
+    for (size_t i = 0; i < job->n; i++) { /* robust: per event, so that a failure names its event */
         struct inbox_item *it = &job->items[i];
         if (it->outcome == OUT_APPLIED && inbox_emit_followups(b->conn, b->ents[b->ent[i]].m, it, b->from[i], b->to[i],
                                                                b->err, sizeof b->err) != 0) {
