@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <openssl/rand.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@ struct inbox {
     struct alerter *alerter; /* borrowed */
     struct sched *sched;     /* owned: the inbox queue */
     struct batcher *batcher; /* claimed struct inbox_item (ids only) for the next batch job */
+    /* When a batch last had events whose evaluation failed (wall ms; DB
+     * threads): for a while after, batches start with the robust pass. */
+    _Atomic int64_t failed_at_ms;
 };
 
 uint64_t inbox_rnd64(void)
@@ -616,6 +620,7 @@ static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, si
     sub.robust = robust;
     sub.blame = NULL;
     sub.nblame = 0;
+    sub.refused = 0;
     (void)inbox_take_conflict();
     bool ok = inbox_batch_evaluate(conn, &sub) == 0;
     for (size_t k = 0; k < n && ok; k++) {
@@ -662,6 +667,7 @@ static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, si
     }
     for (size_t k = 0; k < n; k++)
         job->items[idx[k]] = sub.items[k];
+    job->refused += sub.refused;
     free(sub.items);
     return ok;
 }
@@ -700,18 +706,19 @@ static int cmp_index(const void *a, const void *b)
  * group is split (false once a robust try could not explain it). -1: a
  * savepoint command failed or the connection is gone; the batch must not
  * commit. */
-static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, const struct group_failure *known,
-                   bool robust_helps, struct failed_list *fl)
+static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, struct group_failure *known,
+                   bool known_robust, bool robust_helps, struct failed_list *fl)
 {
     struct group_failure f = {.item = SIZE_MAX};
     bool have = false, robust = false, tried_robust = false;
     size_t *susp = xmalloc((n + 1) * sizeof *susp), nsusp = 0; /* blamed with others: bisected at the end */
     int rc = 0;
-    if (known) {
+    if (known) { /* its blame is ours now */
         f = *known;
-        f.blame = NULL;
-        f.nblame = 0;
+        known->blame = NULL;
+        known->nblame = 0;
         have = true;
+        tried_robust = known_robust;
     }
     while (n > 0) {
         if (!have) {
@@ -779,13 +786,13 @@ static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, c
     if (rc == 0 && n > 0) {
         size_t half = n / 2;
         bool helps = robust_helps && !tried_robust;
-        rc = isolate(conn, job, idx, half, NULL, helps, fl);
+        rc = isolate(conn, job, idx, half, NULL, false, helps, fl);
         if (rc == 0)
-            rc = isolate(conn, job, idx + half, n - half, NULL, helps, fl);
+            rc = isolate(conn, job, idx + half, n - half, NULL, false, helps, fl);
     }
     if (rc == 0 && nsusp) { /* events of entities with several transitions, one refused: in halves */
         qsort(susp, nsusp, sizeof *susp, cmp_index); /* receipt order */
-        rc = isolate(conn, job, susp, nsusp, NULL, false, fl);
+        rc = isolate(conn, job, susp, nsusp, NULL, false, false, fl);
     }
     free(susp);
     return rc;
@@ -834,8 +841,15 @@ static void work_batch(PGconn *conn, void *arg)
     size_t *idx = xmalloc((job->n + 1) * sizeof *idx);
     for (size_t i = 0; i < job->n; i++)
         idx[i] = i;
+    /* In a storm (a batch failed less than 2 s ago) the first try is the
+     * robust pass: refused applies then cost no second try. */
+    bool robust = clock_wall_ms() - atomic_load(&job->ib->failed_at_ms) < 2000;
+    job->refused = 0;
     struct group_failure f;
-    if (!try_group(conn, job, idx, job->n, false, false, &f)) { /* isolate what fails, each part a set */
+    bool ok = try_group(conn, job, idx, job->n, robust, false, &f);
+    if (!ok || job->refused)
+        atomic_store(&job->ib->failed_at_ms, clock_wall_ms());
+    if (!ok) { /* isolate what fails, each part a set */
         struct failed_list fl = {xmalloc((job->n + 1) * sizeof *fl.idx), 0};
         int rc = -1;
         if (!db_conn_lost(conn)) {
@@ -843,7 +857,8 @@ static void work_batch(PGconn *conn, void *arg)
             for (size_t i = 0; i < job->n; i++)
                 item_reset(&job->items[i]);
             if (begin(conn) == 0)
-                rc = isolate(conn, job, idx, job->n, &f, true, &fl) == 0 ? record_failures(conn, job, &fl) : -1;
+                rc = isolate(conn, job, idx, job->n, &f, robust, true, &fl) == 0 ? record_failures(conn, job, &fl)
+                                                                                 : -1;
         }
         free(fl.idx);
         group_failure_free(&f);

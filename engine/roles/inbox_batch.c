@@ -374,7 +374,9 @@ static bool evaluated(const struct inbox_item *it)
 }
 
 /* Robust pass: the entities of machine m whose update failed (r: rows of
- * inbox_batch_update_entities_each) blame the events applied to them. */
+ * inbox_batch_update_entities_each). An entity with one event in the batch:
+ * that event's verdict becomes the failure at once; otherwise the events
+ * applied to it are blamed (job->blame) and the try fails. */
 static void blame_entities(struct batch *b, const struct machine_config *m, PGresult *r)
 {
     struct inbox_job *job = b->job;
@@ -383,7 +385,26 @@ static void blame_entities(struct batch *b, const struct machine_config *m, PGre
         if (!e)
             continue;
         const char *st = PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_SQLSTATE);
+        const char *error = PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ERROR);
         bool busy = strcmp(st, "55P03") == 0 || strcmp(st, "40P01") == 0 || strcmp(st, "40001") == 0;
+        size_t mine = 0, at = 0; /* the batch's events of this entity */
+        for (size_t i = 0; i < job->n; i++) {
+            if (b->ent[i] != NO_ENTITY && &b->ents[b->ent[i]] == e)
+                mine++, at = i;
+        }
+        if (mine == 1 && job->items[at].outcome == OUT_APPLIED) {
+            /* Its only event: nothing else of the batch was decided on the
+             * refused state, so the verdict changes here, in this try: a
+             * failed attempt (or busy), written with the other verdicts. */
+            struct inbox_item *it = &job->items[at];
+            e->applied = 0; /* not updated: no wake, no follow-up */
+            job->refused++;
+            if (busy)
+                inbox_busy(it, 100);
+            else
+                inbox_fail_verdict(job->cfg, it, b->rows[at].attempts + 1, error, inbox_rnd64(), &b->wait[at]);
+            continue;
+        }
         for (size_t i = 0; i < job->n; i++) {
             if (job->items[i].outcome != OUT_APPLIED || b->ent[i] == NO_ENTITY || &b->ents[b->ent[i]] != e)
                 continue;
@@ -392,10 +413,10 @@ static void blame_entities(struct batch *b, const struct machine_config *m, PGre
                 .item = i,
                 .busy = busy,
                 .alone = e->applied == 1,
-                .error = xstrdup(PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ERROR)),
+                .error = xstrdup(error),
             };
         }
-        snprintf(b->err, sizeof b->err, "%s", PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ERROR));
+        snprintf(b->err, sizeof b->err, "%s", error);
     }
 }
 

@@ -47,6 +47,7 @@ struct inbox_job {
     bool robust;
     struct inbox_blame *blame;
     size_t nblame;
+    size_t refused; /* robust pass: events whose refused apply became their failure in place */
 };
 
 /* A random value for jitter (OpenSSL's generator). */
