@@ -2,13 +2,15 @@
 -- storms). The inbox writes a batch's entity states with one UPDATE
 -- (sql/queries/inbox_batch_update_entities.sql); when a trigger or a check of
 -- the application refuses one entity's new state, that statement fails for
--- the whole batch and does not say which entity. After such a failure the
--- inbox runs the same update through this function once: each entity in its
--- own block, so a refusal is caught and returned (the entity, Postgres'
--- message and SQLSTATE) instead of failing the rest. The inbox then charges
--- the refused events (a lock conflict: busy, not charged) and evaluates the
--- rest of the batch again as one set. The blocks are subtransactions, which
--- is why the plain UPDATE stays the first try.
+-- the whole batch and does not say which entity. After such a failure (and
+-- while batches keep failing) the inbox runs the update through this
+-- function instead: each entity in its own block, so a refusal is caught and
+-- returned (the entity, Postgres' message and SQLSTATE) and the others are
+-- written. The inbox charges the refused events (a lock conflict: busy, not
+-- charged) in the same try when each is its entity's only event in the
+-- batch, and otherwise evaluates the rest again as one set. The blocks are
+-- subtransactions, which is why the plain UPDATE stays the first try when
+-- nothing failed lately.
 CREATE OR REPLACE FUNCTION hookd_inbox_update_entities_each(p_type text, p_ids text[], p_states text[],
                                                             p_applied int[])
 RETURNS TABLE (failed_id text, failed_error text, failed_sqlstate text)

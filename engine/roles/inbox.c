@@ -564,12 +564,16 @@ static int begin(PGconn *conn)
  *    the rest again as one set;
  *  - what the robust pass cannot explain either (a failure outside the entity
  *    update) is split in halves, down to the single events that fail alone.
- * A single event is always charged for a failure it had on its own try. So a
- * batch with refused applies costs three group tries (the set, the robust
- * pass, the rest) instead of one evaluation with a savepoint per event, and
- * the failed attempts of the whole batch are recorded with two statements
- * (inbox_batch_fail). A lock conflict or an unavailable Postgres makes the
- * event busy, never charged. */
+ * A single event is always charged for a failure it had on its own try.
+ * An event that is its entity's only one in the group has its refused apply
+ * turned into its failure by the robust pass itself (inbox_batch.c), written
+ * with the group's other verdicts: no further try. So a batch with refused
+ * applies costs two group tries (the set, the robust pass) instead of one
+ * evaluation with a savepoint per event, and, while batches keep failing
+ * (one failed less than 2 s ago), one: they start with the robust pass. The
+ * failed attempts found otherwise are recorded for the whole batch with two
+ * statements (inbox_batch_fail). A lock conflict or an unavailable Postgres
+ * makes the event busy, never charged. */
 
 /* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
  * transaction is then aborted (or the connection gone), so nothing of the
