@@ -87,16 +87,19 @@ def _inbound_run(b: Bench, flaky: float, label: str) -> dict:
     evaluations = db.value("SELECT count(*) FROM attempts WHERE source = 'inbox'")
     outcomes = {r["k"]: r["n"] for r in db.all(
         "SELECT coalesce(outcome, status) AS k, count(*) AS n FROM webhook_inbox GROUP BY 1")}
+    timeline = [r["n"] for r in db.all(
+        "SELECT date_trunc('second', attempted_at) AS s, count(*) AS n FROM attempts GROUP BY 1 ORDER BY 1")]
     wrong = db.value("SELECT count(*) FROM webhook_inbox WHERE outcome IS DISTINCT FROM 'applied'"
                      " OR attempts <> CASE WHEN entity_id LIKE 'f%%' THEN %s ELSE 0 END", INBOUND_FAILS)
     db.close()
     expected = n + INBOUND_FAILS * nflaky
     r = dict(events=n, flaky=nflaky, evaluations=evaluations, expected_evaluations=expected, seconds=elapsed,
              evals_per_s=evaluations / elapsed, events_per_s=(n - left) / elapsed, complete=left == 0,
-             correct=wrong == 0 and evaluations == expected, outcomes=outcomes, cpu_s=cpu)
+             correct=wrong == 0 and evaluations == expected, outcomes=outcomes, cpu_s=cpu, per_second=timeline)
     log(f"   inbound{label}: {n - left}/{n} events ({nflaky} failing {INBOUND_FAILS}x) in {elapsed:.1f} s:"
         f" {r['evals_per_s']:,.0f} evaluations/s, {r['events_per_s']:,.0f} events/s; {evaluations} attempts rows"
-        f" (expected {expected}); outcomes {outcomes}; {wrong} rows not applied as expected; CPU {cpu:.1f} s")
+        f" (expected {expected}); outcomes {outcomes}; {wrong} rows not applied as expected; CPU {cpu:.1f} s;"
+        f" evaluations per second {timeline}")
     return r
 
 
