@@ -23,8 +23,8 @@ import random
 import time
 
 from hookdtest.util import wait_for
-from test_batch import (assert_attempt_history_consistent, entity, ev, history, one_batch_config, row, seed,
-                        wait_all_terminal, wait_queues_empty, with_hookd_keys)
+from test_batch import (SHIP_MACHINE, SHIPMENTS_TABLE, assert_attempt_history_consistent, entity, ev, history,
+                        one_batch_config, row, seed, wait_all_terminal, wait_queues_empty, with_hookd_keys)
 
 RAISE_FOR = """
 CREATE TABLE apply_rules (entity_id text PRIMARY KEY, sqlstate text NOT NULL DEFAULT 'P0001');
@@ -195,25 +195,13 @@ def test_kill9_in_the_middle_of_isolating_failures_loses_and_doubles_nothing(env
     wait_queues_empty(env)
 
 
-SHIP_MACHINE = """
-[machine ship]
-table = shipments
-id_column = id
-state_column = status
-version_column = version
-initial = new
-create = true
-transition ship.packed = new -> packed
-"""
-
-
 def test_user_table_and_builtin_refusals_in_one_batch(env):
     """A machine with its own table goes event by event inside the batch:
     its refused events are found in their own savepoints while the batch is
     isolating, the built-in machine's by the robust pass; the failures of the
     batch are recorded per batch, not per event."""
     env.db.all(RAISE_FOR)
-    env.db.all("CREATE TABLE shipments (id text PRIMARY KEY, status text NOT NULL, version int NOT NULL DEFAULT 0)")
+    env.db.all(SHIPMENTS_TABLE)
     env.db.all("CREATE FUNCTION ship_check() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
                " IF NEW.id LIKE 'shbad%%' THEN RAISE EXCEPTION 'shipment refused: %%', NEW.id; END IF;"
                " RETURN NEW; END $$")
