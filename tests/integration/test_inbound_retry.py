@@ -264,3 +264,37 @@ def test_one_refused_transition_among_several_of_one_entity(env):
     assert attempt_rows(env) == len(good) + len(multi) + 4 * len(multi)
     assert_attempt_history_consistent(env)
     wait_queues_empty(env)
+
+
+def test_a_failure_outside_the_entity_update_is_bisected(env):
+    """A statement the robust pass does not cover fails (here: the verdict's
+    own UPDATE of webhook_inbox, refused for some events when they would
+    become PROCESSED): the batch is bisected down to those events, the good
+    ones still apply, the refused ones are retried and dead-lettered at
+    their 4th attempt."""
+    env.db.all("CREATE FUNCTION processed_check() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+               " IF NEW.partner_event_id LIKE 'wbad%%' AND NEW.status = 'PROCESSED' THEN"
+               "  RAISE EXCEPTION 'verdict refused for %%', NEW.partner_event_id; END IF;"
+               " RETURN NEW; END $$")
+    env.db.all("CREATE TRIGGER processed_check BEFORE UPDATE ON webhook_inbox FOR EACH ROW"
+               " EXECUTE FUNCTION processed_check()")
+    rnd = random.Random(5)
+    good = [f"w{i:02d}" for i in range(60)]
+    bad = [f"wb{i}" for i in range(3)]
+    times = iter(rnd.sample(range(300_000), len(good) + len(bad)))
+    events = [ev(f"m-{oid}", "order.started", oid, next(times)) for oid in good]
+    events += [ev(f"wbad-{oid}", "order.started", oid, next(times)) for oid in bad]
+    seed(env, events)
+    w = env.worker(config=one_batch_config(env, retry_schedule="200ms, 200ms, 200ms"))
+    wait_all_terminal(env, len(events), timeout=30, workers=[w])
+    assert_good_applied_once(env, good)
+    assert_quarantined_at_4th(env, [f"wbad-{oid}" for oid in bad], "verdict refused for wbad")
+    for oid in bad:  # each apply was rolled back with its verdict
+        assert entity(env, oid) == {"state": "draft", "version": 0}
+    assert attempt_rows(env) == len(good) + 4 * len(bad)
+    assert_attempt_history_consistent(env)
+    firsts = env.db.all("SELECT DISTINCT ON (a.source_id) a.duration_ms, a.outcome FROM attempts a"
+                        " ORDER BY a.source_id, a.id")
+    assert len({f["duration_ms"] for f in firsts if f["outcome"] == "retry"}) == 1, \
+        "the batch's failed first attempts were not recorded together"
+    wait_queues_empty(env)
