@@ -88,6 +88,8 @@ static PGresult *checked(PGconn *conn, PGresult *r, bool *transient, char *err, 
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
     const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
+    if (!msg || !*msg)
+        msg = PQerrorMessage(conn);
     bool conflict = (r && transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE))) || db_unavailable(conn, r) ||
                     !r;
     lock_conflict |= conflict;
