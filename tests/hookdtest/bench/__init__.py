@@ -16,6 +16,8 @@ as absolute numbers of one noisy machine:
   6. Peers       processing, retries, lateness at 1,000 due/s          vs BullMQ 6.7.6 and pg-boss 12.38.0
   7. Storm       a healthy endpoint's p99 next to a failing backlog; the recovery drain vs first attempts
   8. API         Svix message creations (token, idempotency-key, eventId) vs signed inbox ingest, same worker
+  9. Inbound     inbox events whose apply fails on an SQL error 3x then goes through, evaluations/s
+     retry       vs the same events' first attempts (BENCH_INBOUND_BASELINE=binary: vs another hookd, alternately)
 
 Postgres runs with fsync ON (unlike the tests). Everything it starts it
 stops, also on failure or Ctrl-C. Writes docs/benchmarks.md (and
@@ -27,7 +29,7 @@ of the script itself, whose figures mean nothing), BENCH_KEEP=1 keeps the
 work directory with the worker logs.
 
 Modules: common (sizes, bookkeeping, Bench), one per scenario (ingest,
-processing, delivery, claim, retry, peers, storm, api; BENCH_ONLY names them;
+processing, delivery, claim, retry, peers, storm, api, inbound; BENCH_ONLY names them;
 `make bench-peers` runs the last three), report (the table,
 docs/benchmarks.md, the chart), main (the run in order).
 """
