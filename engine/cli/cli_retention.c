@@ -82,16 +82,16 @@ static int run_pass(const struct cli_args *a, const struct hookd_config *cfg)
         fprintf(stderr, "hookd retention: %s\n", err);
         status = 1;
     } else if (a->json) {
-        json_t *o = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:I}", "dry_run", dry, "skipped", rep.skipped, "expired",
-                              (json_int_t)rep.expired, "postponed", (json_int_t)rep.postponed, "rescued",
+        json_t *o = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "dry_run", dry, "skipped", rep.skipped,
+                              "expired", (json_int_t)rep.expired, "postponed", (json_int_t)rep.postponed, "rescued",
                               (json_int_t)rep.rescued, "extended", (json_int_t)rep.extended, "pruned",
-                              (json_int_t)rep.pruned);
+                              (json_int_t)rep.pruned, "payloads_cleared", (json_int_t)rep.payloads);
         json_dumpf(o, stdout, JSON_COMPACT);
         putchar('\n');
         json_decref(o);
     } else if (!rep.skipped) {
-        printf("%s: %ld partitions expired, %ld postponed, %ld rows deleted\n", dry ? "dry run" : "done", rep.expired,
-               rep.postponed, rep.pruned);
+        printf("%s: %ld partitions expired, %ld postponed, %ld rows deleted, %ld expired payloads cleared\n",
+               dry ? "dry run" : "done", rep.expired, rep.postponed, rep.pruned, rep.payloads);
     }
     if (status == 0 && print_storage(conn, cfg, a->json) != 0)
         status = 1;

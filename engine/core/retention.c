@@ -213,6 +213,30 @@ static int prune(PGconn *conn, enum query_id q, const char *what, int64_t window
     return 0;
 }
 
+/* Step 5: message payloads whose retention ran out (payloadRetentionPeriod,
+ * an expunge) cleared in batches, within the pass's time budget. Reads
+ * answer them as expired from their expiry on, whether cleared yet or not;
+ * this only frees their bytes. */
+static int clear_payloads(PGconn *conn, bool dry_run, FILE *out, struct retention_report *rep, int64_t deadline,
+                          char *err, size_t errlen)
+{
+    if (dry_run)
+        return 0;
+    char batch[16];
+    snprintf(batch, sizeof batch, "%d", PRUNE_BATCH);
+    const char *p[] = {batch};
+    long long n = 0, total = 0;
+    do {
+        if (scalar(conn, Q_RETENTION_EXPIRE_PAYLOADS, p, &n, err, errlen) != 0)
+            return -1;
+        total += n > 0 ? n : 0;
+    } while (n == PRUNE_BATCH && clock_mono_ms() < deadline);
+    rep->payloads += total;
+    if (total > 0)
+        say(out, "cleared %lld expired message payloads", total);
+    return 0;
+}
+
 static int run_table(PGconn *conn, const struct table_window *t, bool dry_run, FILE *out, struct retention_report *rep,
                      int64_t deadline, char *err, size_t errlen)
 {
@@ -291,6 +315,8 @@ int retention_run(PGconn *conn, const struct retention_config *r, bool dry_run, 
         rc = prune(conn, Q_RETENTION_PRUNE, "dedup", r->dedup, dry_run, out, rep, deadline, err, errlen);
     if (rc == 0)
         rc = prune(conn, Q_RETENTION_PRUNE, "dead_letters", r->dead_letters, dry_run, out, rep, deadline, err, errlen);
+    if (rc == 0)
+        rc = clear_payloads(conn, dry_run, out, rep, deadline, err, errlen);
     /* the lock and the setting go with the session anyway if this fails */
     char ignored[128];
     if (db_run(conn, lock_timeout_reset_sql, 0, NULL, ignored, sizeof ignored) != 0 ||

@@ -33,6 +33,7 @@ struct retention_report {
     long rescued;   /* survivors found in a detached partition and put back (expected: 0) */
     long extended;  /* tables whose partitions ahead were extended */
     long pruned;    /* rows deleted in batches: _kept, dedup keys, replayed dead letters */
+    long payloads;  /* message payloads cleared whose retention ran out (sql/0020) */
     bool skipped;   /* another pass holds the lock: nothing done */
     bool forbidden; /* the session's role does not own the tables (insufficient privilege): nothing done */
 };

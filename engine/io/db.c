@@ -563,6 +563,12 @@ void db_array_null(struct db_array *a)
     array_u32(a, UINT32_MAX); /* length -1 */
 }
 
+void db_array_bool(struct db_array *a, bool v)
+{
+    array_u32(a, 1);
+    array_put(a, v ? "\1" : "\0", 1);
+}
+
 void db_array_int4(struct db_array *a, int32_t v)
 {
     array_u32(a, 4);

@@ -81,6 +81,7 @@ struct db_array {
     size_t len, cap;
 };
 enum {
+    DB_OID_BOOL = 16,
     DB_OID_INT8 = 20,
     DB_OID_INT4 = 23,
     DB_OID_TEXT = 25,
@@ -92,6 +93,7 @@ enum {
 /* Starts an array of n elements of type elem_oid; add exactly n. */
 void db_array_init(struct db_array *a, unsigned elem_oid, size_t n);
 void db_array_null(struct db_array *a);
+void db_array_bool(struct db_array *a, bool v);
 void db_array_int4(struct db_array *a, int32_t v);
 void db_array_int8(struct db_array *a, int64_t v);
 void db_array_float8(struct db_array *a, double v);

@@ -400,7 +400,7 @@ void api_request_done(void *arg)
         int64_t *due = xcalloc(r->ndue, sizeof *due);
         int64_t now = clock_wall_ms();
         for (size_t i = 0; i < r->ndue; i++)
-            due[i] = now;
+            due[i] = r->due_ms[i] > now ? r->due_ms[i] : now; /* a deliverAt still ahead */
         sched_seed(a->ctx, "delivery", r->due, due, r->ndue, false);
         free(due);
     }

@@ -376,14 +376,17 @@ static bool read_range(struct api_req *r, const char **since, const char **until
 
 /* The answer of a task done in the request (Svix's RecoverOut/ReplayOut,
  * status "finished", with hookd's count of messages sent again): the
- * deliveries res made due (column col) are scheduled in Redis after the
+ * deliveries res made due (column col; when, in wall ms, in column due_col
+ * if >= 0: a message's deliverAt still ahead) are scheduled in Redis after the
  * commit (beyond API_DELIVERIES_MAX the reconciler schedules the rest).
  * Frees res. */
-static void reply_task(PGconn *conn, struct api_req *r, PGresult *res, int col, const char *task)
+static void reply_task(PGconn *conn, struct api_req *r, PGresult *res, int col, int due_col, const char *task)
 {
     int sent = PQntuples(res);
-    for (int i = 0; i < sent && r->ndue < API_DELIVERIES_MAX; i++)
+    for (int i = 0; i < sent && r->ndue < API_DELIVERIES_MAX; i++) {
+        r->due_ms[r->ndue] = due_col >= 0 ? strtoll(PQgetvalue(res, i, due_col), NULL, 10) : 0;
         r->due[r->ndue++] = xstrdup(PQgetvalue(res, i, col));
+    }
     PQclear(res);
     if (!(res = api_exec(conn, r, Q_API_TASK_ID, NULL)))
         return;
@@ -403,7 +406,7 @@ void api_endpoint_recover(PGconn *conn, struct api_req *r)
     const char *p[] = {id, since, until};
     PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_RECOVER, p);
     if (res)
-        reply_task(conn, r, res, API_ENDPOINT_RECOVER_ID, "endpoint.recover");
+        reply_task(conn, r, res, API_ENDPOINT_RECOVER_ID, -1, "endpoint.recover");
 }
 
 /* The candidates' ids that pass the endpoint's payload filter (as the
@@ -451,7 +454,7 @@ void api_endpoint_replay_missing(PGconn *conn, struct api_req *r)
     res = api_exec(conn, r, Q_API_REPLAY_INSERT, q);
     free(ids);
     if (res)
-        reply_task(conn, r, res, API_REPLAY_INSERT_ID, "endpoint.replay");
+        reply_task(conn, r, res, API_REPLAY_INSERT_ID, API_REPLAY_INSERT_DUE_MS, "endpoint.replay");
 }
 
 /* Svix's get-stats: until defaults to now, since to 28 days before it. */

@@ -69,6 +69,7 @@ struct api_req {
     /* deliveries made due by the operation (resend, recover): scheduled
      * in Redis after the commit (the reconciler would find them too) */
     char *due[API_DELIVERIES_MAX];
+    int64_t due_ms[API_DELIVERIES_MAX]; /* when each is due (wall ms); 0 or past: now */
     size_t ndue;
 };
 

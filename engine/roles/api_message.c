@@ -40,14 +40,16 @@
 #include "xmalloc.h"
 
 /* Creations per batch, and batches running at once (each holds one
- * connection of the shared pool, db_pool_size, 8 by default, for five
- * round trips). The commit's WAL flush dominates a batch: batches that
- * commit at the same time share it, so a few in flight beat one large one
- * (measured on the shared test machine, 6,000 creations over 32
- * connections: 1 running 631/s, 3: 715/s, 4: 1,700/s, 6: 1,280/s, 8:
- * 1,099/s — one run each, under a load average of 15 to 20, so noisy). */
+ * connection of the shared pool, db_pool_size, 8 by default, for one
+ * statement that commits on its own, as ingest's insert: ingest runs
+ * ingest_concurrency = 2 too). The statement itself takes about 1 ms for 8
+ * requests (EXPLAIN ANALYZE, sql/queries/api_message_batch.sql); the rest
+ * of a batch is the commit's WAL flush, so fewer, larger batches carry
+ * more requests per flush (shared busy machine, 20,000 creations over 32
+ * connections, ratio to inbox ingest in the same run: 1 running 0.79 and
+ * 0.37, 2: 0.47 and 0.48, 4: 0.36 and 0.29). */
 #define MSG_BATCH_MAX 256
-#define MSG_BATCHES_RUNNING 4
+#define MSG_BATCHES_RUNNING 2
 #define MSG_BATCH_BYTES (64u << 20)
 
 #define EVENT_TYPE_MAX 256
@@ -139,6 +141,7 @@ struct msg_in {
     const char *type, *event_id, *deliver_at;
     json_t *payload;       /* borrowed from the body */
     char *channels, *tags; /* JSON arrays, or NULL */
+    int64_t hours;         /* payload retention in hours; 0: as long as the row */
 };
 
 static void msg_in_free(struct msg_in *m)
@@ -148,8 +151,91 @@ static void msg_in_free(struct msg_in *m)
     m->channels = m->tags = NULL;
 }
 
-/* The body's fields; false after answering 422 (m freed). */
-static bool message_fields(struct api_req *r, struct msg_in *m)
+/* Svix's default payload retention (MessageIn.payloadRetentionPeriod),
+ * and its bounds in days (svix-server's MessageIn: range(min = 5, max =
+ * 90)) and in hours (Svix's API: payloadRetentionHours 1 to 2160). */
+#define RETENTION_DAYS_DEFAULT 90
+#define RETENTION_DAYS_MIN 5
+#define RETENTION_DAYS_MAX 90
+#define RETENTION_HOURS_MAX 2160
+/* deliverAt: "at least one minute and no more than 24 hours in the future"
+ * (Svix's API reference for MessageIn.deliverAt). */
+#define DELIVER_AT_MIN_MS (60 * 1000LL)
+#define DELIVER_AT_MAX_MS (24 * 3600 * 1000LL)
+
+/* An RFC 3339 date-time (what Svix's SDKs send: `2026-12-03T18:00:00.000Z`,
+ * or an offset for Z) in ms since the epoch; -1 when s is not one. */
+static int64_t rfc3339_ms(const char *s)
+{
+    int y, mo, d, h, mi, sec, n = 0;
+    if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10 || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+        return -1;
+    const char *p = s + 11;
+    if (sscanf(p, "%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3 || n != 8)
+        return -1;
+    p += 8;
+    int64_t frac_ms = 0;
+    if (*p == '.') {
+        int digits = 0;
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3)
+                frac_ms = frac_ms * 10 + (*p - '0');
+        if (digits == 0)
+            return -1;
+        for (; digits < 3; digits++)
+            frac_ms *= 10;
+    }
+    int64_t offset_s = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int oh, om;
+        if (sscanf(p + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5 || oh > 23 || om > 59)
+            return -1;
+        offset_s = (*p == '-' ? -1 : 1) * (oh * 3600 + om * 60);
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return -1;
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap))
+        return -1;
+    /* days from the civil date (Howard Hinnant's algorithm) */
+    int yy = y - (mo <= 2);
+    int era = (yy >= 0 ? yy : yy - 399) / 400;
+    int yoe = yy - era * 400;
+    int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = (int64_t)era * 146097 + doe - 719468;
+    return ((days * 86400 + h * 3600 + mi * 60 + sec) - offset_s) * 1000 + frac_ms;
+}
+
+/* A whole number field within [min, max], answered as Svix's validator
+ * answers a range (loc: the field's name in Svix's error, "Validation
+ * error", value_error); 0 when absent or null, -1 after a 422. */
+static int64_t retention_field(struct api_req *r, const char *field, const char *loc, int64_t min, int64_t max)
+{
+    json_t *v = json_object_get(r->body, field);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v)) {
+        api_invalid(r, "body", field, "value is not a valid integer", "type_error.integer");
+        return -1;
+    }
+    if (json_integer_value(v) < min || json_integer_value(v) > max) {
+        api_invalid(r, "body", loc, "Validation error", "value_error");
+        return -1;
+    }
+    return json_integer_value(v);
+}
+
+/* The body's fields; false after answering 422 (m freed). keep_ms: how long
+ * an outbox row lives ([retention] outbox; 0: for ever) — a payload
+ * retention at least that long needs no expiry of its own. */
+static bool message_fields(struct api_req *r, struct msg_in *m, int64_t keep_ms)
 {
     const json_t *b = r->body;
     memset(m, 0, sizeof *m);
@@ -169,36 +255,59 @@ static bool message_fields(struct api_req *r, struct msg_in *m)
      * at most 128 characters */
     (void)api_name_set(r, b, "channels", 5, "-_.", &m->channels);
     (void)api_name_set(r, b, "tags", 5, "-_./\\#", &m->tags);
-    /* deliverAt: an ISO 8601 time (Postgres reads it; a time past is now) */
+    /* deliverAt: an RFC 3339 time from one minute to 24 hours ahead */
     m->deliver_at = api_str(r, b, "deliverAt", false);
-    if (m->deliver_at && (strlen(m->deliver_at) > 64 || m->deliver_at[0] < '0' || m->deliver_at[0] > '9'))
-        api_invalid(r, "body", "deliverAt", "must be a date-time (ISO 8601)", "value_error.datetime");
+    if (m->deliver_at) {
+        int64_t at = strlen(m->deliver_at) <= 64 ? rfc3339_ms(m->deliver_at) : -1;
+        int64_t now = clock_wall_ms();
+        if (at < 0)
+            api_invalid(r, "body", "deliverAt", "invalid datetime format", "value_error.datetime");
+        else if (at < now + DELIVER_AT_MIN_MS || at > now + DELIVER_AT_MAX_MS)
+            api_invalid(r, "body", "deliverAt", "must be at least one minute and no more than 24 hours in the future",
+                        "value_error");
+    }
+    /* payload retention: days (svix-server: 5 to 90, 90 by default) or
+     * hours (1 to 2160); not both */
+    int64_t days = retention_field(r, "payloadRetentionPeriod", "payload_retention_period", RETENTION_DAYS_MIN,
+                                   RETENTION_DAYS_MAX);
+    int64_t hours = retention_field(r, "payloadRetentionHours", "payloadRetentionHours", 1, RETENTION_HOURS_MAX);
+    if (days > 0 && hours > 0)
+        api_invalid(r, "body", "payloadRetentionHours",
+                    "payloadRetentionPeriod and payloadRetentionHours are mutually exclusive", "value_error");
     if (api_failed(r)) {
         msg_in_free(m);
         return false;
     }
+    m->hours = hours > 0 ? hours : 24 * (days > 0 ? days : RETENTION_DAYS_DEFAULT);
+    /* asked explicitly: always kept; the default only when the row would
+     * outlive it */
+    if (hours <= 0 && days <= 0 && keep_ms > 0 && keep_ms <= m->hours * 3600 * 1000LL)
+        m->hours = 0;
     return true;
-}
-
-/* The answer's payload emptied when the request asked with_content=false. */
-static json_t *message_answer(const struct api_req *r, json_t *body)
-{
-    if (body && strcmp(with_content(r, true), "false") == 0)
-        json_object_set_new(body, "payload", json_object());
-    return body;
 }
 
 void api_message_create(PGconn *conn, struct api_req *r)
 {
     struct msg_in m;
-    if (!message_fields(r, &m))
+    if (!message_fields(r, &m, r->cfg ? r->cfg->retention.outbox : 0))
         return;
     if (!resolve_or_create_app(conn, r)) {
         msg_in_free(&m);
         return;
     }
     char *text = json_dumps(m.payload, JSON_COMPACT);
-    const char *p[] = {r->app, m.type, text, m.event_id, with_content(r, true), m.channels, m.tags, m.deliver_at};
+    char hours[24] = "";
+    if (m.hours > 0)
+        snprintf(hours, sizeof hours, "%lld", (long long)m.hours);
+    const char *p[] = {r->app,
+                       m.type,
+                       text,
+                       m.event_id,
+                       with_content(r, true),
+                       m.channels,
+                       m.tags,
+                       m.deliver_at,
+                       hours[0] ? hours : NULL};
     PGresult *res = api_exec(conn, r, Q_API_MESSAGE_CREATE, p);
     free(text);
     msg_in_free(&m);
@@ -225,16 +334,17 @@ struct api_msgs {
 /* One creation of a batch, as the batch's job sees it. */
 struct item {
     struct api_req *r;
-    char scope[512]; /* the idempotency scope, when keyed */
-    size_t leader;   /* the first item of the batch with the same key; itself if none */
-    bool claimed;    /* its key was claimed in the batch's transaction */
-    bool live;       /* authenticated, and not answered yet */
-    bool written;    /* answered 202 from the batch's writes */
-    bool alone;      /* runs alone after the batch (api_request_run) */
-    char touch[40];  /* its token's id when its last use should be recorded */
-    char *payload;   /* JSON text */
+    size_t leader;  /* the first item of the batch with the same key; itself if none */
+    bool valid;     /* its body passed the checks (else r holds its 422) */
+    bool written;   /* answered 202 from the batch's statement */
+    bool alone;     /* runs alone after the batch (api_request_run) */
+    char touch[40]; /* its token's id when its last use should be recorded */
+    char *payload;  /* JSON text */
     struct msg_in in;
-    char uuid[37]; /* the message's id (outbox_events.id) */
+    char uuid[37];   /* the message's id (outbox_events.id) */
+    char api_id[48]; /* its msg_… form */
+    char hours[24];  /* payload retention, hours; "" for as long as the row */
+    char *scope;     /* the idempotency scope the statement used, when keyed */
 };
 
 struct msg_batch {
@@ -257,20 +367,15 @@ static void reset(struct api_req *r)
     r->tenant[0] = r->app[0] = '\0';
 }
 
-static bool keyed(const struct api_req *r)
-{
-    return r->idem_key != NULL;
-}
-
 /* Runs statement q with the binary array parameters a[0..n) (freed). The
  * result, or NULL with *down true when Postgres is unavailable (the batch
- * answers 503) and false when the statement itself failed (the batch is
- * rolled back, and its requests run alone). */
+ * answers 503) and false when the statement itself failed (nothing of it
+ * stays, and its requests run alone). */
 static PGresult *step(PGconn *conn, enum query_id q, struct db_array *a, int n, bool *down)
 {
-    const char *params[8] = {0};
-    int lengths[8] = {0}, formats[8] = {0};
-    HOOKD_ASSERT(n <= 8);
+    const char *params[16] = {0};
+    int lengths[16] = {0}, formats[16] = {0};
+    HOOKD_ASSERT(n <= 16);
     for (int i = 0; i < n; i++) {
         params[i] = a[i].buf;
         lengths[i] = (int)a[i].len;
@@ -291,292 +396,172 @@ static PGresult *step(PGconn *conn, enum query_id q, struct db_array *a, int n, 
     return NULL;
 }
 
-/* 1. Every request's token and application, one statement. */
-static int authenticate_all(PGconn *conn, struct msg_batch *b, bool *down)
+/* Before the statement: every body checked (the 422 kept in its request,
+ * answered only if the token and the idempotency record let it through),
+ * and every message given its ids. -1 without random bytes. */
+static int prepare(struct msg_batch *b)
 {
-    struct db_array a[2];
-    db_array_init(&a[0], DB_OID_TEXT, b->n);
-    db_array_init(&a[1], DB_OID_TEXT, b->n);
-    for (size_t i = 0; i < b->n; i++) {
-        db_array_text(&a[0], b->it[i].r->token_sha);
-        db_array_text(&a[1], b->it[i].r->params[0]);
-    }
-    PGresult *res = step(conn, Q_API_MESSAGE_BATCH_AUTH, a, 2, down);
-    if (!res)
-        return -1;
-    if ((size_t)PQntuples(res) != b->n) {
-        PQclear(res);
-        return -1;
-    }
-    for (size_t i = 0; i < b->n; i++) {
-        struct item *it = &b->it[i];
-        struct api_req *r = it->r;
-        if (PQgetisnull(res, (int)i, API_MESSAGE_BATCH_AUTH_TOKEN_ID)) {
-            api_error(r, 401, "authentication_failed", "Incorrect authentication credentials.");
-            continue;
-        }
-        r->auth_ok = true;
-        it->live = true;
-        snprintf(r->tenant, sizeof r->tenant, "%s", PQgetvalue(res, (int)i, API_MESSAGE_BATCH_AUTH_TENANT_ID));
-        if (PQgetvalue(res, (int)i, API_MESSAGE_BATCH_AUTH_STALE)[0] == 't')
-            snprintf(it->touch, sizeof it->touch, "%s", PQgetvalue(res, (int)i, API_MESSAGE_BATCH_AUTH_TOKEN_ID));
-        if (!PQgetisnull(res, (int)i, API_MESSAGE_BATCH_AUTH_APP_ID))
-            snprintf(r->app, sizeof r->app, "%s", PQgetvalue(res, (int)i, API_MESSAGE_BATCH_AUTH_APP_ID));
-    }
-    PQclear(res);
-    return 0;
-}
-
-/* The leader (first live keyed item of the batch) with this scope and key,
- * or b->n. */
-static size_t find_key(const struct msg_batch *b, const char *scope, const char *key)
-{
-    for (size_t j = 0; j < b->n; j++) {
-        const struct item *o = &b->it[j];
-        if (o->leader == j && keyed(o->r) && o->scope[0] && strcmp(o->scope, scope) == 0 &&
-            strcmp(o->r->idem_key, key) == 0)
-            return j;
-    }
-    return b->n;
-}
-
-/* 2. The idempotency keys: claimed together; a key claimed before answers
- * its recorded answer; the same key twice in the batch: the later request
- * follows the first (after the transaction). */
-static int claim_keys(PGconn *conn, struct msg_batch *b, bool *down)
-{
-    size_t nkeys = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        struct item *it = &b->it[i];
-        if (!it->live || !keyed(it->r))
-            continue;
-        api_idem_scope(it->r, it->scope, sizeof it->scope);
-        size_t j = find_key(b, it->scope, it->r->idem_key);
-        if (j < i) { /* a follower: no longer live, answered after the transaction */
-            it->leader = j;
-            it->live = false;
-            continue;
-        }
-        nkeys++;
-    }
-    if (nkeys == 0)
-        return 0;
-    struct db_array a[2];
-    db_array_init(&a[0], DB_OID_TEXT, nkeys);
-    db_array_init(&a[1], DB_OID_TEXT, nkeys);
-    for (size_t i = 0; i < b->n; i++)
-        if (b->it[i].live && keyed(b->it[i].r)) {
-            db_array_text(&a[0], b->it[i].scope);
-            db_array_text(&a[1], b->it[i].r->idem_key);
-        }
-    PGresult *res = step(conn, Q_API_IDEMPOTENCY_CLAIM_BATCH, a, 2, down);
-    if (!res)
-        return -1;
-    for (int row = 0; row < PQntuples(res); row++) {
-        size_t j = find_key(b, PQgetvalue(res, row, API_IDEMPOTENCY_CLAIM_BATCH_SCOPE),
-                            PQgetvalue(res, row, API_IDEMPOTENCY_CLAIM_BATCH_KEY));
-        if (j < b->n)
-            b->it[j].claimed = true;
-    }
-    PQclear(res);
-    size_t nold = 0;
-    for (size_t i = 0; i < b->n; i++)
-        if (b->it[i].live && keyed(b->it[i].r) && !b->it[i].claimed)
-            nold++;
-    if (nold == 0)
-        return 0;
-    db_array_init(&a[0], DB_OID_TEXT, nold);
-    db_array_init(&a[1], DB_OID_TEXT, nold);
-    for (size_t i = 0; i < b->n; i++) {
-        struct item *it = &b->it[i];
-        if (it->live && keyed(it->r) && !it->claimed) {
-            db_array_text(&a[0], it->scope);
-            db_array_text(&a[1], it->r->idem_key);
-            /* held by a request still running, unless its record is found */
-            api_error(it->r, 409, "conflict", "a request with this idempotency-key is in progress");
-            it->live = false;
-        }
-    }
-    if (!(res = step(conn, Q_API_IDEMPOTENCY_GET_BATCH, a, 2, down)))
-        return -1;
-    for (int row = 0; row < PQntuples(res); row++) {
-        size_t j = find_key(b, PQgetvalue(res, row, API_IDEMPOTENCY_GET_BATCH_SCOPE),
-                            PQgetvalue(res, row, API_IDEMPOTENCY_GET_BATCH_KEY));
-        if (j == b->n || PQgetisnull(res, row, API_IDEMPOTENCY_GET_BATCH_STATUS))
-            continue;
-        struct api_req *r = b->it[j].r;
-        json_decref(r->reply);
-        r->status = atoi(PQgetvalue(res, row, API_IDEMPOTENCY_GET_BATCH_STATUS));
-        r->reply = api_row_json(res, row, API_IDEMPOTENCY_GET_BATCH_BODY);
-        r->replayed = true;
-    }
-    PQclear(res);
-    return 0;
-}
-
-/* 3. The bodies and the applications; 4. the messages, one statement. */
-static int insert_messages(PGconn *conn, struct msg_batch *b, bool *down)
-{
-    size_t nlive = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        struct item *it = &b->it[i];
-        if (!it->live)
-            continue;
-        struct api_req *r = it->r;
-        if (!message_fields(r, &it->in)) {
-            it->live = false; /* 422 */
-            continue;
-        }
-        if (!r->app[0]) {
-            json_t *app = json_object_get(r->body, "application");
-            if (app && !json_is_null(app) && !r->tenant[0])
-                it->alone = true; /* created with its application, after the batch */
-            else
-                api_not_found(r, "Application");
-            it->live = false;
-            continue;
-        }
-        it->payload = json_dumps(it->in.payload, JSON_COMPACT);
-        nlive++;
-    }
-    if (nlive == 0)
-        return 0;
-    size_t *pos = xcalloc(nlive, sizeof *pos);
-    unsigned char *rnd = xmalloc(10 * nlive);
-    if (RAND_bytes(rnd, (int)(10 * nlive)) != 1) {
+    unsigned char *rnd = xmalloc(10 * b->n);
+    if (RAND_bytes(rnd, (int)(10 * b->n)) != 1) {
         free(rnd);
-        free(pos);
-        return -1; /* alone: hookd_uuid7 makes the ids */
+        return -1;
     }
     int64_t ms = clock_wall_ms();
-    struct db_array a[8];
-    static const unsigned oids[7] = {DB_OID_TEXT,  DB_OID_TEXT,  DB_OID_JSONB, DB_OID_TEXT,
-                                     DB_OID_JSONB, DB_OID_JSONB, DB_OID_TEXT};
-    for (int c = 0; c < 7; c++)
-        db_array_init(&a[c], oids[c], nlive);
-    db_array_init(&a[7], DB_OID_UUID, nlive);
-    size_t k = 0;
     for (size_t i = 0; i < b->n; i++) {
         struct item *it = &b->it[i];
-        if (!it->live)
-            continue;
-        api_id_uuid7(ms, rnd + 10 * k, it->uuid);
-        (void)db_array_uuid(&a[7], it->uuid); /* a UUID: made just above */
-        pos[k++] = i;
-        const char *v[7] = {it->r->app,      it->in.type, it->payload,      it->in.event_id,
-                            it->in.channels, it->in.tags, it->in.deliver_at};
-        for (int c = 0; c < 7; c++) {
-            if (!v[c])
-                db_array_null(&a[c]);
-            else if (oids[c] == DB_OID_JSONB)
-                db_array_jsonb(&a[c], v[c]);
-            else
-                db_array_text(&a[c], v[c]);
+        it->valid = message_fields(it->r, &it->in, it->r->cfg ? it->r->cfg->retention.outbox : 0);
+        if (it->valid) {
+            it->payload = json_dumps(it->in.payload, JSON_COMPACT);
+            if (it->in.hours > 0)
+                snprintf(it->hours, sizeof it->hours, "%lld", (long long)it->in.hours);
+        }
+        api_id_uuid7(ms, rnd + 10 * i, it->uuid);
+        if (api_id_of_uuid("msg", it->uuid, it->api_id, sizeof it->api_id) != 0) {
+            free(rnd);
+            return -1; /* cannot happen: a UUID made just above */
         }
     }
     free(rnd);
-    PGresult *res = step(conn, Q_API_MESSAGE_CREATE_BATCH, a, 8, down);
-    if (!res) {
-        free(pos);
-        return -1;
-    }
-    for (int row = 0; row < PQntuples(res); row++) {
-        long at = strtol(PQgetvalue(res, row, API_MESSAGE_CREATE_BATCH_I), NULL, 10);
-        if (at < 0 || (size_t)at >= nlive)
-            continue;
-        struct item *it = &b->it[pos[at]];
-        json_t *body = api_row_json(res, row, API_MESSAGE_CREATE_BATCH_BODY);
-        char id[48];
-        it->live = false;
-        if (body && api_id_of_uuid("msg", it->uuid, id, sizeof id) == 0) {
-            json_object_set_new(body, "id", json_string(id));
-            api_reply(it->r, 202, message_answer(it->r, body));
-            it->written = true;
-        } else { /* cannot happen: SQL builds the body, the id is a UUID */
-            json_decref(body);
-            api_error(it->r, 500, "server_error", "the message was stored; its answer could not be read");
-        }
-    }
-    PQclear(res);
-    free(pos);
-    for (size_t i = 0; i < b->n; i++) { /* no row: its eventId exists (or came first in the batch) */
-        struct item *it = &b->it[i];
-        if (it->live)
-            api_error(it->r, 409, "conflict", "a message with this eventId already exists");
-        it->live = false;
-    }
     return 0;
 }
 
-/* 5. The answers under the claimed keys (a refused request's key removed). */
-static int store_keys(PGconn *conn, struct msg_batch *b, bool *down)
+static bool keyed(const struct api_req *r)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < b->n; i++)
-        n += b->it[i].claimed;
-    if (n == 0)
-        return 0;
-    struct db_array a[4];
-    db_array_init(&a[0], DB_OID_TEXT, n);
-    db_array_init(&a[1], DB_OID_TEXT, n);
-    db_array_init(&a[2], DB_OID_INT4, n);
-    db_array_init(&a[3], DB_OID_TEXT, n);
-    for (size_t i = 0; i < b->n; i++) {
-        const struct item *it = &b->it[i];
-        if (!it->claimed)
-            continue;
-        db_array_text(&a[0], it->scope);
-        db_array_text(&a[1], it->r->idem_key);
-        char *body = it->written && it->r->reply ? json_dumps(it->r->reply, JSON_COMPACT) : NULL;
-        if (it->written)
-            db_array_int4(&a[2], it->r->status);
-        else
-            db_array_null(&a[2]);
-        if (body)
-            db_array_text(&a[3], body);
-        else
-            db_array_null(&a[3]);
-        free(body);
-    }
-    PGresult *res = step(conn, Q_API_IDEMPOTENCY_STORE_BATCH, a, 4, down);
-    if (!res)
-        return -1;
-    PQclear(res);
-    return 0;
+    return r->idem_key != NULL;
 }
 
-/* The batch's transaction. BATCH_DONE: every item is answered, or marked to
- * run alone; BATCH_ALONE: rolled back, every request runs alone. */
-static enum outcome batch_tx(PGconn *conn, struct msg_batch *b)
+/* One row of the statement's answer, for item i. */
+static void settle(struct msg_batch *b, size_t i, const PGresult *res, int row)
 {
-    char err[256];
-    bool down = false;
-    if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0) {
-        down = true;
-        goto failed;
+    struct item *it = &b->it[i];
+    struct api_req *r = it->r;
+    if (PQgetisnull(res, row, API_MESSAGE_BATCH_TOKEN_ID)) {
+        api_error(r, 401, "authentication_failed", "Incorrect authentication credentials.");
+        return;
     }
-    if (authenticate_all(conn, b, &down) != 0 || claim_keys(conn, b, &down) != 0 ||
-        insert_messages(conn, b, &down) != 0 || store_keys(conn, b, &down) != 0)
-        goto failed;
-    if (db_run(conn, "COMMIT", 0, NULL, err, sizeof err) != 0) {
-        db_rollback(conn);
-        for (size_t i = 0; i < b->n; i++)
-            if (b->it[i].written) {
-                b->it[i].written = false;
-                api_error(b->it[i].r, 503, "unavailable", "the transaction could not commit: %s", err);
+    r->auth_ok = true;
+    snprintf(r->tenant, sizeof r->tenant, "%s", PQgetvalue(res, row, API_MESSAGE_BATCH_TENANT_ID));
+    if (PQgetvalue(res, row, API_MESSAGE_BATCH_STALE)[0] == 't')
+        snprintf(it->touch, sizeof it->touch, "%s", PQgetvalue(res, row, API_MESSAGE_BATCH_TOKEN_ID));
+    if (!PQgetisnull(res, row, API_MESSAGE_BATCH_APP_ID))
+        snprintf(r->app, sizeof r->app, "%s", PQgetvalue(res, row, API_MESSAGE_BATCH_APP_ID));
+    if (keyed(r) && !PQgetisnull(res, row, API_MESSAGE_BATCH_SCOPE))
+        it->scope = xstrdup(PQgetvalue(res, row, API_MESSAGE_BATCH_SCOPE));
+    if (atoi(PQgetvalue(res, row, API_MESSAGE_BATCH_NTH)) > 1) {
+        /* the same key earlier in the batch: answered as that one, after */
+        for (size_t j = 0; j < i; j++)
+            if (b->it[j].leader == j && b->it[j].scope && it->scope && strcmp(b->it[j].scope, it->scope) == 0 &&
+                strcmp(b->it[j].r->idem_key, r->idem_key) == 0) {
+                it->leader = j;
+                break;
             }
+        if (it->leader == i)
+            it->alone = true; /* cannot happen: the statement saw the first */
+        return;
     }
-    return BATCH_DONE;
-failed:
-    db_rollback(conn);
-    if (!down)
+    if (PQgetvalue(res, row, API_MESSAGE_BATCH_OLD_FOUND)[0] == 't') {
+        if (PQgetisnull(res, row, API_MESSAGE_BATCH_OLD_STATUS)) {
+            api_error(r, 409, "conflict", "a request with this idempotency-key is in progress");
+            return;
+        }
+        json_decref(r->reply);
+        r->status = atoi(PQgetvalue(res, row, API_MESSAGE_BATCH_OLD_STATUS));
+        r->reply = PQgetisnull(res, row, API_MESSAGE_BATCH_OLD_BODY)
+                       ? NULL
+                       : api_row_json(res, row, API_MESSAGE_BATCH_OLD_BODY);
+        r->replayed = true;
+        return;
+    }
+    if (!it->valid)
+        return; /* its 422, set by message_fields */
+    if (!r->app[0]) {
+        json_t *app = json_object_get(r->body, "application");
+        if (app && !json_is_null(app) && !r->tenant[0])
+            it->alone = true; /* created with its application, after the batch */
+        else
+            api_not_found(r, "Application");
+        return;
+    }
+    if (PQgetisnull(res, row, API_MESSAGE_BATCH_BODY)) {
+        /* its eventId exists (or came earlier in the batch); a keyed request
+         * runs alone, so that a concurrent first request with its key is
+         * answered as a replay, as the router would */
+        if (keyed(r))
+            it->alone = true;
+        else
+            api_error(r, 409, "conflict", "a message with this eventId already exists");
+        return;
+    }
+    json_t *body = api_row_json(res, row, API_MESSAGE_BATCH_BODY);
+    if (!body) { /* cannot happen: SQL builds the body */
+        api_error(r, 500, "server_error", "the message was stored; its answer could not be read");
+        return;
+    }
+    api_reply(r, 202, body);
+    it->written = true;
+}
+
+/* The batch's statement. BATCH_DONE: every item is answered, or marked to
+ * run alone; BATCH_ALONE: nothing stayed, every request runs alone. */
+static enum outcome batch_run(PGconn *conn, struct msg_batch *b)
+{
+    bool down = false;
+    if (prepare(b) != 0)
         return BATCH_ALONE;
+    enum { NCOL = 15 };
+    static const unsigned oids[NCOL] = {DB_OID_TEXT,  DB_OID_TEXT, DB_OID_TEXT,  DB_OID_TEXT, DB_OID_BOOL,
+                                        DB_OID_BOOL,  DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT, DB_OID_JSONB,
+                                        DB_OID_JSONB, DB_OID_TEXT, DB_OID_UUID,  DB_OID_TEXT, DB_OID_INT4};
+    struct db_array a[NCOL];
+    for (int c = 0; c < NCOL; c++)
+        db_array_init(&a[c], oids[c], b->n);
     for (size_t i = 0; i < b->n; i++) {
         struct item *it = &b->it[i];
-        it->written = it->alone = false;
-        it->leader = i;
-        api_error(it->r, 503, "unavailable", "the database is unavailable");
+        struct api_req *r = it->r;
+        db_array_text(&a[0], r->token_sha);
+        db_array_text(&a[1], r->params[0]);
+        if (keyed(r)) {
+            db_array_text(&a[2], r->idem_scope ? r->idem_scope : "");
+            db_array_text(&a[3], r->idem_key);
+        } else {
+            db_array_null(&a[2]);
+            db_array_null(&a[3]);
+        }
+        db_array_bool(&a[4], it->valid);
+        db_array_bool(&a[5], strcmp(with_content(r, true), "true") == 0);
+        const char *v[6] = {it->valid ? it->in.type : NULL,     it->valid ? it->payload : NULL,
+                            it->valid ? it->in.event_id : NULL, it->valid ? it->in.channels : NULL,
+                            it->valid ? it->in.tags : NULL,     it->valid ? it->in.deliver_at : NULL};
+        for (int c = 0; c < 6; c++) {
+            if (!v[c])
+                db_array_null(&a[6 + c]);
+            else if (oids[6 + c] == DB_OID_JSONB)
+                db_array_jsonb(&a[6 + c], v[c]);
+            else
+                db_array_text(&a[6 + c], v[c]);
+        }
+        (void)db_array_uuid(&a[12], it->uuid); /* a UUID: made by prepare */
+        db_array_text(&a[13], it->api_id);
+        if (it->hours[0])
+            db_array_int4(&a[14], atoi(it->hours));
+        else
+            db_array_null(&a[14]);
     }
+    PGresult *res = step(conn, Q_API_MESSAGE_BATCH, a, NCOL, &down);
+    if (!res) {
+        if (!down)
+            return BATCH_ALONE;
+        for (size_t i = 0; i < b->n; i++)
+            api_error(b->it[i].r, 503, "unavailable", "the database is unavailable");
+        return BATCH_DONE;
+    }
+    if ((size_t)PQntuples(res) != b->n) { /* cannot happen: one row per request */
+        PQclear(res);
+        return BATCH_ALONE;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        settle(b, i, res, (int)i);
+    PQclear(res);
     return BATCH_DONE;
 }
 
@@ -589,11 +574,12 @@ static void work_batch(PGconn *conn, void *arg)
         return;
     }
     int64_t t0 = clock_mono_us();
-    enum outcome o = batch_tx(conn, b);
+    enum outcome o = batch_run(conn, b);
     int64_t took = clock_mono_us() - t0;
     if (o == BATCH_ALONE) {
         for (size_t i = 0; i < b->n; i++) {
             b->it[i].alone = true;
+            b->it[i].written = false;
             b->it[i].leader = i;
         }
     }
@@ -645,6 +631,7 @@ static void done_batch(void *arg)
     struct api_msgs *m = b->m;
     for (size_t i = 0; i < b->n; i++) {
         free(b->it[i].payload);
+        free(b->it[i].scope);
         msg_in_free(&b->it[i].in);
         api_request_done(b->reqs[i]);
     }

@@ -50,7 +50,8 @@ enum result_kind {
     R_SKIP_ACK,
     R_SKIP_LATER,
     R_ENDPOINT_DISABLED,
-    R_ENDPOINT_DELETED
+    R_ENDPOINT_DELETED,
+    R_PAYLOAD_EXPIRED /* its message's payload retention ran out (sql/0020): never sent */
 };
 
 /* Where an item's outcome goes when its response arrives. */
@@ -236,6 +237,7 @@ static const char *dead_reason(const struct record_job *job, const struct delive
     case R_GONE: return "endpoint gone (410)";
     case R_ENDPOINT_DELETED: return "endpoint deleted";
     case R_ENDPOINT_DISABLED: return "endpoint disabled";
+    case R_PAYLOAD_EXPIRED: return "payload expired";
     case R_FAILED: return retry_wait(job->cfg, it, attempts) < 0 ? "retries exhausted" : NULL;
     default: return NULL;
     }
@@ -939,6 +941,8 @@ static void work_load(PGconn *conn, void *arg)
         snprintf(it->endpoint_name, sizeof it->endpoint_name, "%s", PQgetvalue(r, row, DELIVERY_LOAD_NAME));
         snprintf(it->endpoint_id, sizeof it->endpoint_id, "%s", PQgetvalue(r, row, DELIVERY_LOAD_ENDPOINT_ID));
         it->payload = query_value_dup(r, row, DELIVERY_LOAD_PAYLOAD);
+        if (!it->payload && it->kind == R_FAILED)
+            it->kind = R_PAYLOAD_EXPIRED;
         it->url = query_value_dup(r, row, DELIVERY_LOAD_URL);
         it->secret = query_value_dup(r, row, DELIVERY_LOAD_SECRET);
         it->prev_secret = query_value_dup(r, row, DELIVERY_LOAD_PREVIOUS_SECRET);
@@ -1105,9 +1109,11 @@ static void done_load(void *arg)
             finish(d, it);
         } else if (it->kind == R_SKIP_ACK) {
             finish(d, it);
-        } else if (it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED) {
-            it->error = xstrdup(it->kind == R_ENDPOINT_DELETED ? "the endpoint was deleted"
-                                                               : "the endpoint is disabled");
+        } else if (it->kind == R_ENDPOINT_DISABLED || it->kind == R_ENDPOINT_DELETED ||
+                   it->kind == R_PAYLOAD_EXPIRED) {
+            it->error = xstrdup(it->kind == R_ENDPOINT_DELETED  ? "the endpoint was deleted"
+                                : it->kind == R_PAYLOAD_EXPIRED ? "the message's payload expired"
+                                                                : "the endpoint is disabled");
             finish(d, it);
         } else {
             send_with_policies(d, it);

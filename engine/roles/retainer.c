@@ -95,9 +95,10 @@ static void done(void *arg)
             log_warn("retention.storage_failed", "error=\"%s\" note=\"logged once; storage figures not shown\"",
                      r->storage_err);
         r->storage_warned = true;
-    } else if (!r->rep.skipped && (r->rep.expired || r->rep.postponed || r->rep.rescued || r->rep.pruned))
-        log_info("retention.pass", "expired=%ld postponed=%ld rescued=%ld deleted=%ld", r->rep.expired,
-                 r->rep.postponed, r->rep.rescued, r->rep.pruned);
+    } else if (!r->rep.skipped &&
+               (r->rep.expired || r->rep.postponed || r->rep.rescued || r->rep.pruned || r->rep.payloads))
+        log_info("retention.pass", "expired=%ld postponed=%ld rescued=%ld deleted=%ld payloads_cleared=%ld",
+                 r->rep.expired, r->rep.postponed, r->rep.rescued, r->rep.pruned, r->rep.payloads);
     if (r->storage_rc == 0) {
         r->storage = r->measured;
         r->storage_warned = false;

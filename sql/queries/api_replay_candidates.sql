@@ -13,7 +13,7 @@ SELECT m.id::text AS id, CASE WHEN e.payload_filter IS NOT NULL THEN m.payload::
   JOIN outbox_events m ON m.tenant_id = $1 AND m.created_at >= $3::timestamptz
                       AND ($4::timestamptz IS NULL OR m.created_at < $4::timestamptz)
  WHERE e.id = $2::uuid AND e.tenant_id = $1 AND m.fanned_out_at IS NOT NULL
-   AND m.payload <> '{"expired": true}'::jsonb
+   AND NOT hookd_payload_expired(m)
    AND EXISTS (SELECT 1 FROM unnest(e.event_types) f
                 WHERE m.event_type LIKE replace(replace(replace(replace(f, '\', '\\'), '%', '\%'), '_', '\_'), '*', '%'))
    AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = m.id AND d.endpoint_id = e.id)

@@ -1,12 +1,13 @@
 -- Replay-missing, step 2: a delivery of each message to the endpoint,
--- PENDING and due now (in its event's partition, as a resend makes one),
--- the events reopened. A delivery that exists meanwhile is left alone.
+-- PENDING and due now, or at the message's deliverAt while that is ahead
+-- (due_ms, wall ms), in its event's partition (as a resend makes one), the
+-- events reopened. A delivery that exists meanwhile is left alone.
 -- parameters: $1 = message ids (uuid[] as text), $2 = endpoint id (uuid)
--- columns: id
+-- columns: id, due_ms
 WITH ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
-             SELECT hookd_uuid7_at(m.part_at), m.id, $2::uuid, 'PENDING', now(), m.part_at
+             SELECT hookd_uuid7_at(m.part_at), m.id, $2::uuid, 'PENDING', greatest(now(), m.deliver_at), m.part_at
                FROM outbox_events m WHERE m.id = ANY ($1::uuid[])
-             ON CONFLICT DO NOTHING RETURNING id, event_id),
+             ON CONFLICT DO NOTHING RETURNING id, event_id, next_attempt_at),
  ev AS (UPDATE outbox_events SET processed_at = NULL
          WHERE id IN (SELECT event_id FROM ins) AND processed_at IS NOT NULL)
-SELECT id::text AS id FROM ins
+SELECT id::text AS id, (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms FROM ins

@@ -1,6 +1,7 @@
 -- One dead letter by its id, else the newest entry of the source row with that
 -- id: the columns of dlq_list.sql (first, in the same order, so one reader
--- serves both), then the payload, kept headers, endpoint and replay time.
+-- serves both), then the payload (an expired one as the API shows it),
+-- kept headers, endpoint and replay time.
 -- parameters: $1 = dead letter id or source row id (uuid)
 -- columns: id, source, source_id, partner, event_type, entity, attempts, reason,
 --   last_error, dead_at, replay_count, replayed_at, payload, headers, endpoint_url, event_id
@@ -13,7 +14,8 @@ SELECT d.id::text AS id, d.source, d.source_id::text AS source_id,
        to_char(d.dead_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS dead_at,
        d.replay_count,
        to_char(d.replayed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS replayed_at,
-       coalesce(i.payload, ev.payload)::text AS payload, i.headers::text AS headers,
+       coalesce(i.payload, CASE WHEN ev.payload_expires_at <= now() THEN '{"expired": true}'::jsonb -- sql/0020
+                                ELSE ev.payload END)::text AS payload, i.headers::text AS headers,
        ep.url AS endpoint_url, ev.id::text AS event_id
   FROM dead_letters d
   LEFT JOIN webhook_inbox i ON d.source = 'inbox' AND i.id = d.source_id
