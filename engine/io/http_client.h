@@ -26,13 +26,14 @@ struct http_client;
 struct http_header;
 
 struct http_client_config {
-    const char *ca_file;        /* PEM bundle to verify servers; NULL = OpenSSL's default store */
-    int allow_private_networks; /* 0: refuse loopback/private/link-local/... addresses */
-    size_t max_response_bytes;  /* response body bytes kept for the caller; 0 = 4096 */
-    int max_inflight_total;     /* requests on the wire across all keys; <= 0 = 256 */
-    int max_idle_total;         /* idle keep-alive connections kept, all origins; <= 0 = 1000 */
-    int max_idle_per_origin;    /* of them, to one origin (scheme, host, port); <= 0 = 256 */
-    const char *user_agent;     /* NULL = "hookd" */
+    const char *ca_file;         /* PEM bundle to verify servers; NULL = OpenSSL's default store */
+    int allow_private_networks;  /* 0: refuse loopback/private/link-local/... addresses */
+    size_t max_response_bytes;   /* response body bytes kept for the caller; 0 = 4096 */
+    int max_inflight_total;      /* requests on the wire across all keys; <= 0 = 256 */
+    int max_inflight_per_origin; /* of them, to one origin (scheme, host, port), across keys; <= 0 = 64 */
+    int max_idle_total;          /* idle keep-alive connections kept, all origins; <= 0 = 1000 */
+    int max_idle_per_origin;     /* of them, to one origin (scheme, host, port); <= 0 = 256 */
+    const char *user_agent;      /* NULL = "hookd" */
     /* Optional: called with a request's callback arg as the request leaves
      * its key's queue, just before it is written (again if it is re-sent on
      * a fresh connection); the *n headers it returns (owned by the caller,
@@ -50,7 +51,7 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     __attribute__((warn_unused_result));
 
 /* Applies a changed config (a reload): allow_private_networks,
- * max_inflight_total, the idle bounds and ca_file (a new TLS context for new
+ * max_inflight_total, max_inflight_per_origin, the idle bounds and ca_file (a new TLS context for new
  * connections). Idle keep-alive connections are closed when the address
  * policy got stricter or the CAs changed, so the next request connects and
  * is checked afresh, and beyond lowered idle bounds; requests already on the
@@ -100,7 +101,9 @@ typedef void (*http_client_cb)(const struct http_client_result *result, void *ar
 /* Queues a POST of body to url. key names the endpoint: at most
  * max_inflight_for_key requests of a key are on the wire at once (values
  * below 1 mean 1; the latest call's value applies); further ones wait in
- * the key's FIFO. timeout_ms (<= 0: 30000) bounds resolve + connect + TLS +
+ * the key's FIFO. A request also waits while max_inflight_per_origin
+ * requests (of any keys) are on the wire to its URL's origin; the keys
+ * waiting for an origin get its free slots in turn. timeout_ms (<= 0: 30000) bounds resolve + connect + TLS +
  * request + response and starts when the request leaves the queue. hdrs
  * are added as given; Host, Content-Length, Transfer-Encoding and
  * Connection belong to the client and are refused, a User-Agent in hdrs

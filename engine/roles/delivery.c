@@ -1325,6 +1325,8 @@ static void client_config(const struct hookd_config *cfg, struct http_client_con
         .allow_private_networks = cfg->allow_private_networks,
         .max_response_bytes = EXCERPT_MAX,
         .max_inflight_total = (int)cfg->max_inflight,
+        .max_inflight_per_origin = (int)(cfg->max_inflight_per_origin < INT_MAX ? cfg->max_inflight_per_origin
+                                                                                : INT_MAX),
         .max_idle_total = (int)(cfg->max_idle_connections < INT_MAX ? cfg->max_idle_connections : INT_MAX),
         .max_idle_per_origin = (int)(cfg->max_idle_per_origin < INT_MAX ? cfg->max_idle_per_origin : INT_MAX),
         .user_agent = "hookd/" HOOKD_VERSION,

@@ -62,34 +62,63 @@ def test_endpoints_on_one_origin_share_connections(env, receivers):
     assert {json.loads(r.body)["n"] for r in got} == set(range(1, 26))
 
 
-def test_endpoint_inflight_bound_holds_on_a_shared_origin(env, receivers):
-    """One endpoint with max_inflight = 2 and a slow answer, next to 20 fast
-    endpoints on the same origin: its requests never overlap more than 2 at a
-    time, however many idle connections its neighbours leave."""
-    state = {"active": 0, "max_active": 0}
+def bounded_receiver(receivers):
+    """A receiver that answers /slow after 150 ms and the rest after 10 ms,
+    counting the requests in progress (all, and /slow's)."""
+    state = {"active": 0, "max_active": 0, "all": 0, "max_all": 0}
     lock = threading.Lock()
 
     def respond(req):
-        if req.path == "/slow":
-            with lock:
+        with lock:
+            state["all"] += 1
+            state["max_all"] = max(state["max_all"], state["all"])
+            if req.path == "/slow":
                 state["active"] += 1
                 state["max_active"] = max(state["max_active"], state["active"])
-            time.sleep(0.15)
-            with lock:
+        time.sleep(0.15 if req.path == "/slow" else 0.01)
+        with lock:
+            state["all"] -= 1
+            if req.path == "/slow":
                 state["active"] -= 1
         return 200, {}, b"ok"
 
     rx = receivers(respond)
-    seen = count_connections(rx)
+    return rx, state, count_connections(rx)
+
+
+def test_endpoint_inflight_bound_holds_on_a_shared_origin(env, receivers):
+    """One endpoint with max_inflight = 2 and a slow answer, next to 20 fast
+    endpoints on the same origin: its requests never overlap more than 2 at a
+    time, however many idle connections its neighbours leave."""
+    rx, state, seen = bounded_receiver(receivers)
     cfg = outbound_config(env, hookd_lines=("allow_private_networks = true", "max_inflight = 32"))
     add_endpoints(env, rx, "fast-", 20)
     add_endpoints(env, rx, "slow-", 1, path="/slow", max_inflight=2)
     env.worker(cfg)
     emit_many(env, 12, "a")
     got = rx.wait(12 * 21, timeout=60)
-    slow = [r for r in got if r.path == "/slow"]
-    assert len(slow) == 12
+    assert len([r for r in got if r.path == "/slow"]) == 12
     assert state["max_active"] == 2, state  # never 3 or more; and 2 did go in parallel
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 12 * 21,
              timeout=30, what="all deliveries SUCCEEDED")
     assert seen["connections"] <= 32, seen
+
+
+def test_origin_bound_across_endpoints(env, receivers):
+    """max_inflight_per_origin = 6: 21 endpoints on one receiver never have
+    more than 6 requests in progress there together (nor more than 6
+    connections), the slow one no more than its own 2, and everything is
+    delivered."""
+    rx, state, seen = bounded_receiver(receivers)
+    cfg = outbound_config(env, hookd_lines=("allow_private_networks = true", "max_inflight = 32",
+                                            "max_inflight_per_origin = 6"))
+    add_endpoints(env, rx, "fast-", 20)
+    add_endpoints(env, rx, "slow-", 1, path="/slow", max_inflight=2)
+    env.worker(cfg)
+    emit_many(env, 12, "a")
+    got = rx.wait(12 * 21, timeout=60)
+    assert len([r for r in got if r.path == "/slow"]) == 12
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 12 * 21,
+             timeout=30, what="all deliveries SUCCEEDED")
+    assert state["max_all"] == 6 and state["max_active"] <= 2, state
+    assert seen["connections"] <= 6, seen

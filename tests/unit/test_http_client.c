@@ -100,7 +100,10 @@ struct got {
     int64_t at_ms;
     int unsent;
     int *counter; /* shared completion counter */
+    int seq;      /* order of completion, across all results */
 };
+
+static int completions;
 
 static void on_result(const struct http_client_result *res, void *arg)
 {
@@ -118,6 +121,7 @@ static void on_result(const struct http_client_result *res, void *arg)
     g->duration_us = res->duration_us;
     g->unsent = res->unsent;
     g->at_ms = now_ms();
+    g->seq = ++completions;
     if (g->counter)
         (*g->counter)++;
 }
@@ -133,6 +137,7 @@ struct env {
 static void env_init(struct env *e, const struct http_client_config *cfg)
 {
     char err[256] = "";
+    completions = 0;
     e->base = event_base_new();
     assert_non_null(e->base);
     e->dns = evdns_base_new(e->base, 0); /* no nameservers: only what a test adds */
@@ -817,7 +822,7 @@ static void test_total_inflight_bound(void **state)
     env_init(&e, &cfg);
     hang_start(&h, e.base);
     for (int i = 0; i < 3; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof(key), "key%d", i);
         g[i].counter = &done;
         post(&e, key, url_for("http", "127.0.0.1", h.port, "/"), "{}", 400, 5, &g[i]);
@@ -1473,7 +1478,7 @@ static void test_keys_share_origin_connections(void **state)
     srv_start(&s2, e.base, NULL, NULL);
     /* one after the other: 20 keys, one connection */
     for (int i = 0; i < 20; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof(key), "ep%d", i);
         post(&e, key, url_for("http", "127.0.0.1", s.port, "/echo"), key, 5000, 1, &g[i]);
         assert_true(run_until(e.base, &g[i].calls, 1, 5000));
@@ -1533,7 +1538,7 @@ static void test_key_bound_holds_on_shared_origin(void **state)
     /* an answering origin warmed with 6 idle connections by 6 keys */
     srv_start(&s, e.base, NULL, NULL);
     for (int i = 0; i < 6; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof(key), "warm%d", i);
         warm[i].counter = &warm_done;
         post(&e, key, url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &warm[i]);
@@ -1612,7 +1617,7 @@ static void test_idle_pool_bounds(void **state)
     srv_start(&s2, e.base, NULL, NULL);
     /* 5 keys at once on s1: 5 connections, 2 of them kept */
     for (int i = 0; i < 5; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof(key), "k%d", i);
         g[i].counter = &done;
         post(&e, key, url_for("http", "127.0.0.1", s1.port, "/"), "{}", 5000, 1, &g[i]);
@@ -1714,6 +1719,128 @@ static void test_stricter_policy_closes_shared_idle(void **state)
     srv_stop(&s);
 }
 
+
+/* At most max_inflight_per_origin requests are on the wire to one origin,
+ * whatever the keys; another origin is not held up by it. */
+static void test_origin_bound(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s, other;
+    struct got g[8], o = {0};
+    int done = 0;
+    (void)state;
+
+    memset(g, 0, sizeof(g));
+    cfg.max_inflight_per_origin = 3;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    srv_start(&other, e.base, NULL, NULL);
+    for (int i = 0; i < 8; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "k%d", i);
+        g[i].counter = &done;
+        post(&e, key, url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 4, &g[i]);
+    }
+    post(&e, "k0", url_for("http", "127.0.0.1", other.port, "/"), "{}", 5000, 4, &o);
+    assert_true(run_until(e.base, &o.calls, 1, 5000));
+    assert_int_equal(o.status, 200);
+    assert_true(run_until(e.base, &done, 8, 5000));
+    assert_true(o.seq < g[7].seq); /* not behind the busy origin's queue */
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(g[i].status, 200);
+    assert_int_equal(s.max_active, 3);
+    assert_true(s.connections <= 3);
+    env_done(&e);
+    srv_stop(&s);
+    srv_stop(&other);
+}
+
+/* Keys waiting for a busy origin get its slots in turn: a key with many
+ * requests does not take every slot that frees before the keys that waited. */
+static void test_origin_slots_taken_in_turn(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s;
+    struct got busy[6], small[4];
+    int done = 0;
+    (void)state;
+
+    memset(busy, 0, sizeof(busy));
+    memset(small, 0, sizeof(small));
+    cfg.max_inflight_per_origin = 2;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        busy[i].counter = &done;
+        post(&e, "busy", url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 2, &busy[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "small%d", i);
+        small[i].counter = &done;
+        post(&e, key, url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 2, &small[i]);
+    }
+    assert_true(run_until(e.base, &done, 10, 5000));
+    /* busy's first two were on the wire; every small one went before busy's third */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(small[i].status, 200);
+        assert_true(small[i].seq < busy[2].seq);
+    }
+    assert_int_equal(s.max_active, 2);
+    env_done(&e);
+    srv_stop(&s);
+}
+
+struct cancel_in_cb {
+    struct env *e;
+    struct got g;
+    const char *cancel_key;
+    size_t cancelled;
+};
+
+static void on_result_then_cancel(const struct http_client_result *res, void *arg)
+{
+    struct cancel_in_cb *x = arg;
+    on_result(res, &x->g);
+    x->cancelled = http_client_cancel_queued(x->e->client, x->cancel_key);
+}
+
+/* A key that was given an origin slot but whose requests are taken back
+ * before it used it passes the slot on: the next waiting key is sent. */
+static void test_origin_slot_passed_on_after_cancel(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s;
+    struct cancel_in_cb first = {0};
+    struct got b = {0}, c = {0};
+    char err[256];
+    (void)state;
+
+    cfg.max_inflight_per_origin = 1;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    first.e = &e;
+    first.cancel_key = "b";
+    assert_int_equal(http_client_post(e.client, "a", url_for("http", "127.0.0.1", s.port, "/slow"), NULL, 0, "{}", 2,
+                                      5000, 1, on_result_then_cancel, &first, err, sizeof(err)),
+                     0);
+    post(&e, "b", url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &b);
+    post(&e, "c", url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &c);
+    assert_true(run_until(e.base, &c.calls, 1, 5000));
+    assert_int_equal(first.g.status, 200);
+    assert_int_equal(first.cancelled, 1);
+    assert_int_equal(c.status, 200);
+    assert_true(run_until(e.base, &b.calls, 1, 5000));
+    assert_true(b.unsent);
+    assert_int_equal(s.requests, 2);
+    assert_int_equal(http_client_inflight(e.client), 0);
+    env_done(&e);
+    srv_stop(&s);
+}
+
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -1790,6 +1917,9 @@ int main(void)
         cmocka_unit_test(test_idle_pool_bounds),
         cmocka_unit_test(test_tls_connection_not_shared_across_names),
         cmocka_unit_test(test_stricter_policy_closes_shared_idle),
+        cmocka_unit_test(test_origin_bound),
+        cmocka_unit_test(test_origin_slots_taken_in_turn),
+        cmocka_unit_test(test_origin_slot_passed_on_after_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -16,6 +16,9 @@ as absolute numbers of one noisy machine:
   6. Peers       processing, retries, lateness at 1,000 due/s          vs BullMQ 6.7.6 and pg-boss 12.38.0
   7. Storm       a healthy endpoint's p99 next to a failing backlog; the recovery drain vs first attempts
   8. API         Svix message creations (token, idempotency-key, eventId) vs signed inbox ingest, same worker
+  9. Tenants     fan-out to 10,000 tenants x 3 endpoints, and with a payload  vs one global endpoint, same run
+                 filter on every endpoint, deliveries/s                         (BENCH_TENANTS_BASELINE=binary: another
+                                                                                hookd too, alternately)
 
 Postgres runs with fsync ON (unlike the tests). Everything it starts it
 stops, also on failure or Ctrl-C. Writes docs/benchmarks.md (and
@@ -27,7 +30,7 @@ of the script itself, whose figures mean nothing), BENCH_KEEP=1 keeps the
 work directory with the worker logs.
 
 Modules: common (sizes, bookkeeping, Bench), one per scenario (ingest,
-processing, delivery, claim, retry, peers, storm, api; BENCH_ONLY names them;
+processing, delivery, claim, retry, peers, storm, api, tenants; BENCH_ONLY names them;
 `make bench-peers` runs the last three), report (the table,
 docs/benchmarks.md, the chart), main (the run in order).
 """

@@ -294,5 +294,14 @@ def details_lines() -> list[str]:
                    f" {st['backlog']} deliveries failing next to it; the failing endpoint got"
                    f" {st['requests_to_failing']} requests; after its recovery the backlog drained in"
                    f" {st['drain_s']:.1f} s ({st['drain_rate']:,.0f}/s; first attempts {st['bulk_rate']:,.0f}/s).")
+    tn = EXTRA.get("tenants")
+    if tn:
+        for i, m in enumerate(tn["runs"] + tn["baseline"], 1):
+            parts = [f"{r['scenario']} {r['succeeded']}/{r['deliveries']} in {r['span_s']:.2f} s = {r['rate']:,.0f}/s"
+                     f" (relay CPU {r['cpu_s']:.1f} s, {r['requests']} requests on {r['connections']} new connections"
+                     " at the sink)" for r in m["runs"].values()]
+            who = next(iter(m["runs"].values()))["binary"]
+            out.append(f"- Tenants, {who}: " + "; ".join(parts) + f"; tenants / one endpoint {m['tenants_ratio']:.2f},"
+                       f" filtered / tenants {m['filters_ratio']:.2f}.")
     out += [f"- {n}" for n in NOTES]
     return out
