@@ -77,8 +77,21 @@ def setup_endpoints(db, scenario: str, sink_url: str) -> None:
     db.all("VACUUM ANALYZE webhook_endpoints")
 
 
+def admin(b: Bench, sql: str) -> None:
+    import psycopg2
+    conn = psycopg2.connect(b.services.pg_admin_url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+    finally:
+        conn.close()
+
+
 def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> dict:
-    """One scenario with a fresh database and worker; returns its figures."""
+    """One scenario with a fresh database and worker; returns its figures.
+    The database is dropped after it, and a CHECKPOINT precedes the emit, so
+    that no scenario pays for the previous one's autovacuum or checkpoint."""
     import hookdtest.worker as worker_mod
     url, db = b.new_db()
     cfg, port = b.config(url, b.prefix(), roles="relay", hookd_keys={"allow_private_networks": "true", **EXTRA_KEYS})
@@ -95,6 +108,7 @@ def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> 
         w = b.worker(cfg, port, f"tenants-{scenario}{label.replace(' ', '-')}")
     finally:
         worker_mod.HOOKD_BIN = saved
+    admin(b, "CHECKPOINT")
     before = sink_counts(sport)
     cpu0 = cpu_seconds(w.proc.pid)
     perf = Perf(w.proc.pid, f"tenants-{scenario}{label.replace(' ', '-')}")
@@ -119,6 +133,7 @@ def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> 
     after = sink_counts(sport)
     w.stop()
     db.close()
+    admin(b, f'DROP DATABASE "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
     rate = done / span if span > 0 else 0.0
     out = dict(scenario=scenario, binary=binary or "this build", events=events, deliveries=want, succeeded=done,
                span_s=span, rate=rate, cpu_s=cpu, requests=after["count"] - before["count"],
@@ -128,8 +143,10 @@ def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> 
     return out
 
 
-def trio(b: Bench, sport: int, binary: str | None = None, label: str = "") -> dict:
-    res = {s: one(b, s, sport, binary, label) for s in SCENARIOS}
+def trio(b: Bench, sport: int, binary: str | None = None, label: str = "", reverse: bool = False) -> dict:
+    """The scenarios in one run (in reverse order every other run, so that
+    an order effect shows as a difference between runs)."""
+    res = {s: one(b, s, sport, binary, label) for s in (reversed(SCENARIOS) if reverse else SCENARIOS)}
     if len(res) < 3:
         return dict(runs=res, tenants_ratio=0.0, filters_ratio=0.0)
     t, f = res["tenants"]["rate"] / max(res["single"]["rate"], 1e-9), \
@@ -145,9 +162,9 @@ def bench_tenants(b: Bench) -> None:
     sink, sport = start_sink(b)
     mine, base = [], []
     for i in range(RUNS):
-        mine.append(trio(b, sport, label=" (this build)" if BASELINE or RUNS > 1 else ""))
+        mine.append(trio(b, sport, label=" (this build)" if BASELINE or RUNS > 1 else "", reverse=i % 2 == 1))
         if BASELINE:
-            base.append(trio(b, sport, BASELINE, " (baseline)"))
+            base.append(trio(b, sport, BASELINE, " (baseline)", reverse=i % 2 == 1))
     EXTRA["tenants"] = dict(runs=mine, baseline=base, baseline_binary=BASELINE, deliveries=DELIVERIES,
                             filter=FILTER)
     first = mine[0]
