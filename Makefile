@@ -120,7 +120,7 @@ bench-peers: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
-# The fan-out to 10,000 tenants x 3 endpoints next to one endpoint (section 9 of
+# The fan-out to 10,000 tenants x 3 endpoints next to one endpoint (section 10 of
 # make bench), the table printed, docs/benchmarks.md left as it is;
 # BENCH_TENANTS_BASELINE=BINARY also runs another hookd, alternately.
 bench-tenants: deps $(BUILD)/hookd $(TOOLS)

@@ -9,13 +9,16 @@
  * A batch is first evaluated set-based (inbox_batch.c: a few statements for
  * the whole batch), and what that leaves — events of machines with their own
  * entity tables — event by event without savepoints. Any statement failure
- * and the batch is rolled back and redone event by event, each in its own
- * SAVEPOINT, so one bad event fails alone. */
+ * and the batch is rolled back and its failing events isolated by bisection,
+ * each part a set in its own SAVEPOINT (see "isolating the events that
+ * fail" below), so one bad event fails alone and the rest still goes as
+ * sets; the failed attempts are recorded for the batch at once. */
 #include "inbox.h"
 
 #include <jansson.h>
 #include <openssl/rand.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,9 @@ struct inbox {
     struct alerter *alerter; /* borrowed */
     struct sched *sched;     /* owned: the inbox queue */
     struct batcher *batcher; /* claimed struct inbox_item (ids only) for the next batch job */
+    /* When a batch last had events whose evaluation failed (wall ms; DB
+     * threads): for a while after, batches start with the robust pass. */
+    _Atomic int64_t failed_at_ms;
 };
 
 uint64_t inbox_rnd64(void)
@@ -78,17 +84,32 @@ static _Thread_local bool lock_conflict;
  * Postgres being unavailable, and err, and returns NULL. */
 static PGresult *checked(PGconn *conn, PGresult *r, bool *transient, char *err, size_t errlen)
 {
-    ExecStatusType st = PQresultStatus(r);
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
-    const char *msg = PQresultErrorMessage(r);
-    bool conflict = transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE)) || db_unavailable(conn, r);
+    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
+    if (!msg || !*msg)
+        msg = PQerrorMessage(conn);
+    bool conflict = (r && transient_sqlstate(PQresultErrorField(r, PG_DIAG_SQLSTATE))) || db_unavailable(conn, r) ||
+                    !r;
     lock_conflict |= conflict;
     if (transient)
         *transient = conflict;
     snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
     PQclear(r);
     return NULL;
+}
+
+PGresult *inbox_checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
+{
+    return checked(conn, r, NULL, err, errlen);
+}
+
+bool inbox_take_conflict(void)
+{
+    bool was = lock_conflict;
+    lock_conflict = false;
+    return was;
 }
 
 /* A statement of sql/queries/, prepared (see query.h). */
@@ -371,43 +392,14 @@ done:
     return rc;
 }
 
-/* A failed attempt: RETRYING with the retry schedule, or dead-lettered. */
-static int record_failure(PGconn *conn, const struct hookd_config *cfg, struct inbox_item *it, const char *why,
-                          char *err, size_t errlen)
+/* The per-event path, for what the set-based pass left (machines with
+ * their own entity tables). Any failure — a bad event, a lock conflict, an
+ * SQL error — and the caller rolls the group back; job->err_item then names
+ * the item, so the caller knows which event failed without searching.
+ * Returns 0 when the event was evaluated cleanly. */
+static int evaluate_fast(PGconn *conn, struct inbox_job *job, size_t i)
 {
-    const char *p[] = {it->id};
-    PGresult *r = q(conn, Q_INBOX_LOCK_ATTEMPTS, p, NULL, err, errlen);
-    if (!r)
-        return -1;
-    if (PQntuples(r) == 0) { /* someone else took it meanwhile */
-        PQclear(r);
-        it->outcome = OUT_BUSY;
-        return 0;
-    }
-    int attempts = atoi(PQgetvalue(r, 0, INBOX_LOCK_ATTEMPTS_ATTEMPTS)) + 1;
-    PQclear(r);
-    int64_t wait = 0;
-    inbox_fail_verdict(cfg, it, attempts, why, inbox_rnd64(), &wait);
-    if (it->outcome == OUT_DEAD)
-        return dead_letter(conn, it, err, errlen);
-    char ms[24], n[16];
-    snprintf(ms, sizeof ms, "%lld", (long long)wait);
-    snprintf(n, sizeof n, "%d", it->attempts);
-    const char *u[] = {it->id, ms, it->error, n};
-    r = q(conn, Q_INBOX_RETRY, u, NULL, err, errlen);
-    if (!r)
-        return -1;
-    it->next_due_ms = strtoll(PQgetvalue(r, 0, INBOX_RETRY_DUE_MS), NULL, 10);
-    PQclear(r);
-    return 0;
-}
-
-/* The per-event path without savepoints, for what the set-based pass left.
- * Any failure — a bad event, a lock conflict, an SQL error — and the caller
- * rolls the whole batch back and runs it again with a savepoint around each
- * event. Returns 0 when the event was evaluated cleanly. */
-static int evaluate_fast(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
-{
+    struct inbox_item *it = &job->items[i];
     char err[512] = "";
     int64_t started = clock_mono_us();
     struct inbox_row row = {0};
@@ -426,7 +418,12 @@ static int evaluate_fast(PGconn *conn, struct inbox_job *job, struct inbox_item 
         rc = -1;
     if (rc == 0 && locked > 0)
         record_attempt(conn, job, it, started);
-    return rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS ? 0 : -1;
+    if (rc == 0 && PQtransactionStatus(conn) == PQTRANS_INTRANS)
+        return 0;
+    snprintf(job->err, sizeof job->err, "%s", err[0] ? err : "the attempt could not be recorded");
+    job->err_locking = locked < 0;
+    job->err_item = i;
+    return -1;
 }
 
 static void item_free(struct inbox_item *it);
@@ -439,77 +436,6 @@ static void item_reset(struct inbox_item *it)
     item_free(it);
     memset(it, 0, sizeof *it);
     memcpy(it->id, id, sizeof id);
-}
-
-/* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
- * transaction is then aborted (or the connection gone), so nothing of the
- * batch may be committed or reported as done. */
-static int savepoint(PGconn *conn, const char *command)
-{
-    char err[256];
-    if (db_command(conn, command, err, sizeof err) == 0)
-        return 0;
-    log_warn("inbox.savepoint_failed", "command=\"%s\" error=\"%s\"", command, err);
-    return -1;
-}
-
-static void drop_wakes(struct inbox_item *it)
-{
-    for (size_t i = 0; i < it->nwake; i++)
-        free(it->wake_ids[i]);
-    free(it->wake_ids);
-    free(it->wake_due);
-    it->wake_ids = NULL;
-    it->wake_due = NULL;
-    it->nwake = 0;
-}
-
-/* One event in its own savepoint, so that it fails alone. Returns -1 when a
- * savepoint command failed: the caller abandons the batch. */
-static int evaluate_one(PGconn *conn, struct inbox_job *job, struct inbox_item *it)
-{
-    char err[512] = "";
-    int64_t started = clock_mono_us();
-    struct inbox_row row = {0};
-    bool transient = false;
-    if (!inbox_valid_uuid(it->id)) { /* not ours: drop it from the schedule */
-        it->outcome = OUT_GONE;
-        return 0;
-    }
-    if (savepoint(conn, "SAVEPOINT ev") != 0) {
-        inbox_busy(it, 1000);
-        return -1;
-    }
-    int locked = lock_row(conn, it, &row, err, sizeof err);
-    if (locked <= 0) {
-        if (locked < 0)
-            inbox_busy(it, 1000);
-        else if (it->outcome == OUT_BUSY)
-            inbox_busy(it, 500);
-        if (locked < 0 && savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0)
-            return -1;
-        return savepoint(conn, "RELEASE SAVEPOINT ev");
-    }
-    lock_conflict = false;
-    if (evaluate(conn, job->cfg, it, &row, &transient, err, sizeof err) != 0) {
-        drop_wakes(it);
-        if (savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0) {
-            inbox_busy(it, 1000);
-            return -1;
-        }
-        if (transient || lock_conflict) {
-            inbox_busy(it, 100);
-        } else if (record_failure(conn, job->cfg, it, err, err, sizeof err) != 0) {
-            if (savepoint(conn, "ROLLBACK TO SAVEPOINT ev") != 0)
-                return -1;
-            inbox_busy(it, 1000);
-        } else if (it->outcome == OUT_BUSY) {
-            inbox_busy(it, 500);
-        }
-    }
-    if (it->outcome != OUT_BUSY)
-        record_attempt(conn, job, it, started);
-    return savepoint(conn, "RELEASE SAVEPOINT ev");
 }
 
 /* Stable reorder: the items whose rows were found first, in receipt order
@@ -624,6 +550,291 @@ static int begin(PGconn *conn)
     return rc;
 }
 
+/* ---- isolating the events that fail ------------------------------------------
+ *
+ * A batch is one set first. When a statement fails, the batch is rolled back
+ * and the failing events are isolated, each try of a group of events a set
+ * in its own SAVEPOINT:
+ *  - a failure of one event's own statement (a follow-up insert, the
+ *    statements of a machine with its own table) names that event: it is
+ *    charged, and the rest of the group is tried again as one set;
+ *  - an unexplained failure is tried once more in the robust pass
+ *    (job->robust: each entity updated in its own block,
+ *    sql/0024_inbox_isolate.sql), which names the entities whose new state
+ *    was refused: an event that was the only transition of its entity is
+ *    charged; several transitions of one entity are bisected afterwards;
+ *    the rest again as one set;
+ *  - what the robust pass cannot explain either (a failure outside the entity
+ *    update) is split in halves, down to the single events that fail alone.
+ * A single event is always charged for a failure it had on its own try.
+ * An event that is its entity's only one in the group has its refused apply
+ * turned into its failure by the robust pass itself (inbox_batch.c), written
+ * with the group's other verdicts: no further try. So a batch with refused
+ * applies costs two group tries (the set, the robust pass) instead of one
+ * evaluation with a savepoint per event, and, while batches keep failing
+ * (one failed less than 2 s ago), one: they start with the robust pass. The
+ * failed attempts found otherwise are recorded for the whole batch with two
+ * statements (inbox_batch_fail). A lock conflict or an unavailable Postgres
+ * makes the event busy, never charged. */
+
+/* Runs SAVEPOINT, RELEASE or ROLLBACK TO. -1 when it failed: the batch
+ * transaction is then aborted (or the connection gone), so nothing of the
+ * batch may be committed or reported as done. */
+static int savepoint(PGconn *conn, const char *command)
+{
+    char err[256];
+    if (db_command(conn, command, err, sizeof err) == 0)
+        return 0;
+    log_warn("inbox.savepoint_failed", "command=\"%s\" error=\"%s\"", command, err);
+    return -1;
+}
+
+/* Why a group failed. */
+struct group_failure {
+    char err[512];
+    bool busy, locking;
+    size_t item;               /* position in the group of the event whose own statement failed, or SIZE_MAX */
+    struct inbox_blame *blame; /* robust pass: the events whose entity update failed (positions in the group) */
+    size_t nblame;
+};
+
+static void group_failure_free(struct group_failure *f)
+{
+    for (size_t k = 0; k < f->nblame; k++)
+        free(f->blame[k].error);
+    free(f->blame);
+    f->blame = NULL;
+    f->nblame = 0;
+}
+
+/* Evaluates the items idx[0..n) of the batch as one set in the open
+ * transaction (set-based, then per event what that leaves; robust: entities
+ * updated each in its own block; isolating: each per-event item in its own
+ * savepoint). true when it went through, with f->blame listing the
+ * per-event items that failed in their savepoint (to charge); otherwise *f
+ * says why, and the caller must roll back. The caller frees *f. */
+static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, size_t n, bool robust, bool isolating,
+                      struct group_failure *f)
+{
+    struct inbox_job sub = *job;
+    sub.items = xmalloc(n * sizeof *sub.items);
+    for (size_t k = 0; k < n; k++)
+        sub.items[k] = job->items[idx[k]]; /* moved out, moved back below */
+    sub.n = n;
+    sub.err[0] = '\0';
+    sub.err_item = SIZE_MAX;
+    sub.robust = robust;
+    sub.blame = NULL;
+    sub.nblame = 0;
+    sub.refused = 0;
+    (void)inbox_take_conflict();
+    bool ok = inbox_batch_evaluate(conn, &sub) == 0;
+    for (size_t k = 0; k < n && ok; k++) {
+        if (sub.items[k].outcome != OUT_NONE)
+            continue;
+        if (!isolating) {
+            ok = evaluate_fast(conn, &sub, k) == 0;
+            continue;
+        }
+        /* isolating: each such event in its own savepoint, so that one
+         * failing does not cost the group another try */
+        if (savepoint(conn, "SAVEPOINT ev") != 0) {
+            ok = false;
+            break;
+        }
+        (void)inbox_take_conflict();
+        if (evaluate_fast(conn, &sub, k) == 0) {
+            ok = savepoint(conn, "RELEASE SAVEPOINT ev") == 0;
+            continue;
+        }
+        bool busy = inbox_take_conflict() || sub.err_locking;
+        if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT ev; RELEASE SAVEPOINT ev") != 0) {
+            ok = false;
+            break;
+        }
+        item_reset(&sub.items[k]);
+        sub.blame = xrealloc(sub.blame, (sub.nblame + 1) * sizeof *sub.blame);
+        sub.blame[sub.nblame++] =
+            (struct inbox_blame){.item = k, .busy = busy, .alone = true, .error = xstrdup(sub.err)};
+        sub.err_item = SIZE_MAX;
+    }
+    memset(f, 0, sizeof *f);
+    f->item = SIZE_MAX;
+    if (ok) { /* what failed alone in its own savepoint: for the caller to charge */
+        f->blame = sub.blame;
+        f->nblame = sub.nblame;
+    } else {
+        snprintf(f->err, sizeof f->err, "%s", sub.err[0] ? sub.err : "evaluation failed");
+        f->busy = inbox_take_conflict() || db_conn_lost(conn);
+        f->locking = sub.err_locking;
+        f->item = sub.err_item;
+        f->blame = sub.blame;
+        f->nblame = sub.nblame;
+    }
+    for (size_t k = 0; k < n; k++)
+        job->items[idx[k]] = sub.items[k];
+    job->refused += sub.refused;
+    free(sub.items);
+    return ok;
+}
+
+/* The events whose failed attempts the batch records at its end. */
+struct failed_list {
+    size_t *idx;
+    size_t n;
+};
+
+/* The event at idx failed alone: busy (a conflict, due again soon, free),
+ * its row could not be locked (not its fault, due again in a second), or a
+ * failed attempt to record. */
+static void charge(struct inbox_job *job, size_t idx, bool busy, bool locking, const char *err, struct failed_list *fl)
+{
+    struct inbox_item *it = &job->items[idx];
+    if (busy) {
+        inbox_busy(it, 100);
+    } else if (locking) {
+        inbox_busy(it, 1000);
+    } else {
+        inbox_set_error(it, "%s", err);
+        fl->idx[fl->n++] = idx;
+    }
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Evaluates the group idx[0..n), isolating what fails (see above). known:
+ * the group's failure when it was already tried (plainly), NULL to try it.
+ * robust_helps: an unexplained failure is worth one robust try before the
+ * group is split (false once a robust try could not explain it). -1: a
+ * savepoint command failed or the connection is gone; the batch must not
+ * commit. */
+static int isolate(PGconn *conn, struct inbox_job *job, size_t *idx, size_t n, struct group_failure *known,
+                   bool known_robust, bool robust_helps, struct failed_list *fl)
+{
+    struct group_failure f = {.item = SIZE_MAX};
+    bool have = false, robust = false, tried_robust = false;
+    size_t *susp = xmalloc((n + 1) * sizeof *susp), nsusp = 0; /* blamed with others: bisected at the end */
+    int rc = 0;
+    if (known) { /* its blame is ours now */
+        f = *known;
+        known->blame = NULL;
+        known->nblame = 0;
+        have = true;
+        tried_robust = known_robust;
+    }
+    while (n > 0) {
+        if (!have) {
+            if (savepoint(conn, "SAVEPOINT grp") != 0) {
+                rc = -1;
+                break;
+            }
+            if (try_group(conn, job, idx, n, robust, true, &f)) {
+                for (size_t k = 0; k < f.nblame; k++) /* events that failed in their own savepoint */
+                    charge(job, idx[f.blame[k].item], f.blame[k].busy, false, f.blame[k].error, fl);
+                group_failure_free(&f);
+                n = 0;
+                rc = savepoint(conn, "RELEASE SAVEPOINT grp");
+                break;
+            }
+            if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT grp; RELEASE SAVEPOINT grp") != 0) {
+                group_failure_free(&f);
+                rc = -1;
+                break;
+            }
+            for (size_t k = 0; k < n; k++)
+                item_reset(&job->items[idx[k]]);
+            tried_robust = robust;
+        }
+        have = false;
+        bool *drop = NULL;
+        if (f.item < n || f.nblame) { /* explained: those events out, the rest again as one set */
+            drop = xcalloc(n, sizeof *drop);
+            if (f.item < n) {
+                charge(job, idx[f.item], f.busy, f.locking, f.err, fl);
+                drop[f.item] = true;
+            }
+            for (size_t k = 0; k < f.nblame; k++) {
+                const struct inbox_blame *x = &f.blame[k];
+                if (x->item >= n || drop[x->item])
+                    continue;
+                drop[x->item] = true;
+                if (x->alone)
+                    charge(job, idx[x->item], x->busy, false, x->error, fl);
+                else
+                    susp[nsusp++] = idx[x->item];
+            }
+            size_t kept = 0;
+            for (size_t k = 0; k < n; k++)
+                if (!drop[k])
+                    idx[kept++] = idx[k];
+            n = kept;
+            free(drop);
+            group_failure_free(&f);
+            robust = false;
+            continue;
+        }
+        group_failure_free(&f);
+        if (n == 1) { /* tried alone: its failure is its own */
+            charge(job, idx[0], f.busy, f.locking, f.err, fl);
+            n = 0;
+            break;
+        }
+        if (robust_helps && !tried_robust) { /* the same group once more, entities each in a block */
+            robust = true;
+            continue;
+        }
+        break; /* unexplained: split */
+    }
+    if (rc == 0 && n > 0) {
+        size_t half = n / 2;
+        bool helps = robust_helps && !tried_robust;
+        rc = isolate(conn, job, idx, half, NULL, false, helps, fl);
+        if (rc == 0)
+            rc = isolate(conn, job, idx + half, n - half, NULL, false, helps, fl);
+    }
+    if (rc == 0 && nsusp) { /* events of entities with several transitions, one refused: in halves */
+        qsort(susp, nsusp, sizeof *susp, cmp_index); /* receipt order */
+        rc = isolate(conn, job, susp, nsusp, NULL, false, false, fl);
+    }
+    free(susp);
+    return rc;
+}
+
+/* The isolated failures' attempts, for the whole batch at once, in a
+ * savepoint: should that fail, they are busy (due again in a second, not
+ * charged) and the rest of the batch still commits. -1: a savepoint command
+ * failed. */
+static int record_failures(PGconn *conn, struct inbox_job *job, const struct failed_list *fl)
+{
+    if (fl->n == 0)
+        return 0;
+    if (savepoint(conn, "SAVEPOINT rec") != 0)
+        return -1;
+    struct inbox_job sub = *job;
+    sub.items = xmalloc(fl->n * sizeof *sub.items);
+    for (size_t k = 0; k < fl->n; k++)
+        sub.items[k] = job->items[fl->idx[k]];
+    sub.n = fl->n;
+    int rc = inbox_batch_fail(conn, &sub);
+    for (size_t k = 0; k < fl->n; k++)
+        job->items[fl->idx[k]] = sub.items[k];
+    free(sub.items);
+    if (rc == 0)
+        return savepoint(conn, "RELEASE SAVEPOINT rec");
+    log_warn("inbox.record_failed", "events=%zu error=\"%s\"", fl->n, sub.err);
+    if (db_conn_lost(conn) || savepoint(conn, "ROLLBACK TO SAVEPOINT rec; RELEASE SAVEPOINT rec") != 0)
+        return -1;
+    for (size_t k = 0; k < fl->n; k++) {
+        item_reset(&job->items[fl->idx[k]]);
+        inbox_busy(&job->items[fl->idx[k]], 1000);
+    }
+    return 0;
+}
+
 static void work_batch(PGconn *conn, void *arg)
 {
     struct inbox_job *job = arg;
@@ -633,28 +844,38 @@ static void work_batch(PGconn *conn, void *arg)
     prepare_batch(conn, job);
     if (begin(conn) != 0)
         return;
-    bool fast = inbox_batch_evaluate(conn, job) == 0;
-    for (size_t i = 0; i < job->n && fast; i++) {
-        if (job->items[i].outcome == OUT_NONE)
-            fast = evaluate_fast(conn, job, &job->items[i]) == 0;
-    }
-    if (!fast) { /* redo the batch, each event in its own savepoint */
-        if (db_conn_lost(conn))
-            return;
-        db_rollback(conn);
-        for (size_t i = 0; i < job->n; i++)
-            item_reset(&job->items[i]);
-        if (begin(conn) != 0)
-            return;
-        for (size_t i = 0; i < job->n; i++) {
-            if (evaluate_one(conn, job, &job->items[i]) != 0) { /* not committed: all due again */
+    size_t *idx = xmalloc((job->n + 1) * sizeof *idx);
+    for (size_t i = 0; i < job->n; i++)
+        idx[i] = i;
+    /* In a storm (a batch failed less than 2 s ago) the first try is the
+     * robust pass: refused applies then cost no second try. */
+    bool robust = clock_wall_ms() - atomic_load(&job->ib->failed_at_ms) < 2000;
+    job->refused = 0;
+    struct group_failure f;
+    bool ok = try_group(conn, job, idx, job->n, robust, false, &f);
+    if (!ok || job->refused)
+        atomic_store(&job->ib->failed_at_ms, clock_wall_ms());
+    if (!ok) { /* isolate what fails, each part a set */
+        struct failed_list fl = {xmalloc((job->n + 1) * sizeof *fl.idx), 0};
+        int rc = -1;
+        if (!db_conn_lost(conn)) {
+            db_rollback(conn);
+            for (size_t i = 0; i < job->n; i++)
+                item_reset(&job->items[i]);
+            if (begin(conn) == 0)
+                rc = isolate(conn, job, idx, job->n, &f, robust, true, &fl) == 0 ? record_failures(conn, job, &fl)
+                                                                                 : -1;
+        }
+        free(fl.idx);
+        group_failure_free(&f);
+        if (rc != 0) { /* not committed: all due again */
+            free(idx);
+            if (!db_conn_lost(conn))
                 db_rollback(conn);
-                return;
-            }
-            if (db_conn_lost(conn))
-                return;
+            return;
         }
     }
+    free(idx);
     if (PQtransactionStatus(conn) != PQTRANS_INTRANS) { /* COMMIT would roll back and answer OK */
         db_rollback(conn);
         return;
@@ -716,19 +937,35 @@ static void done_batch(void *arg)
 {
     struct inbox_job *job = arg;
     struct inbox *ib = job->ib;
+    size_t nwake = 0;
+    for (size_t i = 0; i < job->n; i++)
+        nwake += job->committed && job->items[i].outcome != OUT_NONE ? job->items[i].nwake : 0;
+    char **wake_ids = nwake ? xcalloc(nwake, sizeof *wake_ids) : NULL; /* borrowed from the items */
+    int64_t *wake_due = nwake ? xcalloc(nwake, sizeof *wake_due) : NULL;
+    nwake = 0;
     for (size_t i = 0; i < job->n; i++) {
         struct inbox_item *it = &job->items[i];
         if (!job->committed || it->outcome == OUT_NONE) { /* not evaluated: again in a second */
             sched_done(ib->sched, it->id, clock_wall_ms() + 1000);
-        } else {
-            bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
-            sched_done(ib->sched, it->id, again ? it->next_due_ms : -1);
-            report(ib, it);
-            if (it->nwake)
-                sched_seed(ib->ctx, "inbox", it->wake_ids, it->wake_due, it->nwake, false);
+            continue;
         }
-        item_free(it);
+        bool again = it->outcome == OUT_DEFERRED || it->outcome == OUT_RETRY || it->outcome == OUT_BUSY;
+        sched_done(ib->sched, it->id, again ? it->next_due_ms : -1);
+        report(ib, it);
+        for (size_t k = 0; k < it->nwake; k++, nwake++) {
+            wake_ids[nwake] = it->wake_ids[k];
+            wake_due[nwake] = it->wake_due[k];
+        }
     }
+    /* The woken siblings of the whole batch: one script call. After the
+     * verdicts above, so that a woken event verdicted in this batch (a
+     * deferral ahead of its enabler) ends due now. */
+    if (nwake)
+        sched_seed(ib->ctx, "inbox", wake_ids, wake_due, nwake, false);
+    free(wake_ids);
+    free(wake_due);
+    for (size_t i = 0; i < job->n; i++)
+        item_free(&job->items[i]);
     if (!job->committed)
         stats_add(&ib->ctx->stats, STAT_DB_ERRORS, 1);
     config_unref(job->cfg);

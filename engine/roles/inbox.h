@@ -7,9 +7,11 @@
  * attempt), classify each event in receipt order in C, then write apply /
  * no-op / defer / dead-letter on conflict / retry on failure, and the
  * attempts, with a few statements for the whole batch (inbox_batch.c).
- * Should any statement fail, the batch is redone event by event with a
- * SAVEPOINT around each, so one bad event fails alone. After the commit:
- * Redis verdicts, woken siblings, alerts. */
+ * Should any statement fail, the failing events are isolated by bisection
+ * (halves tried again as sets, each in a SAVEPOINT) and their failed
+ * attempts recorded for the whole batch at once, so one bad event fails
+ * alone and the good ones still go as sets. After the commit: Redis
+ * verdicts, woken siblings (one script call per batch), alerts. */
 #ifndef HOOKD_INBOX_H
 #define HOOKD_INBOX_H
 

@@ -8,7 +8,12 @@
  * from about six to a fraction of one, and one commit covers the batch.
  *
  * Locks never wait: rows and entities another worker holds are skipped and
- * those events are "busy" (due again in ~100 ms, no attempt charged). */
+ * those events are "busy" (due again in ~100 ms, no attempt charged).
+ *
+ * inbox_batch_fail records the failed attempts of the events that inbox.c
+ * isolated (a statement failed for them alone) with two statements for the
+ * whole batch: the rows locked and read, then verdicts, attempts rows and
+ * dead letters written by inbox_batch_update_rows like any other verdict. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,7 +65,7 @@ struct batch {
 static PGresult *stmt(struct batch *b, enum query_id q, const char *const *params, const int *lengths,
                       const int *binary)
 {
-    return query_prepared_fmt(b->conn, q, params, lengths, binary, b->err, sizeof b->err);
+    return inbox_checked(b->conn, query_prepared_raw(b->conn, q, params, lengths, binary), b->err, sizeof b->err);
 }
 
 static struct inbox_item *item_by_id(struct batch *b, json_t *index, const char *id)
@@ -368,8 +373,91 @@ static bool evaluated(const struct inbox_item *it)
     return it->outcome >= OUT_APPLIED && it->outcome <= OUT_DEAD;
 }
 
+/* Robust pass: the entities of machine m whose update failed (r: rows of
+ * inbox_batch_update_entities_each). An entity with one event in the batch:
+ * that event's verdict becomes the failure at once; otherwise the events
+ * applied to it are blamed (job->blame) and the try fails. */
+static void blame_entities(struct batch *b, const struct machine_config *m, PGresult *r)
+{
+    struct inbox_job *job = b->job;
+    for (int k = 0; k < PQntuples(r); k++) {
+        struct entity *e = entity_named(b, m, PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ID));
+        if (!e)
+            continue;
+        const char *st = PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_SQLSTATE);
+        const char *error = PQgetvalue(r, k, INBOX_BATCH_UPDATE_ENTITIES_EACH_ERROR);
+        bool busy = strcmp(st, "55P03") == 0 || strcmp(st, "40P01") == 0 || strcmp(st, "40001") == 0;
+        size_t mine = 0, at = 0; /* the batch's events of this entity */
+        for (size_t i = 0; i < job->n; i++) {
+            if (b->ent[i] != NO_ENTITY && &b->ents[b->ent[i]] == e)
+                mine++, at = i;
+        }
+        if (mine == 1 && job->items[at].outcome == OUT_APPLIED) {
+            /* Its only event: nothing else of the batch was decided on the
+             * refused state, so the verdict changes here, in this try: a
+             * failed attempt (or busy), written with the other verdicts. */
+            struct inbox_item *it = &job->items[at];
+            e->applied = 0; /* not updated: no wake, no follow-up */
+            job->refused++;
+            if (busy)
+                inbox_busy(it, 100);
+            else
+                inbox_fail_verdict(job->cfg, it, b->rows[at].attempts + 1, error, inbox_rnd64(), &b->wait[at]);
+            continue;
+        }
+        for (size_t i = 0; i < job->n; i++) {
+            if (job->items[i].outcome != OUT_APPLIED || b->ent[i] == NO_ENTITY || &b->ents[b->ent[i]] != e)
+                continue;
+            job->blame = xrealloc(job->blame, (job->nblame + 1) * sizeof *job->blame);
+            job->blame[job->nblame++] = (struct inbox_blame){
+                .item = i,
+                .busy = busy,
+                .alone = e->applied == 1,
+                .error = xstrdup(error),
+            };
+        }
+        snprintf(b->err, sizeof b->err, "%s", error);
+    }
+}
+
+/* The follow-up outbox events of the batch's applies, in receipt order,
+ * with one statement (inbox_batch_emit_followups). */
+static int emit_followups(struct batch *b)
+{
+    struct inbox_job *job = b->job;
+    json_t *rows = json_array();
+    for (size_t i = 0; i < job->n; i++) {
+        const struct inbox_item *it = &job->items[i];
+        if (it->outcome != OUT_APPLIED)
+            continue;
+        const struct machine_config *m = b->ents[b->ent[i]].m;
+        for (size_t k = 0; k < m->nemits; k++) {
+            if (strcmp(m->emits[k].event, it->event_type) != 0)
+                continue;
+            json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "machine", m->name, "entity_id", it->entity_id,
+                                  "type", m->emits[k].emit_type, "to", b->to[i], "cause", it->event_type, "id",
+                                  it->id);
+            json_object_set_new(o, "from", b->from[i] ? json_string(b->from[i]) : json_null());
+            json_array_append_new(rows, o);
+        }
+    }
+    int rc = 0;
+    if (json_array_size(rows)) {
+        char *text = json_dumps(rows, JSON_COMPACT);
+        const char *p[] = {text};
+        PGresult *r = stmt(b, Q_INBOX_BATCH_EMIT_FOLLOWUPS, p, NULL, NULL);
+        rc = r ? 0 : -1;
+        PQclear(r);
+        free(text);
+    }
+    json_decref(rows);
+    return rc;
+}
+
 static int write_entities(struct batch *b)
 {
+    struct inbox_job *job = b->job;
+    enum query_id update = job->robust ? Q_INBOX_BATCH_UPDATE_ENTITIES_EACH : Q_INBOX_BATCH_UPDATE_ENTITIES;
     const struct machine_config **ms = batch_machines(b);
     int rc = 0;
     for (size_t i = 0; ms[i] && rc == 0; i++) {
@@ -377,20 +465,26 @@ static int write_entities(struct batch *b)
         if (entity_params(b, ms[i], ENT_LOCKED, true, p)) {
             const char *q[] = {ms[i]->name, p[0].buf, p[1].buf, p[2].buf};
             const int len[] = {0, (int)p[0].len, (int)p[1].len, (int)p[2].len}, bin[] = {0, 1, 1, 1};
-            PGresult *r = stmt(b, Q_INBOX_BATCH_UPDATE_ENTITIES, q, len, bin);
+            PGresult *r = stmt(b, update, q, len, bin);
             rc = r ? 0 : -1;
+            if (r && job->robust)
+                blame_entities(b, ms[i], r);
             PQclear(r);
         }
         params_free(p, 3);
     }
     free(ms);
-    if (rc != 0)
+    if (rc != 0 || job->nblame)
         return -1;
-    for (size_t i = 0; i < b->job->n; i++) {
-        struct inbox_item *it = &b->job->items[i];
-        if (it->outcome == OUT_APPLIED &&
-            inbox_emit_followups(b->conn, b->ents[b->ent[i]].m, it, b->from[i], b->to[i], b->err, sizeof b->err) != 0)
+    if (!job->robust)
+        return emit_followups(b);
+    for (size_t i = 0; i < job->n; i++) { /* robust: per event, so that a failure names its event */
+        struct inbox_item *it = &job->items[i];
+        if (it->outcome == OUT_APPLIED && inbox_emit_followups(b->conn, b->ents[b->ent[i]].m, it, b->from[i], b->to[i],
+                                                               b->err, sizeof b->err) != 0) {
+            job->err_item = i; /* its own statement: the failure is this event's */
             return -1;
+        }
     }
     return 0;
 }
@@ -530,27 +624,57 @@ static int wake_siblings(struct batch *b)
     return rc;
 }
 
+static void batch_init(struct batch *b, PGconn *conn, struct inbox_job *job)
+{
+    *b = (struct batch){
+        .conn = conn,
+        .job = job,
+        .rows = xcalloc(job->n, sizeof *b->rows),
+        .ent = xcalloc(job->n, sizeof *b->ent),
+        .wait = xcalloc(job->n, sizeof *b->wait),
+        .from = xcalloc(job->n, sizeof *b->from),
+        .to = xcalloc(job->n, sizeof *b->to),
+        .ents = xcalloc(job->n, sizeof *b->ents),
+        .by_key = json_object(),
+    };
+}
+
+static void batch_free(struct batch *b)
+{
+    for (size_t i = 0; i < b->job->n; i++)
+        free(b->from[i]);
+    for (size_t e = 0; e < b->nents; e++)
+        free(b->ents[e].state);
+    free(b->rows);
+    free(b->ent);
+    free(b->wait);
+    free(b->from);
+    free(b->to);
+    free(b->ents);
+    json_decref(b->by_key);
+}
+
+/* item id -> index into job->items */
+static json_t *items_index(const struct inbox_job *job)
+{
+    json_t *index = json_object();
+    for (size_t i = 0; i < job->n; i++)
+        json_object_set_new(index, job->items[i].id, json_integer((json_int_t)i));
+    return index;
+}
+
 int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
 {
     int64_t started = clock_mono_us();
-    struct batch b = {
-        .conn = conn,
-        .job = job,
-        .rows = xcalloc(job->n, sizeof *b.rows),
-        .ent = xcalloc(job->n, sizeof *b.ent),
-        .wait = xcalloc(job->n, sizeof *b.wait),
-        .from = xcalloc(job->n, sizeof *b.from),
-        .to = xcalloc(job->n, sizeof *b.to),
-        .ents = xcalloc(job->n, sizeof *b.ents),
-        .by_key = json_object(),
-    };
-    json_t *index = json_object(); /* item id -> index */
-    for (size_t i = 0; i < job->n; i++)
-        json_object_set_new(index, job->items[i].id, json_integer((json_int_t)i));
-
+    struct batch b;
+    batch_init(&b, conn, job);
+    json_t *index = items_index(job);
+    job->err_locking = false;
     int rc = -1;
-    if (lock_rows(&b, index) != 0)
+    if (lock_rows(&b, index) != 0) {
+        job->err_locking = true;
         goto out;
+    }
     decide_all(&b);
     if (lock_entities(&b) != 0)
         goto out;
@@ -559,17 +683,37 @@ int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
         goto out;
     rc = 0;
 out:
-    for (size_t i = 0; i < job->n; i++)
-        free(b.from[i]);
-    for (size_t e = 0; e < b.nents; e++)
-        free(b.ents[e].state);
-    free(b.rows);
-    free(b.ent);
-    free(b.wait);
-    free(b.from);
-    free(b.to);
-    free(b.ents);
-    json_decref(b.by_key);
+    if (rc != 0)
+        snprintf(job->err, sizeof job->err, "%s", b.err);
+    batch_free(&b);
+    json_decref(index);
+    return rc;
+}
+
+int inbox_batch_fail(PGconn *conn, struct inbox_job *job)
+{
+    int64_t started = clock_mono_us();
+    struct batch b;
+    batch_init(&b, conn, job);
+    json_t *index = items_index(job);
+    int rc = -1;
+    if (lock_rows(&b, index) != 0)
+        goto out;
+    for (size_t i = 0; i < job->n; i++) {
+        struct inbox_item *it = &job->items[i];
+        if (it->outcome != OUT_NONE) /* gone, terminal or busy: not charged */
+            continue;
+        char *why = it->error; /* inbox_fail_verdict replaces it */
+        it->error = NULL;
+        inbox_fail_verdict(job->cfg, it, b.rows[i].attempts + 1, why ? why : "evaluation failed", inbox_rnd64(),
+                           &b.wait[i]);
+        free(why);
+    }
+    rc = write_rows(&b, index, started);
+out:
+    if (rc != 0)
+        snprintf(job->err, sizeof job->err, "%s", b.err);
+    batch_free(&b);
     json_decref(index);
     return rc;
 }

@@ -16,7 +16,9 @@ as absolute numbers of one noisy machine:
   6. Peers       processing, retries, lateness at 1,000 due/s          vs BullMQ 6.7.6 and pg-boss 12.38.0
   7. Storm       a healthy endpoint's p99 next to a failing backlog; the recovery drain vs first attempts
   8. API         Svix message creations (token, idempotency-key, eventId) vs signed inbox ingest, same worker
-  9. Tenants     fan-out to 10,000 tenants x 3 endpoints, and with a payload  vs one global endpoint, same run
+  9. Inbound     inbox events whose apply fails on an SQL error 3x then goes through, evaluations/s
+     retry       vs the same events' first attempts (BENCH_INBOUND_BASELINE=binary: vs another hookd, alternately)
+ 10. Tenants     fan-out to 10,000 tenants x 3 endpoints, and with a payload  vs one global endpoint, same run
                  filter on every endpoint, deliveries/s                         (BENCH_TENANTS_BASELINE=binary: another
                                                                                 hookd too, alternately)
 
@@ -30,7 +32,7 @@ of the script itself, whose figures mean nothing), BENCH_KEEP=1 keeps the
 work directory with the worker logs.
 
 Modules: common (sizes, bookkeeping, Bench), one per scenario (ingest,
-processing, delivery, claim, retry, peers, storm, api, tenants; BENCH_ONLY names them;
+processing, delivery, claim, retry, peers, storm, api, inbound, tenants; BENCH_ONLY names them;
 `make bench-peers` runs the last three), report (the table,
 docs/benchmarks.md, the chart), main (the run in order).
 """

@@ -11,6 +11,7 @@ from hookdtest.bench.api import bench_api
 from hookdtest.bench.claim import bench_claim
 from hookdtest.bench.common import DOCS, ONLY, TOOLS, Bench, log
 from hookdtest.bench.delivery import bench_delivery
+from hookdtest.bench.inbound import bench_inbound
 from hookdtest.bench.ingest import bench_ingest
 from hookdtest.bench.peers import bench_peers
 from hookdtest.bench.processing import bench_processing
@@ -33,7 +34,7 @@ def main() -> int:
     try:
         b.start()
         for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim, bench_retry, bench_peers, bench_storm,
-                   bench_api, bench_tenants):
+                   bench_api, bench_inbound, bench_tenants):
             if ONLY and fn.__name__.removeprefix("bench_") not in ONLY:
                 continue
             try:

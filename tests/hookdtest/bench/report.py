@@ -167,7 +167,7 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
               "  answered. The sink's ceiling is measured right after, with the relay stopped, by a load",
               "  generator that does nothing but send (same body, as many connections as the endpoint's",
               "  `max_inflight`); hookd shares the same 2 cores with Postgres while it delivers.",
-              "- Tenants (9): the same sink and relay, three runs one after the other on fresh databases: one global",
+              "- Tenants (10): the same sink and relay, three runs one after the other on fresh databases: one global",
               "  endpoint, 10,000 tenants x 3 endpoints (the events spread so every endpoint gets one per 10,000",
               "  events), and the same with a payload filter (true for every event) on each endpoint. All",
               "  30,000 endpoints point at the one sink, i.e. one origin: their deliveries share its keep-alive",

@@ -1,4 +1,4 @@
-"""9. Fan-out with tenants (issue 19): deliveries/s to one local sink with
+"""10. Fan-out with tenants (issue 19): deliveries/s to one local sink with
 one global endpoint, with 10,000 tenants x 3 endpoints (each tenant's
 endpoints get each of its events; the events are spread so every endpoint
 gets the same number), and the same with a payload filter on every
@@ -157,7 +157,7 @@ def trio(b: Bench, sport: int, binary: str | None = None, label: str = "", rever
 
 
 def bench_tenants(b: Bench) -> None:
-    log(f"9. tenants: {DELIVERIES:,} deliveries per scenario to one sink — one global endpoint; {TENANTS:,} tenants x"
+    log(f"10. tenants: {DELIVERIES:,} deliveries per scenario to one sink — one global endpoint; {TENANTS:,} tenants x"
         f" {ENDPOINTS_PER_TENANT} endpoints; the same with payload filter {FILTER} on every endpoint; roles = relay")
     sink, sport = start_sink(b)
     mine, base = [], []
@@ -172,21 +172,21 @@ def bench_tenants(b: Bench) -> None:
     if len(r) < 3:
         return
     suffix = "" if all(x["complete"] for x in r.values()) else " (INCOMPLETE)"
-    row("9 Tenants", f"deliveries/s, one global endpoint ({DELIVERIES:,} events, 1 relay worker){suffix}",
+    row("10 Tenants", f"deliveries/s, one global endpoint ({DELIVERIES:,} events, 1 relay worker){suffix}",
         r["single"]["rate"], "/s")
-    row("9 Tenants", f"deliveries/s, {TENANTS:,} tenants x {ENDPOINTS_PER_TENANT} endpoints"
+    row("10 Tenants", f"deliveries/s, {TENANTS:,} tenants x {ENDPOINTS_PER_TENANT} endpoints"
         f" ({DELIVERIES // ENDPOINTS_PER_TENANT:,} events)", r["tenants"]["rate"], "/s", r["single"]["rate"],
         "one global endpoint, same run", f">= {TARGET_RATIO:.2f}x", first["tenants_ratio"] >= TARGET_RATIO)
-    row("9 Tenants", "deliveries/s, the same with a payload filter on every endpoint", r["filters"]["rate"], "/s",
+    row("10 Tenants", "deliveries/s, the same with a payload filter on every endpoint", r["filters"]["rate"], "/s",
         r["tenants"]["rate"], "the tenants without filters, same run", "<= 10% cost (>= 0.90x)",
         first["filters_ratio"] >= TARGET_RATIO)
-    row("9 Tenants", "deliveries per new connection at the sink (tenants)",
+    row("10 Tenants", "deliveries per new connection at the sink (tenants)",
         r["tenants"]["requests"] / max(r["tenants"]["connections"], 1), "")
     for i, m in enumerate(mine[1:], 2):
-        row("9 Tenants", f"run {i}: tenants / one endpoint; filtered / tenants", m["tenants_ratio"], "x",
+        row("10 Tenants", f"run {i}: tenants / one endpoint; filtered / tenants", m["tenants_ratio"], "x",
             None, f"filtered / tenants {m['filters_ratio']:.2f}x")
     for i, m in enumerate(base, 1):
-        row("9 Tenants", f"baseline {i} ({BASELINE}): tenants / one endpoint", m["tenants_ratio"], "x", None,
+        row("10 Tenants", f"baseline {i} ({BASELINE}): tenants / one endpoint", m["tenants_ratio"], "x", None,
             f"filtered / tenants {m['filters_ratio']:.2f}x; tenants {m['runs']['tenants']['rate']:,.0f}/s,"
             f" one endpoint {m['runs']['single']['rate']:,.0f}/s")
     stop = sink_counts(sport)
