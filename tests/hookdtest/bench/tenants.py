@@ -160,6 +160,9 @@ def bench_tenants(b: Bench) -> None:
     log(f"10. tenants: {DELIVERIES:,} deliveries per scenario to one sink — one global endpoint; {TENANTS:,} tenants x"
         f" {ENDPOINTS_PER_TENANT} endpoints; the same with payload filter {FILTER} on every endpoint; roles = relay")
     sink, sport = start_sink(b)
+    COMMANDS.append("-- tenants: endpoints, then per scenario (one relay worker each, fresh database):")
+    COMMANDS.append("-- " + EMIT_SINGLE.replace("%s", str(DELIVERIES)))
+    COMMANDS.append("-- " + EMIT_TENANTS.replace("%%", "%").replace("%s", str(DELIVERIES // ENDPOINTS_PER_TENANT)))
     mine, base = [], []
     for i in range(RUNS):
         mine.append(trio(b, sport, label=" (this build)" if BASELINE or RUNS > 1 else "", reverse=i % 2 == 1))
