@@ -56,6 +56,9 @@ static const struct key_def hookd_keys[] = {
     HK(db_pool_size, KT_INT, "8", false),
     HK(batch_size, KT_INT, "250", true),
     HK(max_inflight, KT_INT, "1000", true),
+    HK(max_inflight_per_origin, KT_INT, "64", true), /* outbound requests to one receiver (http_client.h) */
+    HK(max_idle_connections, KT_INT, "1000", true),  /* outbound keep-alive pool */
+    HK(max_idle_per_origin, KT_INT, "256", true),
     HK(first_attempt_window, KT_DURATION, "250ms", true),
     HK(ingest_batch_max, KT_INT, "256", true),
     HK(ingest_concurrency, KT_INT, "2", false), /* the ingest pool's threads */

@@ -172,10 +172,13 @@ struct hookd_config {
     int64_t db_pool_size;
     int64_t batch_size;
     int64_t max_inflight;
-    int64_t first_attempt_window; /* relay: wait for first attempts this long; 0 = none inline */
-    int64_t ingest_batch_max;     /* rows per insert transaction */
-    int64_t ingest_concurrency;   /* insert transactions in flight at once */
-    int64_t max_body;             /* bytes */
+    int64_t max_inflight_per_origin; /* outbound requests on the wire to one scheme://host:port */
+    int64_t max_idle_connections;    /* idle outbound keep-alive connections kept, all receivers */
+    int64_t max_idle_per_origin;     /* of them, to one scheme://host:port */
+    int64_t first_attempt_window;    /* relay: wait for first attempts this long; 0 = none inline */
+    int64_t ingest_batch_max;        /* rows per insert transaction */
+    int64_t ingest_concurrency;      /* insert transactions in flight at once */
+    int64_t max_body;                /* bytes */
     char *ca_file;
     /* Inbound headers stored as "<redacted>" (config_header_redacted()):
      * the key's text, and the globs it lists, lower-cased. */

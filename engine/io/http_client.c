@@ -38,6 +38,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +54,11 @@
 #define DEFAULT_MAX_RESPONSE 4096
 #define DEFAULT_MAX_INFLIGHT 256
 #define DEFAULT_TIMEOUT_MS 30000
-#define IDLE_TIMEOUT_S 30       /* keep-alive connections unused this long are closed */
+#define IDLE_TIMEOUT_S 30 /* keep-alive connections unused this long are closed */
+#define DEFAULT_MAX_IDLE_TOTAL 1000
+#define DEFAULT_MAX_IDLE_ORIGIN 256
+#define DEFAULT_MAX_ORIGIN 64
+#define ORIGIN_MAX 280          /* "https://" + host + ":" + port */
 #define MAX_ADDRS 8             /* resolved addresses tried, in resolver order */
 #define MAX_HEADER_BYTES 65536  /* response status line + headers */
 #define DISCARD_LIMIT 65536     /* body bytes read past the cap before the connection is cut */
@@ -75,26 +80,50 @@ TAILQ_HEAD(req_list, hc_request);
 TAILQ_HEAD(conn_list, hc_conn);
 TAILQ_HEAD(key_list, hc_key);
 
-/* One endpoint key: its FIFO, its in-flight count and its idle connections.
- * Owned by client->keys (a uthash keyed by name), freed by key_maybe_free. */
+struct hc_origin;
+
+/* One endpoint key: its FIFO and its in-flight count. Owned by client->keys
+ * (a uthash keyed by name), freed by key_maybe_free. A key with waiting
+ * requests and a free slot is either ready (in client->ready) or, when its
+ * next request's origin has no free slot, blocked on that origin. */
 struct hc_key {
     char *name;
     UT_hash_handle hh;
     struct req_list waiting;
     int nwaiting;
-    struct conn_list idle;
-    int nidle;
     int inflight;
     int max_inflight;
-    int on_ready; /* in client->ready: has waiting requests and a free slot */
+    int on_ready; /* in client->ready */
     TAILQ_ENTRY(hc_key) ready_link;
+    struct hc_origin *blocked_on; /* in blocked_on->blocked, or NULL */
+    TAILQ_ENTRY(hc_key) blocked_link;
+    struct hc_origin *woken_by; /* holds one of that origin's slots in reserve (origin_fill) */
 };
 
-/* One evhttp connection to one checked address. */
+/* One origin (scheme, host, port): the requests in flight to it, across
+ * keys, and its idle keep-alive connections, shared by every key whose URL
+ * has that origin, most recently used first. Owned by client->origins (a
+ * uthash keyed by name); lives while requests refer to it or it has idle
+ * connections (origin_maybe_free). */
+struct hc_origin {
+    char name[ORIGIN_MAX];
+    UT_hash_handle hh;
+    struct conn_list idle;
+    int nidle;
+    int inflight;            /* requests holding one of its slots */
+    int nwoken;              /* slots held in reserve for keys taken off blocked */
+    size_t refs;             /* requests (queued or active) whose URL has this origin */
+    struct key_list blocked; /* keys waiting for one of its slots, in turn */
+};
+
+/* One evhttp connection to one checked address. While idle it is in its
+ * origin's list and in the client's idle_lru; in use it is in neither and
+ * belongs to the request it carries. */
 struct hc_conn {
     struct http_client *client;
-    struct hc_key *key;
-    TAILQ_ENTRY(hc_conn) idle_link;
+    struct hc_origin *origin;       /* alive: the conn is idle in it, or carries a request that refers to it */
+    TAILQ_ENTRY(hc_conn) idle_link; /* origin->idle */
+    TAILQ_ENTRY(hc_conn) lru_link;  /* client->idle_lru */
     struct evhttp_connection *evcon;
     struct bufferevent *bev; /* owned by evcon */
     SSL *ssl;                /* owned by bev; NULL for http */
@@ -124,6 +153,7 @@ struct hc_header {
 struct hc_request {
     struct http_client *client;
     struct hc_key *key;
+    struct hc_origin *origin;            /* counted in origin->refs */
     TAILQ_ENTRY(hc_request) link;        /* key->waiting or client->done */
     TAILQ_ENTRY(hc_request) active_link; /* client->active while holding slots */
     enum req_phase phase;
@@ -182,7 +212,15 @@ struct http_client {
     char *user_agent;
     const struct http_header *(*headers_at_send)(void *arg, size_t *n);
 
-    struct hc_key *keys;    /* by name; owns its keys */
+    struct hc_key *keys;       /* by name; owns its keys */
+    struct hc_origin *origins; /* by name; owns its origins (and their idle connections) */
+    int max_origin;            /* requests in flight to one origin */
+    struct conn_list idle_lru; /* every idle connection, most recently used first */
+    int nidle;                 /* length of idle_lru */
+    int max_idle_total;
+    int max_idle_origin;
+    uint64_t conns_opened;  /* connections created (http_client_stats) */
+    uint64_t conns_reused;  /* requests sent on a kept-alive connection */
     struct key_list ready;  /* keys that could start a request now */
     struct req_list active; /* requests holding slots */
     struct req_list done;   /* outcomes waiting for on_deliver */
@@ -239,7 +277,6 @@ static struct hc_key *key_get(struct http_client *c, const char *name)
     k = xcalloc(1, sizeof(*k));
     k->name = xstrdup(name);
     TAILQ_INIT(&k->waiting);
-    TAILQ_INIT(&k->idle);
     HASH_ADD_KEYPTR(hh, c->keys, k->name, strlen(k->name), k);
     return k;
 }
@@ -248,7 +285,7 @@ static struct hc_key *key_get(struct http_client *c, const char *name)
  * from the config thereby cost nothing once their last request is done. */
 static void key_maybe_free(struct http_client *c, struct hc_key *k)
 {
-    if (c->closing || k->inflight || k->nidle || !TAILQ_EMPTY(&k->waiting) || k->on_ready)
+    if (c->closing || k->inflight || !TAILQ_EMPTY(&k->waiting) || k->on_ready || k->blocked_on || k->woken_by)
         return;
     HASH_DEL(c->keys, k);
     free(k->name);
@@ -259,7 +296,7 @@ static void key_maybe_free(struct http_client *c, struct hc_key *k)
  * if a total slot were free. */
 static void key_update_ready(struct http_client *c, struct hc_key *k)
 {
-    int ready = !TAILQ_EMPTY(&k->waiting) && k->inflight < k->max_inflight;
+    int ready = !TAILQ_EMPTY(&k->waiting) && k->inflight < k->max_inflight && !k->blocked_on;
     if (ready && !k->on_ready) {
         TAILQ_INSERT_TAIL(&c->ready, k, ready_link);
         k->on_ready = 1;
@@ -381,18 +418,153 @@ static void on_conn_close(struct evhttp_connection *evcon, void *arg)
         event_active(conn->idle_timer, EV_TIMEOUT, 1);
 }
 
+/* ---- the shared idle pool ----------------------------------------------------
+ *
+ * Idle keep-alive connections are pooled per origin, not per key: thousands
+ * of endpoints on one receiver (a SaaS's customers behind one ingress) then
+ * share a few warm connections instead of each opening its own, as Go's
+ * http.Transport and hyper pool per scheme and authority. Nothing of a key
+ * lives on a connection: headers, body and deadline are per request, and a
+ * key's in-flight bound counts requests, wherever they are sent. What a
+ * connection was checked for is the same for every key of its origin: the
+ * address was checked against the client's policy when it connected (a
+ * stricter policy or other CAs close every idle connection), and TLS
+ * verified the URL's host, which is part of the origin, with the client's
+ * one context. The pool is bounded per origin (so one busy receiver cannot
+ * push every other origin's connections out) and in total (the least
+ * recently used idle connection is closed for a new one). */
+
+static void origin_name(char *buf, size_t len, const struct netguard_url *u)
+{
+    int v6 = strchr(u->host, ':') != NULL;
+    snprintf(buf, len, "%s://%s%s%s:%d", u->tls ? "https" : "http", v6 ? "[" : "", u->host, v6 ? "]" : "", u->port);
+}
+
+/* The URL's origin, created if new; the caller counts its reference. */
+static struct hc_origin *origin_get(struct http_client *c, const struct netguard_url *u)
+{
+    char name[ORIGIN_MAX];
+    struct hc_origin *o = NULL;
+
+    origin_name(name, sizeof(name), u);
+    HASH_FIND_STR(c->origins, name, o);
+    if (o)
+        return o;
+    o = xcalloc(1, sizeof(*o));
+    snprintf(o->name, sizeof(o->name), "%s", name);
+    TAILQ_INIT(&o->idle);
+    TAILQ_INIT(&o->blocked);
+    HASH_ADD_STR(c->origins, name, o);
+    return o;
+}
+
+static void origin_maybe_free(struct http_client *c, struct hc_origin *o)
+{
+    if (o->refs || o->nidle || o->inflight || o->nwoken || !TAILQ_EMPTY(&o->blocked))
+        return;
+    HASH_DEL(c->origins, o);
+    free(o);
+}
+
+/* Origin slots are handed out in turn: a key whose origin is full waits in
+ * its blocked list; when slots come free, origin_fill takes as many keys off
+ * the list as there are free slots and reserves one slot for each
+ * (woken_by), so a key that keeps becoming ready - a busy endpoint - cannot
+ * take every slot that frees before the keys that waited. */
+static void origin_fill(struct http_client *c, struct hc_origin *o)
+{
+    struct hc_key *k;
+    while (o->inflight + o->nwoken < c->max_origin && (k = TAILQ_FIRST(&o->blocked)) != NULL) {
+        TAILQ_REMOVE(&o->blocked, k, blocked_link);
+        k->blocked_on = NULL;
+        k->woken_by = o;
+        o->nwoken++;
+        key_update_ready(c, k);
+    }
+}
+
+/* Gives back a reserved slot the key did not use (its requests were taken
+ * back), and takes the key off a blocked list. */
+static void key_unblock(struct http_client *c, struct hc_key *k)
+{
+    struct hc_origin *o = k->blocked_on;
+    if (o) {
+        TAILQ_REMOVE(&o->blocked, k, blocked_link);
+        k->blocked_on = NULL;
+        origin_maybe_free(c, o);
+    }
+    o = k->woken_by;
+    if (o) {
+        k->woken_by = NULL;
+        o->nwoken--;
+        origin_fill(c, o);
+        origin_maybe_free(c, o);
+    }
+    key_update_ready(c, k);
+}
+
+/* Whether key k may start its next request, to origin o, now; see
+ * origin_fill. */
+static int origin_admits(const struct http_client *c, const struct hc_origin *o, const struct hc_key *k)
+{
+    if (k->woken_by == o)
+        return 1;
+    return TAILQ_EMPTY(&o->blocked) && o->inflight + o->nwoken < c->max_origin;
+}
+
+/* Takes an idle connection out of the pool. */
+static void idle_unlink(struct http_client *c, struct hc_conn *conn)
+{
+    struct hc_origin *o = conn->origin;
+
+    TAILQ_REMOVE(&o->idle, conn, idle_link);
+    o->nidle--;
+    TAILQ_REMOVE(&c->idle_lru, conn, lru_link);
+    c->nidle--;
+    conn->idle = 0;
+    event_del(conn->idle_timer);
+}
+
+static void idle_close(struct http_client *c, struct hc_conn *conn)
+{
+    struct hc_origin *o = conn->origin;
+    idle_unlink(c, conn);
+    conn_free(conn);
+    origin_maybe_free(c, o);
+}
+
+/* Closes every idle keep-alive connection, so the next request connects
+ * (and is checked) afresh. */
+static void drop_idle(struct http_client *c)
+{
+    struct hc_conn *conn;
+    while ((conn = TAILQ_FIRST(&c->idle_lru)) != NULL)
+        idle_close(c, conn);
+}
+
+/* Closes idle connections beyond the (possibly lowered) bounds: the least
+ * recently used first. */
+static void trim_idle(struct http_client *c)
+{
+    struct hc_origin *o, *next;
+    struct hc_conn *conn;
+
+    while (c->nidle > c->max_idle_total && (conn = TAILQ_LAST(&c->idle_lru, conn_list)) != NULL)
+        idle_close(c, conn);
+    HASH_ITER(hh, c->origins, o, next)
+    {
+        /* max_idle_origin >= 1: o keeps a connection, so it is not freed here */
+        while (o->nidle > c->max_idle_origin)
+            idle_close(c, TAILQ_LAST(&o->idle, conn_list));
+    }
+}
+
 static void on_idle_timer(evutil_socket_t fd, short what, void *arg)
 {
     struct hc_conn *conn = arg;
-    struct hc_key *k = conn->key;
-    struct http_client *c = conn->client;
     (void)fd;
     (void)what;
-
-    TAILQ_REMOVE(&k->idle, conn, idle_link);
-    k->nidle--;
-    conn_free(conn);
-    key_maybe_free(c, k);
+    idle_close(conn->client, conn);
 }
 
 static size_t body_limit(size_t cap)
@@ -401,13 +573,13 @@ static size_t body_limit(size_t cap)
     return (cap < max ? cap : max) + BODY_LIMIT_EXTRA;
 }
 
-static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const struct hc_request *r,
-                                const struct sockaddr *sa, char *err, size_t errlen)
+static struct hc_conn *conn_new(struct http_client *c, const struct hc_request *r, const struct sockaddr *sa,
+                                char *err, size_t errlen)
 {
     struct hc_conn *conn = xcalloc(1, sizeof(*conn));
 
     conn->client = c;
-    conn->key = k;
+    conn->origin = r->origin;
     conn->port = r->url.port;
     conn->tls = r->url.tls;
     snprintf(conn->host, sizeof(conn->host), "%s", r->url.host);
@@ -451,6 +623,7 @@ static struct hc_conn *conn_new(struct http_client *c, struct hc_key *k, const s
      * evhttp refuses it (and a Content-Length above it) up front instead. */
     evhttp_connection_set_max_body_size(conn->evcon, (ev_ssize_t)body_limit(c->max_response));
     evhttp_connection_set_closecb(conn->evcon, on_conn_close, conn);
+    c->conns_opened++;
     return conn;
 
 fail:
@@ -458,35 +631,44 @@ fail:
     return NULL;
 }
 
-static struct hc_conn *conn_take_idle(struct hc_key *k, const struct netguard_url *u)
+/* The most recently used open idle connection to the request's origin,
+ * taken out of the pool; NULL when there is none. A closed one stays until
+ * its timer (made due by on_conn_close) frees it. */
+static struct hc_conn *conn_take_idle(struct http_client *c, struct hc_origin *o)
 {
     struct hc_conn *conn;
 
-    TAILQ_FOREACH (conn, &k->idle, idle_link) {
-        if (conn->port == u->port && conn->tls == u->tls && strcmp(conn->host, u->host) == 0 && conn_is_open(conn)) {
-            TAILQ_REMOVE(&k->idle, conn, idle_link);
-            k->nidle--;
-            conn->idle = 0;
-            event_del(conn->idle_timer);
+    TAILQ_FOREACH (conn, &o->idle, idle_link) {
+        if (conn_is_open(conn)) {
+            idle_unlink(c, conn);
             return conn;
         }
     }
     return NULL;
 }
 
-/* Back to the key's idle pool (most recent first), or closed. */
+/* Back to its origin's idle pool (most recent first), or closed: when it
+ * cannot carry another request, or its origin already keeps
+ * max_idle_origin idle. A full pool closes its least recently used
+ * connection to make room. The request it carried still refers to its
+ * origin, so the origin outlives this. */
 static void conn_release(struct hc_conn *conn, int reusable)
 {
-    struct hc_key *k = conn->key;
+    struct http_client *c = conn->client;
     struct timeval tv = {IDLE_TIMEOUT_S, 0};
+    struct hc_origin *o = conn->origin;
 
-    if (!reusable || conn->client->closing || !conn_is_open(conn) || k->nidle >= k->max_inflight) {
+    if (!reusable || c->closing || !conn_is_open(conn) || o->nidle >= c->max_idle_origin) {
         conn_free(conn);
         return;
     }
+    if (c->nidle >= c->max_idle_total) /* max_idle_total >= 1: not empty; never frees o (o->refs) */
+        idle_close(c, TAILQ_LAST(&c->idle_lru, conn_list));
     conn->idle = 1;
-    TAILQ_INSERT_HEAD(&k->idle, conn, idle_link);
-    k->nidle++;
+    TAILQ_INSERT_HEAD(&o->idle, conn, idle_link);
+    o->nidle++;
+    TAILQ_INSERT_HEAD(&c->idle_lru, conn, lru_link);
+    c->nidle++;
     evtimer_add(conn->idle_timer, &tv);
 }
 
@@ -538,6 +720,10 @@ static int literal_family(const char *host)
 
 static void request_free(struct hc_request *r)
 {
+    if (r->origin) {
+        r->origin->refs--;
+        origin_maybe_free(r->client, r->origin);
+    }
     for (size_t i = 0; i < r->nhdrs; i++) {
         free(r->hdrs[i].name);
         free(r->hdrs[i].value);
@@ -950,7 +1136,7 @@ static void connect_next(struct hc_request *r)
 {
     char err[ERROR_MAX];
     const struct sockaddr *sa = (const struct sockaddr *)&r->addrs[r->next_addr++];
-    struct hc_conn *conn = conn_new(r->client, r->key, r, sa, err, sizeof(err));
+    struct hc_conn *conn = conn_new(r->client, r, sa, err, sizeof(err));
 
     if (!conn) {
         request_fail(r, "%s", err);
@@ -1049,9 +1235,10 @@ static void request_start(struct hc_request *r)
 
     r->started_us = clock_mono_us();
     evtimer_add(r->timer, &tv);
-    conn = conn_take_idle(r->key, &r->url);
+    conn = conn_take_idle(r->client, r->origin);
     if (conn) {
         r->reused = 1;
+        r->client->conns_reused++;
         request_send(r, conn);
         return;
     }
@@ -1059,18 +1246,39 @@ static void request_start(struct hc_request *r)
 }
 
 /* Starts waiting requests while total slots last, taking keys in turn so a
- * busy key cannot starve the others. */
+ * busy key cannot starve the others. A request also takes a slot of its
+ * origin: at most max_origin requests are in flight to one receiver, so
+ * thousands of endpoints on it do not open thousands of connections at
+ * once (a burst that overflows the receiver's accept queue, and whose
+ * requests then wait behind each other there instead of here). A key's own
+ * bound is smaller by default (max_inflight 16), so one slow endpoint
+ * holds only a few of its origin's slots. */
 static void dispatch(struct http_client *c)
 {
     struct hc_key *k;
 
     while (!c->closing && c->nactive < c->max_total && (k = TAILQ_FIRST(&c->ready)) != NULL) {
         struct hc_request *r = TAILQ_FIRST(&k->waiting);
-        TAILQ_REMOVE(&k->waiting, r, link);
-        k->nwaiting--;
         TAILQ_REMOVE(&c->ready, k, ready_link);
         k->on_ready = 0;
+        int admitted = origin_admits(c, r->origin, k);
+        if (k->woken_by) { /* the reserve is used now, or (origin changed) given back */
+            struct hc_origin *w = k->woken_by;
+            k->woken_by = NULL;
+            w->nwoken--;
+            if (w != r->origin)
+                origin_fill(c, w);
+        }
+        if (!admitted) {
+            /* its origin is busy: the key waits its turn there */
+            TAILQ_INSERT_TAIL(&r->origin->blocked, k, blocked_link);
+            k->blocked_on = r->origin;
+            continue;
+        }
+        TAILQ_REMOVE(&k->waiting, r, link);
+        k->nwaiting--;
         k->inflight++;
+        r->origin->inflight++;
         c->nactive++;
         r->has_slot = 1;
         TAILQ_INSERT_TAIL(&c->active, r, active_link);
@@ -1118,8 +1326,10 @@ static void request_report(struct hc_request *r)
         r->has_slot = 0;
         TAILQ_REMOVE(&c->active, r, active_link);
         k->inflight--;
+        r->origin->inflight--;
         c->nactive--;
         key_update_ready(c, k);
+        origin_fill(c, r->origin);
     }
     memset(&res, 0, sizeof(res));
     res.status = ok ? r->status : 0;
@@ -1163,16 +1373,25 @@ static void on_deliver(evutil_socket_t fd, short what, void *arg)
 
 /* ---- public API ------------------------------------------------------------ */
 
+static void set_idle_bounds(struct http_client *c, const struct http_client_config *config)
+{
+    c->max_idle_total = config->max_idle_total > 0 ? config->max_idle_total : DEFAULT_MAX_IDLE_TOTAL;
+    c->max_idle_origin = config->max_idle_per_origin > 0 ? config->max_idle_per_origin : DEFAULT_MAX_IDLE_ORIGIN;
+    c->max_origin = config->max_inflight_per_origin > 0 ? config->max_inflight_per_origin : DEFAULT_MAX_ORIGIN;
+}
+
 static void client_destroy(struct http_client *c)
 {
     struct hc_key *k, *next;
+    struct hc_origin *o, *onext;
+    drop_idle(c);
+    HASH_ITER(hh, c->origins, o, onext)
+    {
+        HASH_DEL(c->origins, o);
+        free(o);
+    }
     HASH_ITER(hh, c->keys, k, next)
     {
-        struct hc_conn *conn;
-        while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
-            TAILQ_REMOVE(&k->idle, conn, idle_link);
-            conn_free(conn);
-        }
         HASH_DEL(c->keys, k);
         free(k->name);
         free(k);
@@ -1211,6 +1430,8 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     c->max_total = config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
     c->user_agent = xstrdup(ua);
     c->headers_at_send = config->headers_at_send;
+    set_idle_bounds(c, config);
+    TAILQ_INIT(&c->idle_lru);
     TAILQ_INIT(&c->ready);
     TAILQ_INIT(&c->active);
     TAILQ_INIT(&c->done);
@@ -1230,23 +1451,6 @@ fail:
     return NULL;
 }
 
-/* Closes every idle keep-alive connection, so the next request connects
- * (and is checked) afresh. */
-static void drop_idle(struct http_client *c)
-{
-    struct hc_key *k, *next;
-    HASH_ITER(hh, c->keys, k, next)
-    {
-        struct hc_conn *conn;
-        while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
-            TAILQ_REMOVE(&k->idle, conn, idle_link);
-            k->nidle--;
-            conn_free(conn);
-        }
-        key_maybe_free(c, k); /* HASH_ITER allows deleting the current key */
-    }
-}
-
 int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err, size_t errlen)
 {
     const char *old_ca = c->ca_file, *new_ca = config->ca_file;
@@ -1264,10 +1468,15 @@ int http_client_reconfigure(struct http_client *c, const struct http_client_conf
     int tighter = c->allow_private && !config->allow_private_networks;
     c->allow_private = config->allow_private_networks != 0;
     c->max_total = config->max_inflight_total > 0 ? config->max_inflight_total : DEFAULT_MAX_INFLIGHT;
+    set_idle_bounds(c, config);
+    struct hc_origin *o, *onext;
+    HASH_ITER(hh, c->origins, o, onext)
+    origin_fill(c, o); /* a larger bound lets waiting keys go */
     /* A connection to an address now refused, or verified with the old CAs,
      * must not carry another request. */
     if (ca_changed || tighter)
         drop_idle(c);
+    trim_idle(c);
     dispatch(c); /* a larger max_inflight_total may start queued requests */
     return 0;
 }
@@ -1284,7 +1493,6 @@ static void cancel_all(struct http_client *c)
     struct hc_key *k, *next;
     HASH_ITER(hh, c->keys, k, next)
     {
-        struct hc_conn *conn;
         while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
             TAILQ_REMOVE(&k->waiting, r, link);
             k->nwaiting--;
@@ -1292,13 +1500,9 @@ static void cancel_all(struct http_client *c)
             r->phase = REQ_DONE;
             queue_done(r);
         }
-        key_update_ready(c, k);
-        while ((conn = TAILQ_FIRST(&k->idle)) != NULL) {
-            TAILQ_REMOVE(&k->idle, conn, idle_link);
-            k->nidle--;
-            conn_free(conn);
-        }
+        key_unblock(c, k);
     }
+    drop_idle(c);
     while ((r = TAILQ_FIRST(&c->done)) != NULL) {
         TAILQ_REMOVE(&c->done, r, link);
         r->in_done = 0;
@@ -1349,6 +1553,8 @@ int http_client_post(struct http_client *c, const char *key, const char *url, co
     k = key_get(c, key);
     k->max_inflight = max_inflight_for_key > 0 ? max_inflight_for_key : 1;
     r->key = k;
+    r->origin = origin_get(c, &u);
+    r->origin->refs++;
     r->phase = REQ_QUEUED;
     TAILQ_INSERT_TAIL(&k->waiting, r, link);
     k->nwaiting++;
@@ -1390,6 +1596,17 @@ size_t http_client_cancel_queued(struct http_client *c, const char *key)
         queue_done(r);
         n++;
     }
-    key_update_ready(c, k);
+    key_unblock(c, k);
     return n;
+}
+
+void http_client_stats(const struct http_client *c, struct http_client_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!c)
+        return;
+    out->connections_opened = c->conns_opened;
+    out->requests_reused = c->conns_reused;
+    out->idle = (size_t)c->nidle;
+    out->idle_origins = (size_t)HASH_COUNT(c->origins);
 }

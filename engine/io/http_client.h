@@ -5,9 +5,11 @@
  * every request it resolves the host with evdns, refuses private addresses
  * (netguard.h) unless allowed, and connects to the address it checked while
  * sending the URL's host name in Host, SNI and certificate verification.
- * Connections are kept alive and reused per key (the caller's endpoint id)
- * and host; each key has its own in-flight bound and FIFO, so a slow or dead
- * endpoint only ever delays its own deliveries.
+ * Connections are kept alive and shared per origin (scheme, host, port)
+ * between all keys (the caller's endpoint ids): thousands of endpoints on
+ * one receiver reuse a few connections. Each key still has its own
+ * in-flight bound and FIFO, so a slow or dead endpoint only ever delays its
+ * own deliveries.
  *
  * Threading: one client belongs to one event_base and is used only from that
  * loop's thread. The process must ignore SIGPIPE (a peer closing a socket
@@ -24,11 +26,14 @@ struct http_client;
 struct http_header;
 
 struct http_client_config {
-    const char *ca_file;        /* PEM bundle to verify servers; NULL = OpenSSL's default store */
-    int allow_private_networks; /* 0: refuse loopback/private/link-local/... addresses */
-    size_t max_response_bytes;  /* response body bytes kept for the caller; 0 = 4096 */
-    int max_inflight_total;     /* requests on the wire across all keys; <= 0 = 256 */
-    const char *user_agent;     /* NULL = "hookd" */
+    const char *ca_file;         /* PEM bundle to verify servers; NULL = OpenSSL's default store */
+    int allow_private_networks;  /* 0: refuse loopback/private/link-local/... addresses */
+    size_t max_response_bytes;   /* response body bytes kept for the caller; 0 = 4096 */
+    int max_inflight_total;      /* requests on the wire across all keys; <= 0 = 256 */
+    int max_inflight_per_origin; /* of them, to one origin (scheme, host, port), across keys; <= 0 = 64 */
+    int max_idle_total;          /* idle keep-alive connections kept, all origins; <= 0 = 1000 */
+    int max_idle_per_origin;     /* of them, to one origin (scheme, host, port); <= 0 = 256 */
+    const char *user_agent;      /* NULL = "hookd" */
     /* Optional: called with a request's callback arg as the request leaves
      * its key's queue, just before it is written (again if it is re-sent on
      * a fresh connection); the *n headers it returns (owned by the caller,
@@ -46,10 +51,11 @@ struct http_client *http_client_new(struct event_base *base, struct evdns_base *
     __attribute__((warn_unused_result));
 
 /* Applies a changed config (a reload): allow_private_networks,
- * max_inflight_total and ca_file (a new TLS context for new connections).
- * Idle keep-alive connections are closed when the address policy got
- * stricter or the CAs changed, so the next request connects and is checked
- * afresh; requests already on the wire finish as they started. The other
+ * max_inflight_total, max_inflight_per_origin, the idle bounds and ca_file (a new TLS context for new
+ * connections). Idle keep-alive connections are closed when the address
+ * policy got stricter or the CAs changed, so the next request connects and
+ * is checked afresh, and beyond lowered idle bounds; requests already on the
+ * wire finish as they started. The other
  * fields are fixed at creation. -1 with err (and nothing changed) when the
  * new ca_file cannot be loaded. */
 int http_client_reconfigure(struct http_client *c, const struct http_client_config *config, char *err, size_t errlen)
@@ -92,15 +98,18 @@ struct http_client_result {
  * callback. */
 typedef void (*http_client_cb)(const struct http_client_result *result, void *arg);
 
-/* Queues a POST of body to url. key names the endpoint: connections are
- * reused only within one key (and host, port, scheme), and at most
+/* Queues a POST of body to url. key names the endpoint: at most
  * max_inflight_for_key requests of a key are on the wire at once (values
  * below 1 mean 1; the latest call's value applies); further ones wait in
- * the key's FIFO. timeout_ms (<= 0: 30000) bounds resolve + connect + TLS +
+ * the key's FIFO. A request also waits while max_inflight_per_origin
+ * requests (of any keys) are on the wire to its URL's origin; the keys
+ * waiting for an origin get its free slots in turn. timeout_ms (<= 0: 30000) bounds resolve + connect + TLS +
  * request + response and starts when the request leaves the queue. hdrs
  * are added as given; Host, Content-Length, Transfer-Encoding and
  * Connection belong to the client and are refused, a User-Agent in hdrs
- * replaces the configured one. key, url, hdrs and body are copied.
+ * replaces the configured one. key, url, hdrs and body are copied. The
+ * request goes out on an idle connection to its URL's origin if there is
+ * one, whichever key used it before, else on a new one.
  *
  * Returns -1 with the reason in err for errors found at once (bad URL or
  * header, client shutting down); the callback then never runs. Otherwise
@@ -123,5 +132,15 @@ size_t http_client_key_backlog(const struct http_client *client, const char *key
  * the loop, with unsent set. Requests on the wire are left alone. Returns
  * how many were taken back. */
 size_t http_client_cancel_queued(struct http_client *client, const char *key);
+
+/* Counters of connection reuse since the client was created. */
+struct http_client_stats {
+    uint64_t connections_opened; /* TCP (and TLS) connections created */
+    uint64_t requests_reused;    /* requests sent on a kept-alive connection */
+    size_t idle;                 /* idle keep-alive connections now */
+    size_t idle_origins;         /* origins they belong to */
+};
+
+void http_client_stats(const struct http_client *client, struct http_client_stats *out);
 
 #endif

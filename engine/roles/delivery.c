@@ -13,6 +13,7 @@
 #include <event2/event.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1330,6 +1331,10 @@ static void client_config(const struct hookd_config *cfg, struct http_client_con
         .allow_private_networks = cfg->allow_private_networks,
         .max_response_bytes = EXCERPT_MAX,
         .max_inflight_total = (int)cfg->max_inflight,
+        .max_inflight_per_origin = (int)(cfg->max_inflight_per_origin < INT_MAX ? cfg->max_inflight_per_origin
+                                                                                : INT_MAX),
+        .max_idle_total = (int)(cfg->max_idle_connections < INT_MAX ? cfg->max_idle_connections : INT_MAX),
+        .max_idle_per_origin = (int)(cfg->max_idle_per_origin < INT_MAX ? cfg->max_idle_per_origin : INT_MAX),
         .user_agent = "hookd/" HOOKD_VERSION,
         .headers_at_send = headers_at_send,
     };

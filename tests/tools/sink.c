@@ -11,6 +11,10 @@
  * --fail-status (default 500), then the fixed status: the shape of the retry
  * benchmark (N failures, then success). `GET /count` then also reports the
  * failures answered.
+ *
+ * Both report `connections`: the TCP connections that carried at least one
+ * POST (the /count polls are not counted), so a benchmark can tell how many
+ * deliveries each connection carried.
  */
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -33,13 +37,48 @@ struct seen {
     char id[];
 };
 
+/* Connections open now that carried a POST. */
+struct conn_seen {
+    UT_hash_handle hh;
+    struct evhttp_connection *evcon;
+    struct sink *s;
+};
+
 struct sink {
     struct event_base *base;
     int status, fail_status;
     unsigned fail_first;
     struct seen *seen;
-    uint64_t count, other, failed;
+    struct conn_seen *conns;
+    uint64_t count, other, failed, connections;
 };
+
+static void on_conn_close(struct evhttp_connection *evcon, void *arg)
+{
+    struct conn_seen *c = arg;
+    (void)evcon;
+    HASH_DEL(c->s->conns, c);
+    free(c);
+}
+
+static void note_connection(struct sink *s, struct evhttp_request *req)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    struct conn_seen *c;
+    if (!evcon)
+        return;
+    HASH_FIND_PTR(s->conns, &evcon, c);
+    if (c)
+        return;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        abort();
+    c->evcon = evcon;
+    c->s = s;
+    HASH_ADD_PTR(s->conns, evcon, c);
+    evhttp_connection_set_closecb(evcon, on_conn_close, c);
+    s->connections++;
+}
 
 /* The status for this POST: a failure while its webhook-id has been seen
  * fewer than fail_first times. */
@@ -91,8 +130,9 @@ static void handle_request(struct evhttp_request *req, void *arg)
     const char *uri = evhttp_request_get_uri(req);
     if (cmd == EVHTTP_REQ_GET && uri && strcmp(uri, "/count") == 0) {
         struct evbuffer *b = evbuffer_new();
-        evbuffer_add_printf(b, "{\"count\": %llu, \"failed\": %llu}\n", (unsigned long long)s->count,
-                            (unsigned long long)s->failed);
+        evbuffer_add_printf(b, "{\"count\": %llu, \"failed\": %llu, \"connections\": %llu}\n",
+                            (unsigned long long)s->count, (unsigned long long)s->failed,
+                            (unsigned long long)s->connections);
         evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
         evhttp_send_reply(req, 200, "OK", b);
         evbuffer_free(b);
@@ -104,6 +144,7 @@ static void handle_request(struct evhttp_request *req, void *arg)
         return;
     }
     s->count++;
+    note_connection(s, req);
     int status = status_for(s, req);
     evhttp_send_reply(req, status, reason(status), NULL);
 }
@@ -170,8 +211,9 @@ int main(int argc, char **argv)
     event_add(term, NULL);
     event_add(intr, NULL);
     event_base_dispatch(s.base);
-    printf("{\"count\": %llu, \"other\": %llu, \"failed\": %llu}\n", (unsigned long long)s.count,
-           (unsigned long long)s.other, (unsigned long long)s.failed);
+    printf("{\"count\": %llu, \"other\": %llu, \"failed\": %llu, \"connections\": %llu}\n",
+           (unsigned long long)s.count, (unsigned long long)s.other, (unsigned long long)s.failed,
+           (unsigned long long)s.connections);
     struct seen *e, *tmp;
     HASH_ITER(hh, s.seen, e, tmp)
     {
@@ -182,6 +224,12 @@ int main(int argc, char **argv)
     event_free(term);
     event_free(intr);
     evhttp_free(http);
+    struct conn_seen *c, *ctmp;
+    HASH_ITER(hh, s.conns, c, ctmp)
+    {
+        HASH_DEL(s.conns, c);
+        free(c);
+    }
     event_base_free(s.base);
     return 0;
 }

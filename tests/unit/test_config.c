@@ -161,6 +161,9 @@ static void test_minimal_config_gets_defaults(void **state)
     assert_int_equal(c->db_pool_size, 8);
     assert_int_equal(c->batch_size, 250);
     assert_int_equal(c->max_inflight, 1000);
+    assert_int_equal(c->max_inflight_per_origin, 64);
+    assert_int_equal(c->max_idle_connections, 1000);
+    assert_int_equal(c->max_idle_per_origin, 256);
     assert_int_equal(c->first_attempt_window, 250);
     assert_int_equal(c->ingest_batch_max, 256);
     assert_int_equal(c->ingest_concurrency, 2);

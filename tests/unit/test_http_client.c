@@ -100,7 +100,10 @@ struct got {
     int64_t at_ms;
     int unsent;
     int *counter; /* shared completion counter */
+    int seq;      /* order of completion, across all results */
 };
+
+static int completions;
 
 static void on_result(const struct http_client_result *res, void *arg)
 {
@@ -118,6 +121,7 @@ static void on_result(const struct http_client_result *res, void *arg)
     g->duration_us = res->duration_us;
     g->unsent = res->unsent;
     g->at_ms = now_ms();
+    g->seq = ++completions;
     if (g->counter)
         (*g->counter)++;
 }
@@ -133,6 +137,7 @@ struct env {
 static void env_init(struct env *e, const struct http_client_config *cfg)
 {
     char err[256] = "";
+    completions = 0;
     e->base = event_base_new();
     assert_non_null(e->base);
     e->dns = evdns_base_new(e->base, 0); /* no nameservers: only what a test adds */
@@ -180,6 +185,8 @@ struct srv {
     int port;
     int connections;
     int requests;
+    int active;     /* /slow requests not answered yet */
+    int max_active; /* the most of them at once */
     /* the last request */
     int method;
     char uri[512];
@@ -230,8 +237,26 @@ static void srv_record(struct srv *s, struct evhttp_request *req)
     }
 }
 
+struct slow_reply {
+    struct srv *s;
+    struct evhttp_request *req;
+    struct event *timer;
+};
+
+static void on_slow_reply(evutil_socket_t fd, short what, void *arg)
+{
+    struct slow_reply *sr = arg;
+    (void)fd;
+    (void)what;
+    sr->s->active--;
+    evhttp_send_reply(sr->req, 200, "OK", NULL);
+    event_free(sr->timer);
+    free(sr);
+}
+
 /* Paths: /status/NNN, /retry (503 + Retry-After), /big/N (N body bytes),
- * /echo (the request body), /close (Connection: close); else 200 "ok". */
+ * /echo (the request body), /close (Connection: close), /slow (200 after
+ * 30 ms, counting requests in progress); else 200 "ok". */
 static void on_srv_request(struct evhttp_request *req, void *arg)
 {
     struct srv *s = arg;
@@ -241,6 +266,18 @@ static void on_srv_request(struct evhttp_request *req, void *arg)
     int code = 200;
 
     srv_record(s, req);
+    if (strcmp(uri, "/slow") == 0) {
+        struct slow_reply *sr = calloc(1, sizeof(*sr));
+        struct timeval tv = {0, 30000};
+        sr->s = s;
+        sr->req = req;
+        sr->timer = evtimer_new(s->base, on_slow_reply, sr);
+        evtimer_add(sr->timer, &tv);
+        if (++s->active > s->max_active)
+            s->max_active = s->active;
+        evbuffer_free(out);
+        return;
+    }
     if (strncmp(uri, "/status/", 8) == 0) {
         code = atoi(uri + 8);
         if (code != 204) /* evhttp would send a body even after 204 */
@@ -705,11 +742,13 @@ static void test_keepalive_reuse(void **state)
     assert_int_equal(after.status, 200);
     assert_int_equal(s.connections, 2);
 
-    /* connections are per key: another key opens its own */
+    /* connections are per origin: another key reuses the idle one */
     memset(&after, 0, sizeof(after));
     post(&e, "other", url_for("http", "127.0.0.1", s.port, "/"), "x", 5000, 4, &after);
     assert_true(run_until(e.base, &after.calls, 1, 5000));
-    assert_int_equal(s.connections, 3);
+    assert_int_equal(after.status, 200);
+    assert_int_equal(s.requests, 8);
+    assert_int_equal(s.connections, 2);
 
     env_done(&e);
     srv_stop(&s);
@@ -783,7 +822,7 @@ static void test_total_inflight_bound(void **state)
     env_init(&e, &cfg);
     hang_start(&h, e.base);
     for (int i = 0; i < 3; i++) {
-        char key[16];
+        char key[32];
         snprintf(key, sizeof(key), "key%d", i);
         g[i].counter = &done;
         post(&e, key, url_for("http", "127.0.0.1", h.port, "/"), "{}", 400, 5, &g[i]);
@@ -1416,6 +1455,392 @@ static void test_post_from_callback_reuses_connection(void **state)
     srv_stop(&s);
 }
 
+
+static void stats_of(struct env *e, struct http_client_stats *st)
+{
+    http_client_stats(e->client, st);
+}
+
+/* Many keys (endpoints) on one origin share its idle connections, in turn
+ * and concurrently; another port, scheme or host name is another origin. */
+static void test_keys_share_origin_connections(void **state)
+{
+    struct env e;
+    struct srv s, s2;
+    struct got g[40], other = {0};
+    struct http_client_stats st;
+    int done = 0;
+    (void)state;
+
+    memset(g, 0, sizeof(g));
+    env_init(&e, &plain_cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    srv_start(&s2, e.base, NULL, NULL);
+    /* one after the other: 20 keys, one connection */
+    for (int i = 0; i < 20; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "ep%d", i);
+        post(&e, key, url_for("http", "127.0.0.1", s.port, "/echo"), key, 5000, 1, &g[i]);
+        assert_true(run_until(e.base, &g[i].calls, 1, 5000));
+        assert_int_equal(g[i].status, 200);
+        assert_memory_equal(g[i].body, key, strlen(key)); /* each request its own body */
+    }
+    assert_int_equal(s.requests, 20);
+    assert_int_equal(s.connections, 1);
+    /* 4 at once, then 4 at once again from 4 other keys: the second wave
+     * finds the first wave's 4 connections */
+    for (int wave = 0; wave < 2; wave++) {
+        int before = done;
+        for (int i = 0; i < 4; i++) {
+            char key[32];
+            struct got *x = &g[20 + wave * 4 + i];
+            snprintf(key, sizeof(key), "w%d-%d", wave, i);
+            x->counter = &done;
+            post(&e, key, url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, x);
+        }
+        assert_true(run_until(e.base, &done, before + 4, 5000));
+    }
+    for (int i = 20; i < 28; i++)
+        assert_int_equal(g[i].status, 200);
+    assert_int_equal(s.requests, 28);
+    assert_true(s.connections <= 4);
+    stats_of(&e, &st);
+    assert_int_equal(st.connections_opened, (uint64_t)s.connections);
+    assert_int_equal(st.requests_reused, (uint64_t)(28 - s.connections));
+    assert_int_equal(st.idle_origins, 1);
+
+    /* another port is another origin */
+    post(&e, "ep0", url_for("http", "127.0.0.1", s2.port, "/"), "{}", 5000, 1, &other);
+    assert_true(run_until(e.base, &other.calls, 1, 5000));
+    assert_int_equal(other.status, 200);
+    assert_int_equal(s2.connections, 1);
+    stats_of(&e, &st);
+    assert_int_equal(st.idle_origins, 2);
+    env_done(&e);
+    srv_stop(&s);
+    srv_stop(&s2);
+}
+
+/* Sharing connections does not share in-flight slots: each key keeps its
+ * own bound while the others use its origin. */
+static void test_key_bound_holds_on_shared_origin(void **state)
+{
+    struct env e;
+    struct srv s;
+    struct got a[4], b[3], warm[6];
+    int a_done = 0, b_done = 0, warm_done = 0;
+    (void)state;
+
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    memset(warm, 0, sizeof(warm));
+    env_init(&e, &plain_cfg);
+    /* an answering origin warmed with 6 idle connections by 6 keys */
+    srv_start(&s, e.base, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "warm%d", i);
+        warm[i].counter = &warm_done;
+        post(&e, key, url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &warm[i]);
+    }
+    assert_true(run_until(e.base, &warm_done, 6, 5000));
+    int warmed = s.connections;
+    assert_true(warmed >= 1);
+    /* "a" (bound 2) and "b" (bound 1) on that origin: with idle connections
+     * to spare, still only 2 + 1 requests go out, the rest wait their turn */
+    for (int i = 0; i < 4; i++) {
+        a[i].counter = &a_done;
+        post(&e, "a", url_for("http", "127.0.0.1", s.port, "/echo"), "a", 5000, 2, &a[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        b[i].counter = &b_done;
+        post(&e, "b", url_for("http", "127.0.0.1", s.port, "/echo"), "b", 5000, 1, &b[i]);
+    }
+    assert_int_equal(http_client_key_backlog(e.client, "a"), 4);
+    assert_int_equal(http_client_key_backlog(e.client, "b"), 3);
+    assert_true(run_until(e.base, &a_done, 4, 5000));
+    assert_true(run_until(e.base, &b_done, 3, 5000));
+    for (int i = 0; i < 4; i++)
+        assert_memory_equal(a[i].body, "a", 1);
+    for (int i = 0; i < 3; i++)
+        assert_memory_equal(b[i].body, "b", 1);
+
+    /* and on the wire: slow answers, 6 idle connections to spare, still
+     * at most 2 of a and 1 of b at once */
+    memset(a, 0, sizeof(a));
+    memset(b, 0, sizeof(b));
+    a_done = b_done = 0;
+    s.max_active = 0;
+    for (int i = 0; i < 4; i++) {
+        a[i].counter = &a_done;
+        post(&e, "a", url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 2, &a[i]);
+    }
+    assert_true(run_until(e.base, &a_done, 4, 5000));
+    assert_int_equal(s.max_active, 2);
+    s.max_active = 0;
+    memset(a, 0, sizeof(a));
+    for (int i = 0; i < 4; i++) {
+        a[i].counter = &a_done;
+        post(&e, "a", url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 2, &a[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        b[i].counter = &b_done;
+        post(&e, "b", url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 1, &b[i]);
+    }
+    assert_true(run_until(e.base, &a_done, 8, 5000));
+    assert_true(run_until(e.base, &b_done, 3, 5000));
+    assert_int_equal(s.max_active, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(b[i].status, 200);
+    assert_int_equal(s.connections, warmed); /* all on the warm connections */
+    env_done(&e);
+    srv_stop(&s);
+}
+
+/* The idle pool keeps at most max_idle_per_origin connections of one
+ * origin and max_idle_total in all, closing the least recently used. */
+static void test_idle_pool_bounds(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s1, s2;
+    struct got g[8];
+    struct http_client_stats st;
+    int done = 0;
+    (void)state;
+
+    memset(g, 0, sizeof(g));
+    cfg.max_idle_per_origin = 2;
+    cfg.max_idle_total = 3;
+    env_init(&e, &cfg);
+    srv_start(&s1, e.base, NULL, NULL);
+    srv_start(&s2, e.base, NULL, NULL);
+    /* 5 keys at once on s1: 5 connections, 2 of them kept */
+    for (int i = 0; i < 5; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "k%d", i);
+        g[i].counter = &done;
+        post(&e, key, url_for("http", "127.0.0.1", s1.port, "/"), "{}", 5000, 1, &g[i]);
+    }
+    assert_true(run_until(e.base, &done, 5, 5000));
+    assert_int_equal(s1.connections, 5);
+    stats_of(&e, &st);
+    assert_int_equal(st.idle, 2);
+    assert_int_equal(st.idle_origins, 1);
+    /* 2 at once on s2: the total bound of 3 closes s1's older idle one */
+    for (int i = 5; i < 7; i++) {
+        g[i].counter = &done;
+        post(&e, "k0", url_for("http", "127.0.0.1", s2.port, "/"), "{}", 5000, 2, &g[i]);
+    }
+    assert_true(run_until(e.base, &done, 7, 5000));
+    assert_int_equal(s2.connections, 2);
+    stats_of(&e, &st);
+    assert_int_equal(st.idle, 3);
+    assert_int_equal(st.idle_origins, 2);
+    /* s1 still has one: the next request to it opens nothing new */
+    g[7].counter = &done;
+    post(&e, "k9", url_for("http", "127.0.0.1", s1.port, "/"), "{}", 5000, 1, &g[7]);
+    assert_true(run_until(e.base, &done, 8, 5000));
+    assert_int_equal(g[7].status, 200);
+    assert_int_equal(s1.connections, 5);
+    /* lowering the bounds on reload closes what is over them */
+    cfg.max_idle_total = 1;
+    char err[256];
+    assert_int_equal(http_client_reconfigure(e.client, &cfg, err, sizeof(err)), 0);
+    stats_of(&e, &st);
+    assert_int_equal(st.idle, 1);
+    env_done(&e);
+    srv_stop(&s1);
+    srv_stop(&s2);
+}
+
+/* A TLS connection verified for one host name is never handed to another
+ * name on the same address and port: the name is part of the origin, so
+ * the other name connects and is verified (and refused) itself. */
+static void test_tls_connection_not_shared_across_names(void **state)
+{
+    struct http_client_config cfg = tls_cfg();
+    struct env e;
+    struct dns_srv d;
+    struct srv s;
+    struct got good = {0}, other = {0}, again = {0};
+    (void)state;
+
+    env_init(&e, &cfg);
+    dns_srv_start(&d, &e);
+    srv_start(&s, e.base, "server.pem", "server.key"); /* valid for localhost and 127.0.0.1 */
+    post(&e, "a", url_for("https", "localhost", s.port, "/"), "{}", 5000, 1, &good);
+    assert_true(run_until(e.base, &good.calls, 1, 5000));
+    assert_string_equal(good.error, "");
+    assert_int_equal(s.connections, 1);
+    /* app.test resolves to 127.0.0.1 too, but the certificate is not its */
+    post(&e, "b", url_for("https", "app.test", s.port, "/"), "{}", 5000, 1, &other);
+    assert_true(run_until(e.base, &other.calls, 1, 5000));
+    assert_string_equal(other.error, "tls: certificate verify failed: hostname mismatch");
+    assert_int_equal(s.requests, 1);
+    /* plain http to the TLS port is another origin as well (and fails) */
+    post(&e, "c", url_for("http", "localhost", s.port, "/"), "{}", 1000, 1, &again);
+    assert_true(run_until(e.base, &again.calls, 1, 5000));
+    assert_int_equal(again.status, 0);
+    assert_int_equal(s.requests, 1);
+    env_done(&e);
+    srv_stop(&s);
+    dns_srv_stop(&d);
+}
+
+/* A stricter address policy on reload closes the shared idle connections:
+ * the next request of any key is checked afresh and refused. */
+static void test_stricter_policy_closes_shared_idle(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s;
+    struct got a = {0}, b = {0};
+    struct http_client_stats st;
+    char err[256];
+    (void)state;
+
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    post(&e, "a", url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &a);
+    assert_true(run_until(e.base, &a.calls, 1, 5000));
+    assert_int_equal(a.status, 200);
+    stats_of(&e, &st);
+    assert_int_equal(st.idle, 1);
+    cfg.allow_private_networks = 0;
+    assert_int_equal(http_client_reconfigure(e.client, &cfg, err, sizeof(err)), 0);
+    stats_of(&e, &st);
+    assert_int_equal(st.idle, 0);
+    post(&e, "b", url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &b);
+    assert_true(run_until(e.base, &b.calls, 1, 5000));
+    assert_string_equal(b.error, "refused private address 127.0.0.1 (allow_private_networks is off)");
+    assert_int_equal(s.requests, 1);
+    env_done(&e);
+    srv_stop(&s);
+}
+
+
+/* At most max_inflight_per_origin requests are on the wire to one origin,
+ * whatever the keys; another origin is not held up by it. */
+static void test_origin_bound(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s, other;
+    struct got g[8], o = {0};
+    int done = 0;
+    (void)state;
+
+    memset(g, 0, sizeof(g));
+    cfg.max_inflight_per_origin = 3;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    srv_start(&other, e.base, NULL, NULL);
+    for (int i = 0; i < 8; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "k%d", i);
+        g[i].counter = &done;
+        post(&e, key, url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 4, &g[i]);
+    }
+    post(&e, "k0", url_for("http", "127.0.0.1", other.port, "/"), "{}", 5000, 4, &o);
+    assert_true(run_until(e.base, &o.calls, 1, 5000));
+    assert_int_equal(o.status, 200);
+    assert_true(run_until(e.base, &done, 8, 5000));
+    assert_true(o.seq < g[7].seq); /* not behind the busy origin's queue */
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(g[i].status, 200);
+    assert_int_equal(s.max_active, 3);
+    assert_true(s.connections <= 3);
+    env_done(&e);
+    srv_stop(&s);
+    srv_stop(&other);
+}
+
+/* Keys waiting for a busy origin get its slots in turn: a key with many
+ * requests does not take every slot that frees before the keys that waited. */
+static void test_origin_slots_taken_in_turn(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s;
+    struct got busy[6], small[4];
+    int done = 0;
+    (void)state;
+
+    memset(busy, 0, sizeof(busy));
+    memset(small, 0, sizeof(small));
+    cfg.max_inflight_per_origin = 2;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    for (int i = 0; i < 6; i++) {
+        busy[i].counter = &done;
+        post(&e, "busy", url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 2, &busy[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        char key[32];
+        snprintf(key, sizeof(key), "small%d", i);
+        small[i].counter = &done;
+        post(&e, key, url_for("http", "127.0.0.1", s.port, "/slow"), "{}", 5000, 2, &small[i]);
+    }
+    assert_true(run_until(e.base, &done, 10, 5000));
+    /* busy's first two were on the wire; every small one went before busy's third */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(small[i].status, 200);
+        assert_true(small[i].seq < busy[2].seq);
+    }
+    assert_int_equal(s.max_active, 2);
+    env_done(&e);
+    srv_stop(&s);
+}
+
+struct cancel_in_cb {
+    struct env *e;
+    struct got g;
+    const char *cancel_key;
+    size_t cancelled;
+};
+
+static void on_result_then_cancel(const struct http_client_result *res, void *arg)
+{
+    struct cancel_in_cb *x = arg;
+    on_result(res, &x->g);
+    x->cancelled = http_client_cancel_queued(x->e->client, x->cancel_key);
+}
+
+/* A key that was given an origin slot but whose requests are taken back
+ * before it used it passes the slot on: the next waiting key is sent. */
+static void test_origin_slot_passed_on_after_cancel(void **state)
+{
+    struct http_client_config cfg = plain_cfg;
+    struct env e;
+    struct srv s;
+    struct cancel_in_cb first = {0};
+    struct got b = {0}, c = {0};
+    char err[256];
+    (void)state;
+
+    cfg.max_inflight_per_origin = 1;
+    env_init(&e, &cfg);
+    srv_start(&s, e.base, NULL, NULL);
+    first.e = &e;
+    first.cancel_key = "b";
+    assert_int_equal(http_client_post(e.client, "a", url_for("http", "127.0.0.1", s.port, "/slow"), NULL, 0, "{}", 2,
+                                      5000, 1, on_result_then_cancel, &first, err, sizeof(err)),
+                     0);
+    post(&e, "b", url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &b);
+    post(&e, "c", url_for("http", "127.0.0.1", s.port, "/"), "{}", 5000, 1, &c);
+    assert_true(run_until(e.base, &c.calls, 1, 5000));
+    assert_int_equal(first.g.status, 200);
+    assert_int_equal(first.cancelled, 1);
+    assert_int_equal(c.status, 200);
+    assert_true(run_until(e.base, &b.calls, 1, 5000));
+    assert_true(b.unsent);
+    assert_int_equal(s.requests, 2);
+    assert_int_equal(http_client_inflight(e.client), 0);
+    env_done(&e);
+    srv_stop(&s);
+}
+
 /* ---- fixtures ------------------------------------------------------------------------------ */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -1487,6 +1912,14 @@ int main(void)
         cmocka_unit_test(test_free_cancels_pending),
         cmocka_unit_test(test_free_from_inside_a_callback),
         cmocka_unit_test(test_post_from_callback_reuses_connection),
+        cmocka_unit_test(test_keys_share_origin_connections),
+        cmocka_unit_test(test_key_bound_holds_on_shared_origin),
+        cmocka_unit_test(test_idle_pool_bounds),
+        cmocka_unit_test(test_tls_connection_not_shared_across_names),
+        cmocka_unit_test(test_stricter_policy_closes_shared_idle),
+        cmocka_unit_test(test_origin_bound),
+        cmocka_unit_test(test_origin_slots_taken_in_turn),
+        cmocka_unit_test(test_origin_slot_passed_on_after_cancel),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

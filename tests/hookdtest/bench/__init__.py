@@ -18,6 +18,9 @@ as absolute numbers of one noisy machine:
   8. API         Svix message creations (token, idempotency-key, eventId) vs signed inbox ingest, same worker
   9. Inbound     inbox events whose apply fails on an SQL error 3x then goes through, evaluations/s
      retry       vs the same events' first attempts (BENCH_INBOUND_BASELINE=binary: vs another hookd, alternately)
+ 10. Tenants     fan-out to 10,000 tenants x 3 endpoints, and with a payload  vs one global endpoint, same run
+                 filter on every endpoint, deliveries/s                         (BENCH_TENANTS_BASELINE=binary: another
+                                                                                hookd too, alternately)
 
 Postgres runs with fsync ON (unlike the tests). Everything it starts it
 stops, also on failure or Ctrl-C. Writes docs/benchmarks.md (and
@@ -29,7 +32,7 @@ of the script itself, whose figures mean nothing), BENCH_KEEP=1 keeps the
 work directory with the worker logs.
 
 Modules: common (sizes, bookkeeping, Bench), one per scenario (ingest,
-processing, delivery, claim, retry, peers, storm, api, inbound; BENCH_ONLY names them;
+processing, delivery, claim, retry, peers, storm, api, inbound, tenants; BENCH_ONLY names them;
 `make bench-peers` runs the last three), report (the table,
 docs/benchmarks.md, the chart), main (the run in order).
 """

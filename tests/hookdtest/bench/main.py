@@ -17,6 +17,7 @@ from hookdtest.bench.peers import bench_peers
 from hookdtest.bench.processing import bench_processing
 from hookdtest.bench.retry import bench_retry
 from hookdtest.bench.storm import bench_storm
+from hookdtest.bench.tenants import bench_tenants
 from hookdtest.bench.report import chart, machine, table_lines, write_report
 
 
@@ -33,7 +34,7 @@ def main() -> int:
     try:
         b.start()
         for fn in (bench_ingest, bench_processing, bench_delivery, bench_claim, bench_retry, bench_peers, bench_storm,
-                   bench_api, bench_inbound):
+                   bench_api, bench_inbound, bench_tenants):
             if ONLY and fn.__name__.removeprefix("bench_") not in ONLY:
                 continue
             try:
