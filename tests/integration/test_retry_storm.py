@@ -193,15 +193,15 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     """The circuit's Lua scripts alone, against the test Redis: the threshold
     opens, claimed members are parked (not the probe), the tick picks one
     probe at a time, a success closes and makes every parked member due at
-    its score, and an opening parks what waits in the due set."""
+    its score (circuit_unpark), and an opening parks what waits in the due set."""
     from hookdtest.paths import ROOT
     r = env.redis
     s = {n: r.register_script((ROOT / "lua" / f"{n}.lua").read_text())
          for n in ("circuit_report", "circuit_park", "circuit_tick", "circuit_park_due")}
     k = {n: env.key(f"{{delivery}}:{n}") for n in ("circuit:failures", "circuit:open", "circuit:probe", "due",
-                                                 "inflight", "parked:ep", "parked_ids")}
+                                                 "inflight", "parked:ep", "parked_ids", "circuit:draining")}
     report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"],
-                   k["parked_ids"]]
+                   k["parked_ids"], k["circuit:draining"]]
     park_keys = [k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"], k["parked_ids"]]
 
     def report(now, ok, trailing):
@@ -237,10 +237,15 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     # Its failure keeps it open another interval; its success closes and releases the parked.
     assert report(2500, False, 1) == ["ep", 3500, 0]
     assert report(2600, True, 0) == ["ep", 0, 1]
+    assert r.hget(k["circuit:draining"], "ep") == "2600"  # the parked set is moved by circuit_unpark, in chunks
+    unpark = r.register_script((ROOT / "lua" / "circuit_unpark.lua").read_text())
+    assert unpark(keys=[k["circuit:open"], k["circuit:draining"], k["parked:ep"], k["due"], k["inflight"],
+                        k["parked_ids"]], args=["ep", 1000]) == [2, 0]
     assert r.hget(k["circuit:open"], "ep") is None and r.zcard(k["parked:ep"]) == 0
     assert {m: int(sc) for m, sc in r.zrange(k["due"], 0, -1, withscores=True)} == {"d1": 2001, "d2": 20, "d3": 30}
     assert r.hget(k["circuit:failures"], "ep") is None
     assert r.hlen(k["parked_ids"]) == 0
+    assert r.hlen(k["circuit:draining"]) == 0
 
 
 def attempt_rows(env, endpoint_id: str, real_only: bool = True) -> dict[str, int]:
