@@ -9,16 +9,19 @@
 -- KEYS[1] failures hash (endpoint -> consecutive failures), KEYS[2] open
 -- hash (endpoint -> open until, ms), KEYS[3] probe hash, KEYS[4] due zset,
 -- KEYS[4 + i] the parked zset of the i-th endpoint, then the parked ids
--- hash (delivery id -> endpoint) and last the draining hash (endpoint ->
--- when it closed, ms: its parked set is still being moved to due)
+-- hash (delivery id -> endpoint), the draining hash (endpoint -> when it
+-- closed, ms: its parked set is still being moved to due) and last the
+-- since hash (endpoint -> when its circuit opened, ms: circuit_tick
+-- disables an endpoint open for circuit_disable_after)
 -- ARGV[1] now (ms), then per endpoint: name, succeeded (0/1), failures
 -- after the last success (all of them when none succeeded), threshold,
 -- probe interval (ms)
 -- Returns a flat array: name, open until (0: closed), 1 if this call closed
 -- it, 2 if it opened it (else 0) per endpoint.
 local now = tonumber(ARGV[1])
-local ids_key = KEYS[#KEYS - 1]
-local draining_key = KEYS[#KEYS]
+local ids_key = KEYS[#KEYS - 2]
+local draining_key = KEYS[#KEYS - 1]
+local since_key = KEYS[#KEYS]
 local out = {}
 local k = 0
 for i = 2, #ARGV, 5 do
@@ -39,6 +42,7 @@ for i = 2, #ARGV, 5 do
     -- Redis waits.
     redis.call('HDEL', KEYS[2], ep)
     redis.call('HDEL', KEYS[3], ep)
+    redis.call('HDEL', since_key, ep)
     open_until = nil
     closed_now = 1
     if redis.call('EXISTS', parked) == 1 then
@@ -51,6 +55,7 @@ for i = 2, #ARGV, 5 do
   elseif not open_until and failures >= threshold then
     open_until = now + probe
     redis.call('HSET', KEYS[2], ep, open_until)
+    redis.call('HSET', since_key, ep, now)
     closed_now = 2
   end
   if failures > 0 then

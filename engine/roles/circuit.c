@@ -47,12 +47,14 @@ struct circuit {
     struct hookd_ctx *ctx;
     struct redis_script report, park, tick, park_due, filter, unpark;
     char failures_key[160], open_key[160], probe_key[160], ids_key[160], due_key[160], inflight_key[160],
-        draining_key[160];
+        draining_key[160], since_key[160];
     struct endpoint_state *eps;
     circuit_closed_fn on_closed;
     void *on_closed_arg;
     circuit_seen_open_fn on_seen_open;
     void *on_seen_open_arg;
+    circuit_disable_fn on_disable;
+    void *on_disable_arg;
     struct event *timer, *flush_ev;
     bool refreshing, draining_refreshing;
 };
@@ -98,6 +100,17 @@ void circuit_on_seen_open(struct circuit *c, circuit_seen_open_fn fn, void *arg)
 {
     c->on_seen_open = fn;
     c->on_seen_open_arg = arg;
+}
+
+void circuit_on_disable(struct circuit *c, circuit_disable_fn fn, void *arg)
+{
+    c->on_disable = fn;
+    c->on_disable_arg = arg;
+}
+
+void circuit_close(struct circuit *c, const char *endpoint_name)
+{
+    circuit_note(c, endpoint_name, true);
 }
 
 bool circuit_is_open(const struct circuit *c, const char *endpoint_name)
@@ -170,7 +183,7 @@ static void report(struct circuit *c)
         n += e->noted;
     if (n == 0)
         return;
-    const char **argv = xcalloc(6 + n + 1 + 5 * n, sizeof *argv);
+    const char **argv = xcalloc(7 + n + 1 + 5 * n, sizeof *argv);
     char(*keys)[200] = xcalloc(n, sizeof *keys);
     char(*nums)[3][24] = xcalloc(n, sizeof *nums);
     char now[24];
@@ -181,7 +194,8 @@ static void report(struct circuit *c)
     argv[3] = c->due_key;
     argv[4 + n] = c->ids_key;
     argv[5 + n] = c->draining_key;
-    size_t k = 0, a = 6 + n;
+    argv[6 + n] = c->since_key;
+    size_t k = 0, a = 7 + n;
     argv[a++] = now;
     for (struct endpoint_state *e = c->eps; e; e = e->hh.next) {
         if (!e->noted)
@@ -201,7 +215,7 @@ static void report(struct circuit *c)
         e->trailing = 0;
         k++;
     }
-    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(6 + n), (int)a, argv, NULL) != 0)
+    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(7 + n), (int)a, argv, NULL) != 0)
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);
     free(keys);
@@ -352,6 +366,22 @@ void circuit_filter(struct circuit *c, char **ids, size_t n, circuit_filter_fn f
 
 /* ---- refreshing the copy, probing ------------------------------------------- */
 
+/* circuit_tick's answer: the probe (nothing to do here: it is due), or
+ * {'disable', opened at}: this worker disables the endpoint. */
+static void on_ticked(struct redisReply *reply, void *arg)
+{
+    struct endpoint_state *e = arg;
+    struct circuit *c = e->owner;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_STRING || strcmp(reply->element[0]->str, "disable") != 0 ||
+        reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return;
+    log_warn("delivery.circuit_disable", "endpoint=%s open_for_ms=%lld", e->name,
+             (long long)(clock_wall_ms() - reply->element[1]->integer));
+    if (c->on_disable)
+        c->on_disable(c->on_disable_arg, e->name, reply->element[1]->integer);
+}
+
 static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
 {
     const struct backoff_policy *p = config_retry_for_endpoint(c->ctx->cfg, e->name);
@@ -363,12 +393,14 @@ static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
     }
     if (e->open_until > now)
         return;
-    char parked[200], now_s[24], probe_s[24];
+    char parked[200], now_s[24], probe_s[24], disable_s[24];
     parked_key(c, e->name, parked, sizeof parked);
     snprintf(now_s, sizeof now_s, "%lld", (long long)now);
     snprintf(probe_s, sizeof probe_s, "%lld", (long long)p->circuit_probe_ms);
-    const char *argv[] = {c->open_key, c->probe_key, parked, c->due_key, c->ids_key, e->name, now_s, probe_s};
-    if (redis_conn_eval(c->ctx->redis, &c->tick, NULL, NULL, 5, 8, argv, NULL) != 0)
+    snprintf(disable_s, sizeof disable_s, "%lld", (long long)p->circuit_disable_after_ms);
+    const char *argv[] = {c->open_key,  c->probe_key, parked, c->due_key, c->ids_key,
+                          c->since_key, e->name,      now_s,  probe_s,    disable_s};
+    if (redis_conn_eval(c->ctx->redis, &c->tick, on_ticked, e, 6, 10, argv, NULL) != 0)
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
 }
 
@@ -449,6 +481,7 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
     ctx_key(ctx, "{delivery}:circuit:probe", c->probe_key, sizeof c->probe_key);
     ctx_key(ctx, "{delivery}:parked_ids", c->ids_key, sizeof c->ids_key);
     ctx_key(ctx, "{delivery}:circuit:draining", c->draining_key, sizeof c->draining_key);
+    ctx_key(ctx, "{delivery}:circuit:since", c->since_key, sizeof c->since_key);
     snprintf(c->due_key, sizeof c->due_key, "%s", due_key);
     snprintf(c->inflight_key, sizeof c->inflight_key, "%s", inflight_key);
     script(c, &c->report, "circuit_report");
