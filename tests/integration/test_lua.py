@@ -223,7 +223,8 @@ def test_a_large_park_goes_back_to_due_in_bounded_chunks(env):
     r = env.redis
     scripts = {n: r.register_script((LUA / f"{n}.lua").read_text()) for n in ("circuit_report", "circuit_unpark")}
     k = {n: f"{env.prefix}:{{delivery}}:{n}" for n in ("circuit:failures", "circuit:open", "circuit:probe", "due",
-                                                       "inflight", "parked:ep", "parked_ids", "circuit:draining")}
+                                                       "inflight", "parked:ep", "parked_ids", "circuit:draining",
+                                                       "circuit:since")}
     n = 25000
     try:
         members = {f"m{i:05d}": 1000 + i for i in range(n)}
@@ -236,7 +237,7 @@ def test_a_large_park_goes_back_to_due_in_bounded_chunks(env):
         r.hset(k["circuit:open"], "ep", 5000)
         r.zadd(k["inflight"], {"m00007": 99999})  # seeded by the reconciler and claimed meanwhile
         report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"],
-                       k["parked_ids"], k["circuit:draining"]]
+                       k["parked_ids"], k["circuit:draining"], k["circuit:since"]]
         assert scripts["circuit_report"](keys=report_keys, args=[6000, "ep", 1, 0, 3, 1000]) == ["ep", 0, 1]
         assert r.zcard(k["due"]) == 0 and r.zcard(k["parked:ep"]) == n
         assert r.hget(k["circuit:draining"], "ep") == "6000"
