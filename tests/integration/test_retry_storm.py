@@ -471,3 +471,32 @@ def test_an_endpoint_failing_for_circuit_disable_after_is_disabled_and_its_deliv
     assert env.db.value("SELECT enabled FROM webhook_endpoints WHERE id = %s", ep_kept.id) is True
     assert count_status(env, ep_kept.id, "DEAD") == 0
     assert env.redis.zcard(env.key("{delivery}:parked:kept")) > 0
+
+
+def test_an_event_committed_after_newer_ones_were_fanned_out_is_still_delivered(env, receivers):
+    """The relay's claims start after a mark (the first event of the last
+    claim that found any), so that they do not walk the index entries of
+    every event fanned out since the last VACUUM (a storm's 100,000, slow
+    while any transaction holds an old snapshot). An application
+    transaction that began before newer events and commits after they were
+    fanned out leaves its event behind the mark: the claim before the mark
+    (at most a second later) delivers it."""
+    import psycopg2
+    rcv = receivers(lambda req: (200, {}, b"ok"))
+    cfg = outbound_config(env)
+    add_endpoint(cfg, rcv.url(), "sink", "*")
+    env.worker(config=cfg)
+    late = psycopg2.connect(env.db_url)
+    try:
+        cur = late.cursor()
+        cur.execute("SELECT hookd_emit('Order', 'late', 'order.late', '{}'::jsonb)::text")  # created_at: now, uncommitted
+        late_id = cur.fetchone()[0]
+        for k in range(3):  # newer events, fanned out and delivered while it waits
+            emit_many(env, "order.new", 5, f"new{k}")
+            wait_for(lambda k=k: len(rcv.got()) >= 5 * (k + 1), 20, what="the newer events delivered")
+        assert late_id not in by_event(rcv.got())
+        late.commit()
+    finally:
+        late.close()
+    wait_for(lambda: late_id in by_event(rcv.got()), 20, what="the late event delivered")
+    assert env.db.value("SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL") == 0
