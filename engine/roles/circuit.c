@@ -298,24 +298,69 @@ void circuit_park(struct circuit *c, const char *endpoint_name, char **ids, cons
     free(scores);
 }
 
+/* A circuit_park_due in chunks of PARK_DUE_CHUNK, one call after the
+ * other: queued all at once, 100 calls on the one connection held every
+ * other command of the worker (the claims of healthy endpoints) behind
+ * them for as long as they took. */
+#define PARK_DUE_CHUNK 1000
+
+struct park_due_call {
+    struct circuit *c;
+    char endpoint[112];
+    char **ids; /* owned */
+    size_t n, off;
+};
+
+static void park_due_next(struct park_due_call *pc);
+
+static void on_parked_due(struct redisReply *reply, void *arg)
+{
+    struct park_due_call *pc = arg;
+    if (reply && pc->off < pc->n) {
+        park_due_next(pc);
+        return;
+    }
+    for (size_t i = 0; i < pc->n; i++)
+        free(pc->ids[i]);
+    free(pc->ids);
+    free(pc);
+}
+
+static void park_due_next(struct park_due_call *pc)
+{
+    struct circuit *c = pc->c;
+    char parked[200];
+    parked_key(c, pc->endpoint, parked, sizeof parked);
+    size_t k = pc->n - pc->off < PARK_DUE_CHUNK ? pc->n - pc->off : PARK_DUE_CHUNK;
+    const char **argv = xcalloc(5 + k, sizeof *argv);
+    argv[0] = c->open_key;
+    argv[1] = c->due_key;
+    argv[2] = parked;
+    argv[3] = c->ids_key;
+    argv[4] = pc->endpoint;
+    for (size_t i = 0; i < k; i++)
+        argv[5 + i] = pc->ids[pc->off + i];
+    pc->off += k;
+    if (redis_conn_eval(c->ctx->redis, &c->park_due, on_parked_due, pc, 4, (int)(5 + k), argv, NULL) != 0) {
+        stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+        pc->off = pc->n;
+        on_parked_due(NULL, pc);
+    }
+    free(argv);
+}
+
 void circuit_park_due(struct circuit *c, const char *endpoint_name, char **ids, size_t n)
 {
-    char parked[200];
-    parked_key(c, endpoint_name, parked, sizeof parked);
-    for (size_t off = 0; off < n; off += 1000) { /* calls of bounded size */
-        size_t k = n - off < 1000 ? n - off : 1000;
-        const char **argv = xcalloc(5 + k, sizeof *argv);
-        argv[0] = c->open_key;
-        argv[1] = c->due_key;
-        argv[2] = parked;
-        argv[3] = c->ids_key;
-        argv[4] = endpoint_name;
-        for (size_t i = 0; i < k; i++)
-            argv[5 + i] = ids[off + i];
-        if (redis_conn_eval(c->ctx->redis, &c->park_due, NULL, NULL, 4, (int)(5 + k), argv, NULL) != 0)
-            stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
-        free(argv);
-    }
+    if (n == 0)
+        return;
+    struct park_due_call *pc = xcalloc(1, sizeof *pc);
+    pc->c = c;
+    snprintf(pc->endpoint, sizeof pc->endpoint, "%s", endpoint_name);
+    pc->ids = xcalloc(n, sizeof *pc->ids);
+    for (size_t i = 0; i < n; i++)
+        pc->ids[i] = xstrdup(ids[i]);
+    pc->n = n;
+    park_due_next(pc);
 }
 
 bool circuit_any_open(const struct circuit *c)

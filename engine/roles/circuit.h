@@ -87,8 +87,10 @@ typedef void (*circuit_park_fn)(void *arg, bool ok, char **send, size_t nsend);
 void circuit_park(struct circuit *c, const char *endpoint, char **ids, const int64_t *due_ms, size_t n,
                   circuit_park_fn fn, void *arg);
 
-/* The endpoint's circuit opened: of ids (its open deliveries), those in the
- * due set are parked at once. */
+/* The endpoint's circuit opened: of ids (its open deliveries; copied), those
+ * in the due set are parked, 1,000 per call, each call sent when the last
+ * one answered, so that the worker's other commands are not queued behind
+ * a 100,000-delivery backlog's calls. */
 void circuit_park_due(struct circuit *c, const char *endpoint, char **ids, size_t n);
 
 /* Whether this worker believes any endpoint's circuit open. */
