@@ -466,7 +466,13 @@ def test_an_endpoint_failing_for_circuit_disable_after_is_disabled_and_its_deliv
              what="the endpoint.disabled operational webhook")
     disabled = [r.json for r in ops.got() if r.json.get("type") == "endpoint.disabled"]
     assert len(disabled) == 1 and disabled[0]["data"]["reason"] == row["disabled_reason"]
+    since = env.db.value("SELECT failing_since FROM webhook_endpoints WHERE id = %s", ep.id)
+    assert since is not None and disabled[0]["data"]["failSince"].startswith(since.strftime("%Y-%m-%dT%H:%M:%S"))
     assert "delivery.endpoint_disabled" in w.output()
+    # Enabled again (to replay its DLQ entries): failing_since is cleared.
+    assert endpoint_cli(cfg, "enable", "down").returncode == 0
+    assert env.db.one("SELECT enabled, failing_since FROM webhook_endpoints WHERE id = %s", ep.id) == \
+        {"enabled": True, "failing_since": None}
     # The window off: still enabled, its deliveries parked, none dead.
     assert env.db.value("SELECT enabled FROM webhook_endpoints WHERE id = %s", ep_kept.id) is True
     assert count_status(env, ep_kept.id, "DEAD") == 0
