@@ -60,8 +60,12 @@
  * was fanned out since; what is left behind the mark (an application
  * transaction that committed later than its created_at, a pass that rolled
  * back) is claimed by relay_claim_before, at most every RESCAN_MS (again at
- * once while it comes back full), whose slow walk holds no fresh event. */
+ * once while it comes back full), whose slow walk holds no fresh event; and
+ * at most every RESCAN_DUTY times as long as the last one took, so that
+ * while the walk is slow it takes at most a tenth of a lane's time (and of
+ * a core). */
 #define RESCAN_MS 1000
+#define RESCAN_DUTY 10
 #define INLINE_PER_ENDPOINT 2000
 
 /* While events keep coming the relay polls every ACTIVE_POLL_MS and tells
@@ -132,11 +136,12 @@ struct relay {
     int64_t last_work_ms, asserted_ms; /* monotonic */
     int running;                       /* passes */
     bool again;
-    size_t per_event;  /* deliveries per event in the last pass, at least 1 */
-    int bounded_run;   /* claims in a row that started after another pass */
-    char mark_id[40];  /* the first event of the last claim that found any, "" if none */
-    int64_t rescan_ms; /* monotonic: when the last claim before the mark began */
-    bool rescan_again; /* the last one came back full */
+    size_t per_event;       /* deliveries per event in the last pass, at least 1 */
+    int bounded_run;        /* claims in a row that started after another pass */
+    char mark_id[40];       /* the first event of the last claim that found any, "" if none */
+    int64_t rescan_ms;      /* monotonic: when the last claim before the mark began */
+    bool rescan_again;      /* the last one came back full */
+    int64_t rescan_cost_ms; /* how long the last one took */
 };
 
 /* One (event, endpoint) of a pass. */
@@ -168,13 +173,14 @@ struct pass {
     struct lane *lane;
     int set_listening;
     long limit;
-    bool bounded;      /* claims after the event after_id */
-    bool marked;       /* ... which is the mark (RESCAN_MS), not another pass's last event */
-    bool rescan;       /* claims before the mark, after_id (relay_claim_before) */
-    char after_id[40]; /* the other lane's last event, or the mark */
-    char last_id[40];  /* this claim's last event, "" if none */
-    char first_id[40]; /* this claim's first event, "" if none */
-    bool holds_full;   /* claimed a full batch, holds it (loop) */
+    bool bounded;       /* claims after the event after_id */
+    bool marked;        /* ... which is the mark (RESCAN_MS), not another pass's last event */
+    bool rescan;        /* claims before the mark, after_id (relay_claim_before) */
+    int64_t started_ms; /* monotonic */
+    char after_id[40];  /* the other lane's last event, or the mark */
+    char last_id[40];   /* this claim's last event, "" if none */
+    char first_id[40];  /* this claim's first event, "" if none */
+    bool holds_full;    /* claimed a full batch, holds it (loop) */
     struct claimed_event {
         char id[40], tid[32];
     } * events; /* claimed, distinct */
@@ -718,6 +724,8 @@ static void pass_end(struct pass *p)
     }
     if (p->ok && !p->rescan && p->first_id[0])
         snprintf(r->mark_id, sizeof r->mark_id, "%s", p->first_id);
+    if (p->rescan)
+        r->rescan_cost_ms = clock_mono_ms() - p->started_ms;
     if (p->ok && p->rescan && full) { /* a backlog behind the mark: on with it */
         r->rescan_again = true;
         r->again = true;
@@ -851,6 +859,7 @@ static void start_pass(struct relay *r)
     p->r = r;
     p->lane = lane;
     lane->pass = p;
+    p->started_ms = clock_mono_ms();
     p->limit = FANOUT_BATCH_N / (long)(r->per_event ? r->per_event : 1);
     if (p->limit < 1)
         p->limit = 1;
@@ -866,7 +875,8 @@ static void start_pass(struct relay *r)
         p->bounded = true;
         snprintf(p->after_id, sizeof p->after_id, "%s", o->last_id);
         r->bounded_run++;
-    } else if (r->mark_id[0] && (r->rescan_again || now - r->rescan_ms >= RESCAN_MS) && !rescanning(r)) {
+    } else if (r->mark_id[0] && !rescanning(r) &&
+               (r->rescan_again || now - r->rescan_ms >= RESCAN_MS + RESCAN_DUTY * r->rescan_cost_ms)) {
         p->rescan = true;
         snprintf(p->after_id, sizeof p->after_id, "%s", r->mark_id);
         r->rescan_ms = now;
