@@ -45,8 +45,9 @@
  * deliveries are written PENDING and scheduled in Redis, as retries are. */
 #define INLINE_MAX 4000
 /* At most this many claims in a row start after the other lane's pass;
- * then one starts from the oldest unfanned event again, as does the one
- * after a claim that came back short. */
+ * then one starts from the oldest unfanned event again (after the mark once
+ * there is one, see RESCAN_MS), as does the one after a claim that came
+ * back short. */
 #define BOUNDED_MAX 3
 /* A claim from the oldest unfanned event walks the unfanned index from its
  * start, and that start holds an entry for every event fanned out since the
