@@ -892,6 +892,10 @@ static void start_pass(struct relay *r)
     p->set_listening = r->set_listening;
     r->set_listening = -1;
     db_pool_submit(lane->db, work_claim, done_claim, p);
+    if (p->rescan && r->active && r->running == 1) { /* the other lane polls on meanwhile */
+        struct timeval tv = {0, ACTIVE_POLL_MS * 1000};
+        event_add(r->active_ev, &tv);
+    }
 }
 
 void relay_kick(struct relay *r)
