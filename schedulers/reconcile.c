@@ -1,6 +1,8 @@
 /* Reconciler passes; see reconcile.h. A pass walks the queues one page at a
  * time: a DB job reads a page, its completion seeds Redis and submits the
- * next page, so the loop never waits on Postgres. */
+ * next page, so the loop never waits on Postgres. A periodic pass starts its
+ * walk at the previous pass's start less RECONCILE_MARGIN_MS instead of at
+ * the beginning: the keyset cursor is simply set there. */
 #include "reconcile.h"
 
 #include <event2/event.h>
@@ -8,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "clock.h"
 
 #include "db.h"
 #include "log.h"
@@ -38,9 +43,14 @@ struct reconcile {
     struct hookd_ctx *ctx;
     struct event *timer;
     bool running, again, freeing;
+    bool full_next;                  /* the next pass walks everything (start-up, reconnect, Postgres back) */
+    bool pass_full;                  /* the running pass does */
+    unsigned since_full;             /* periodic passes since the last full one */
+    int64_t start_ms, prev_start_ms; /* the running pass's start, the last good one's (Postgres's clock) */
     size_t queue;
+    char start_ts[64]; /* where each queue's walk begins */
     char cursor_ts[64], cursor_id[40];
-    uint64_t passes, seeded, pass_seeded;
+    uint64_t passes, full_passes, seeded, pass_seeded;
 };
 
 /* One page: filled on the DB thread, consumed on the loop. */
@@ -102,8 +112,14 @@ static void finish_pass(struct reconcile *r, bool ok)
     r->running = false;
     if (ok) {
         r->passes++;
+        r->full_passes += r->pass_full;
+        r->since_full = r->pass_full ? 0 : r->since_full + 1;
+        r->prev_start_ms = r->start_ms;
         if (r->pass_seeded > 0)
-            log_info("reconcile.pass", "examined=%llu", (unsigned long long)r->pass_seeded);
+            log_info("reconcile.pass", "examined=%llu full=%s", (unsigned long long)r->pass_seeded,
+                     r->pass_full ? "true" : "false");
+    } else if (r->pass_full) {
+        r->full_next = true; /* what it did not walk is walked again, all of it */
     }
     if (r->freeing)
         return;
@@ -136,7 +152,7 @@ static void done_page(void *arg)
     page_free(p);
     if (!more) {
         r->queue++;
-        snprintf(r->cursor_ts, sizeof r->cursor_ts, "-infinity");
+        snprintf(r->cursor_ts, sizeof r->cursor_ts, "%s", r->start_ts);
         snprintf(r->cursor_id, sizeof r->cursor_id, "00000000-0000-0000-0000-000000000000");
     }
     if (r->queue < NQUEUES)
@@ -156,6 +172,17 @@ static void start_page(struct reconcile *r)
     db_pool_submit(r->ctx->db, work_page, done_page, p);
 }
 
+/* ms since the epoch as a timestamptz literal (UTC), for the cursor. */
+static void timestamp_text(int64_t ms, char *buf, size_t len)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char day[40];
+    strftime(day, sizeof day, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03d+00", day, (int)(ms % 1000));
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -172,7 +199,14 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     r->running = true;
     r->queue = 0;
     r->pass_seeded = 0;
-    snprintf(r->cursor_ts, sizeof r->cursor_ts, "-infinity");
+    r->start_ms = clock_wall_ms();
+    r->pass_full = r->full_next || r->prev_start_ms == 0 || r->since_full + 1 >= RECONCILE_FULL_EVERY;
+    r->full_next = false;
+    if (r->pass_full)
+        snprintf(r->start_ts, sizeof r->start_ts, "-infinity");
+    else
+        timestamp_text(r->prev_start_ms - RECONCILE_MARGIN_MS, r->start_ts, sizeof r->start_ts);
+    snprintf(r->cursor_ts, sizeof r->cursor_ts, "%s", r->start_ts);
     snprintf(r->cursor_id, sizeof r->cursor_id, "00000000-0000-0000-0000-000000000000");
     start_page(r);
 }
@@ -200,6 +234,7 @@ struct reconcile *reconcile_new(struct hookd_ctx *ctx)
 {
     struct reconcile *r = xcalloc(1, sizeof *r);
     r->ctx = ctx;
+    r->full_next = true;
     r->timer = evtimer_new(ctx->base, on_timer, r);
     redis_conn_on_ready(ctx->redis, on_redis_ready, r);
     db_pool_on_up(ctx->db, on_db_up, r); /* the pool is freed before the reconciler */
@@ -209,6 +244,7 @@ struct reconcile *reconcile_new(struct hookd_ctx *ctx)
 
 void reconcile_now(struct reconcile *r)
 {
+    r->full_next = true;
     if (r->running)
         r->again = true;
     else
@@ -234,6 +270,11 @@ void reconcile_free(struct reconcile *r)
 uint64_t reconcile_passes(const struct reconcile *r)
 {
     return r->passes;
+}
+
+uint64_t reconcile_full_passes(const struct reconcile *r)
+{
+    return r->full_passes;
 }
 
 uint64_t reconcile_seeded(const struct reconcile *r)

@@ -46,6 +46,7 @@ void backoff_policy_default(struct backoff_policy *p)
     p->circuit = true;
     p->circuit_failures = 20;
     p->circuit_probe_ms = 5 * MS_PER_S;
+    p->circuit_disable_after_ms = 5 * 24 * 3600 * MS_PER_S;
 }
 
 void defer_policy_default(struct defer_policy *p)

@@ -32,10 +32,13 @@ struct backoff_policy {
      * endpoint's circuit. On, circuit_failures consecutive failures open it;
      * while open nothing is sent to the endpoint and no attempt is spent;
      * every circuit_probe one request probes it (half-open), and a success
-     * closes it. */
+     * closes it. An endpoint whose circuit stays open for
+     * circuit_disable_after (Svix: 5 days of failing) is disabled, its owed
+     * deliveries dead-lettered; 0: never. */
     bool circuit;
     int circuit_failures;
     int64_t circuit_probe_ms;
+    int64_t circuit_disable_after_ms;
 };
 
 /* Out-of-order events: schedule_ms[k] is the wait after the (k+1)-th deferral;
@@ -46,7 +49,8 @@ struct defer_policy {
     int64_t max_age_ms;
 };
 
-/* 1m, 5m, 15m; max_attempts 4; jitter 10%; circuit on, 20 failures, probe 5s. */
+/* 1m, 5m, 15m; max_attempts 4; jitter 10%; circuit on, 20 failures, probe 5s,
+ * disable after 5 days open. */
 void backoff_policy_default(struct backoff_policy *p);
 /* 5s, 30s, 2m, 5m; max_age 24h. */
 void defer_policy_default(struct defer_policy *p);

@@ -97,7 +97,8 @@ enum {
     SET_JITTER = 4,
     SET_CIRCUIT = 8,
     SET_CIRCUIT_FAILURES = 16,
-    SET_CIRCUIT_PROBE = 32
+    SET_CIRCUIT_PROBE = 32,
+    SET_CIRCUIT_DISABLE_AFTER = 64
 };
 
 enum section_kind {
@@ -591,9 +592,23 @@ static int retry_key(struct backoff_policy *p, unsigned *set, const char *name, 
         }
         return 0;
     }
+    if (strcmp(name, "circuit_disable_after") == 0) {
+        *set |= SET_CIRCUIT_DISABLE_AFTER;
+        if (strcmp(v, "off") == 0) {
+            p->circuit_disable_after_ms = 0;
+            return 0;
+        }
+        if (backoff_parse_duration(v, &p->circuit_disable_after_ms, err, errlen) != 0)
+            return -1;
+        if (p->circuit_disable_after_ms < 1000 || p->circuit_disable_after_ms > 365LL * 24 * 3600 * 1000) {
+            snprintf(err, errlen, "bad circuit_disable_after '%s': expected 1s to 365d, or off", v);
+            return -1;
+        }
+        return 0;
+    }
     snprintf(err, errlen,
              "unknown key '%s' in a retry section (expected schedule, max_attempts, jitter, circuit, circuit_failures,"
-             " circuit_probe)",
+             " circuit_probe, circuit_disable_after)",
              name);
     return -1;
 }
@@ -1479,13 +1494,16 @@ static int validate(struct parse_state *st)
             o->policy.circuit_failures = c->retry.circuit_failures;
         if (!(o->set & SET_CIRCUIT_PROBE))
             o->policy.circuit_probe_ms = c->retry.circuit_probe_ms;
+        if (!(o->set & SET_CIRCUIT_DISABLE_AFTER))
+            o->policy.circuit_disable_after_ms = c->retry.circuit_disable_after_ms;
         char what[160];
         snprintf(what, sizeof what, "[retry %s:%s]",
                  o->scope == RETRY_PARTNER ? "partner"
                  : o->scope == RETRY_EVENT ? "event"
                                            : "endpoint",
                  o->pattern);
-        if (o->scope != RETRY_ENDPOINT && (o->set & (SET_CIRCUIT | SET_CIRCUIT_FAILURES | SET_CIRCUIT_PROBE)))
+        if (o->scope != RETRY_ENDPOINT &&
+            (o->set & (SET_CIRCUIT | SET_CIRCUIT_FAILURES | SET_CIRCUIT_PROBE | SET_CIRCUIT_DISABLE_AFTER)))
             return fail(st, o->line, "%s: circuit keys belong in [retry] or [retry endpoint:NAME]", what), -1;
         if (validate_retry(st, &o->policy, what, o->line) != 0)
             return -1;
@@ -1799,6 +1817,10 @@ static void print_retry(FILE *out, const struct backoff_policy *p, bool circuit)
     backoff_format_duration(p->circuit_probe_ms, probe, sizeof probe);
     fprintf(out, "circuit = %s\ncircuit_failures = %d\ncircuit_probe = %s\n", p->circuit ? "on" : "off",
             p->circuit_failures, probe);
+    char after[BACKOFF_DURATION_BUFLEN] = "off";
+    if (p->circuit_disable_after_ms > 0)
+        backoff_format_duration(p->circuit_disable_after_ms, after, sizeof after);
+    fprintf(out, "circuit_disable_after = %s\n", after);
 }
 
 static bool key_changed(const struct key_def *k, const struct hookd_config *a, const struct hookd_config *b)

@@ -4,7 +4,9 @@
  * queue's hash tag so that every script touches one slot:
  * `<prefix>:{delivery}:circuit:failures` (endpoint -> consecutive failures),
  * `:circuit:open` (endpoint -> open until, ms, Postgres's clock) and
- * `:circuit:probe` (endpoint -> the delivery chosen as its probe). This
+ * `:circuit:probe` (endpoint -> the delivery chosen as its probe), and
+ * `:circuit:draining` (endpoint -> when its circuit closed, while its parked
+ * set is still being moved back to due, UNPARK_CHUNK members per call). This
  * module owns the copy of `:circuit:open` that the worker decides with, the
  * outcomes noted since the last report, and the timer that refreshes the one
  * and reports the other. */
@@ -32,25 +34,33 @@
  * outcomes noted since the last report. */
 struct endpoint_state {
     UT_hash_handle hh;
+    struct circuit *owner;
     int64_t open_until; /* 0: closed */
     bool seen;          /* in the last refresh */
     bool noted, succeeded;
-    int trailing; /* failures noted after the last success noted */
+    bool unparking; /* a circuit_unpark call of this worker is on the way */
+    int trailing;   /* failures noted after the last success noted */
     char name[];
 };
 
 struct circuit {
     struct hookd_ctx *ctx;
-    struct redis_script report, park, tick, park_due, filter;
-    char failures_key[160], open_key[160], probe_key[160], ids_key[160], due_key[160], inflight_key[160];
+    struct redis_script report, park, tick, park_due, filter, unpark;
+    char failures_key[160], open_key[160], probe_key[160], ids_key[160], due_key[160], inflight_key[160],
+        draining_key[160], since_key[160];
     struct endpoint_state *eps;
     circuit_closed_fn on_closed;
     void *on_closed_arg;
     circuit_seen_open_fn on_seen_open;
     void *on_seen_open_arg;
+    circuit_disable_fn on_disable;
+    void *on_disable_arg;
     struct event *timer, *flush_ev;
-    bool refreshing;
+    bool refreshing, draining_refreshing;
 };
+
+/* Members per circuit_unpark call: about a millisecond of Redis. */
+#define UNPARK_CHUNK 1000
 
 static struct endpoint_state *endpoint(struct circuit *c, const char *name)
 {
@@ -60,6 +70,7 @@ static struct endpoint_state *endpoint(struct circuit *c, const char *name)
     if (e)
         return e;
     e = xcalloc(1, sizeof *e + len + 1);
+    e->owner = c;
     memcpy(e->name, name, len + 1);
     HASH_ADD_KEYPTR(hh, c->eps, e->name, len, e);
     return e;
@@ -91,11 +102,56 @@ void circuit_on_seen_open(struct circuit *c, circuit_seen_open_fn fn, void *arg)
     c->on_seen_open_arg = arg;
 }
 
+void circuit_on_disable(struct circuit *c, circuit_disable_fn fn, void *arg)
+{
+    c->on_disable = fn;
+    c->on_disable_arg = arg;
+}
+
+void circuit_close(struct circuit *c, const char *endpoint_name)
+{
+    circuit_note(c, endpoint_name, true);
+}
+
 bool circuit_is_open(const struct circuit *c, const char *endpoint_name)
 {
     struct endpoint_state *e;
     HASH_FIND(hh, c->eps, endpoint_name, strlen(endpoint_name), e);
     return e && e->open_until > 0;
+}
+
+/* ---- draining a closed circuit's parked set ----------------------------------- */
+
+static void unpark(struct circuit *c, struct endpoint_state *e);
+
+static void on_unparked(struct redisReply *reply, void *arg)
+{
+    struct endpoint_state *e = arg; /* lives as long as the circuit, which outlives its replies */
+    e->unparking = false;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_INTEGER || reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return; /* the draining mark stays: the next refresh tries again */
+    if (reply->element[1]->integer > 0)
+        unpark(e->owner, e);
+    else if (reply->element[0]->integer > 0)
+        log_info("delivery.circuit_unparked", "endpoint=%s", e->name);
+}
+
+/* One chunk of the endpoint's parked set back to due; on_unparked asks for
+ * the next one, so other commands run between chunks. */
+static void unpark(struct circuit *c, struct endpoint_state *e)
+{
+    if (e->unparking)
+        return;
+    char parked[200], chunk[16];
+    parked_key(c, e->name, parked, sizeof parked);
+    snprintf(chunk, sizeof chunk, "%d", UNPARK_CHUNK);
+    const char *argv[] = {c->open_key,     c->draining_key, parked,  c->due_key,
+                          c->inflight_key, c->ids_key,      e->name, chunk};
+    if (redis_conn_eval(c->ctx->redis, &c->unpark, on_unparked, e, 6, 8, argv, NULL) != 0)
+        stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+    else
+        e->unparking = true;
 }
 
 /* ---- reporting outcomes ---------------------------------------------------- */
@@ -112,6 +168,8 @@ static void on_reported(struct redisReply *reply, void *arg)
         int64_t until = u->type == REDIS_REPLY_INTEGER ? u->integer : 0;
         struct endpoint_state *e = endpoint(c, reply->element[i]->str);
         set_open(c, e, until);
+        if (closed->type == REDIS_REPLY_INTEGER && closed->integer == 1)
+            unpark(c, e); /* the rest of its parked set, if any, chunk by chunk */
         if (closed->type == REDIS_REPLY_INTEGER && closed->integer > 0 && c->on_closed)
             c->on_closed(c->on_closed_arg, e->name, closed->integer == 2);
     }
@@ -125,7 +183,7 @@ static void report(struct circuit *c)
         n += e->noted;
     if (n == 0)
         return;
-    const char **argv = xcalloc(5 + n + 1 + 5 * n, sizeof *argv);
+    const char **argv = xcalloc(7 + n + 1 + 5 * n, sizeof *argv);
     char(*keys)[200] = xcalloc(n, sizeof *keys);
     char(*nums)[3][24] = xcalloc(n, sizeof *nums);
     char now[24];
@@ -135,7 +193,9 @@ static void report(struct circuit *c)
     argv[2] = c->probe_key;
     argv[3] = c->due_key;
     argv[4 + n] = c->ids_key;
-    size_t k = 0, a = 5 + n;
+    argv[5 + n] = c->draining_key;
+    argv[6 + n] = c->since_key;
+    size_t k = 0, a = 7 + n;
     argv[a++] = now;
     for (struct endpoint_state *e = c->eps; e; e = e->hh.next) {
         if (!e->noted)
@@ -155,7 +215,7 @@ static void report(struct circuit *c)
         e->trailing = 0;
         k++;
     }
-    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(5 + n), (int)a, argv, NULL) != 0)
+    if (redis_conn_eval(c->ctx->redis, &c->report, on_reported, c, (int)(7 + n), (int)a, argv, NULL) != 0)
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
     free(argv);
     free(keys);
@@ -238,24 +298,69 @@ void circuit_park(struct circuit *c, const char *endpoint_name, char **ids, cons
     free(scores);
 }
 
+/* A circuit_park_due in chunks of PARK_DUE_CHUNK, one call after the
+ * other: queued all at once, 100 calls on the one connection held every
+ * other command of the worker (the claims of healthy endpoints) behind
+ * them for as long as they took. */
+#define PARK_DUE_CHUNK 1000
+
+struct park_due_call {
+    struct circuit *c;
+    char endpoint[112];
+    char **ids; /* owned */
+    size_t n, off;
+};
+
+static void park_due_next(struct park_due_call *pc);
+
+static void on_parked_due(struct redisReply *reply, void *arg)
+{
+    struct park_due_call *pc = arg;
+    if (reply && pc->off < pc->n) {
+        park_due_next(pc);
+        return;
+    }
+    for (size_t i = 0; i < pc->n; i++)
+        free(pc->ids[i]);
+    free(pc->ids);
+    free(pc);
+}
+
+static void park_due_next(struct park_due_call *pc)
+{
+    struct circuit *c = pc->c;
+    char parked[200];
+    parked_key(c, pc->endpoint, parked, sizeof parked);
+    size_t k = pc->n - pc->off < PARK_DUE_CHUNK ? pc->n - pc->off : PARK_DUE_CHUNK;
+    const char **argv = xcalloc(5 + k, sizeof *argv);
+    argv[0] = c->open_key;
+    argv[1] = c->due_key;
+    argv[2] = parked;
+    argv[3] = c->ids_key;
+    argv[4] = pc->endpoint;
+    for (size_t i = 0; i < k; i++)
+        argv[5 + i] = pc->ids[pc->off + i];
+    pc->off += k;
+    if (redis_conn_eval(c->ctx->redis, &c->park_due, on_parked_due, pc, 4, (int)(5 + k), argv, NULL) != 0) {
+        stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
+        pc->off = pc->n;
+        on_parked_due(NULL, pc);
+    }
+    free(argv);
+}
+
 void circuit_park_due(struct circuit *c, const char *endpoint_name, char **ids, size_t n)
 {
-    char parked[200];
-    parked_key(c, endpoint_name, parked, sizeof parked);
-    for (size_t off = 0; off < n; off += 1000) { /* calls of bounded size */
-        size_t k = n - off < 1000 ? n - off : 1000;
-        const char **argv = xcalloc(5 + k, sizeof *argv);
-        argv[0] = c->open_key;
-        argv[1] = c->due_key;
-        argv[2] = parked;
-        argv[3] = c->ids_key;
-        argv[4] = endpoint_name;
-        for (size_t i = 0; i < k; i++)
-            argv[5 + i] = ids[off + i];
-        if (redis_conn_eval(c->ctx->redis, &c->park_due, NULL, NULL, 4, (int)(5 + k), argv, NULL) != 0)
-            stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
-        free(argv);
-    }
+    if (n == 0)
+        return;
+    struct park_due_call *pc = xcalloc(1, sizeof *pc);
+    pc->c = c;
+    snprintf(pc->endpoint, sizeof pc->endpoint, "%s", endpoint_name);
+    pc->ids = xcalloc(n, sizeof *pc->ids);
+    for (size_t i = 0; i < n; i++)
+        pc->ids[i] = xstrdup(ids[i]);
+    pc->n = n;
+    park_due_next(pc);
 }
 
 bool circuit_any_open(const struct circuit *c)
@@ -306,6 +411,22 @@ void circuit_filter(struct circuit *c, char **ids, size_t n, circuit_filter_fn f
 
 /* ---- refreshing the copy, probing ------------------------------------------- */
 
+/* circuit_tick's answer: the probe (nothing to do here: it is due), or
+ * {'disable', opened at}: this worker disables the endpoint. */
+static void on_ticked(struct redisReply *reply, void *arg)
+{
+    struct endpoint_state *e = arg;
+    struct circuit *c = e->owner;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_STRING || strcmp(reply->element[0]->str, "disable") != 0 ||
+        reply->element[1]->type != REDIS_REPLY_INTEGER)
+        return;
+    log_warn("delivery.circuit_disable", "endpoint=%s open_for_ms=%lld", e->name,
+             (long long)(clock_wall_ms() - reply->element[1]->integer));
+    if (c->on_disable)
+        c->on_disable(c->on_disable_arg, e->name, reply->element[1]->integer);
+}
+
 static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
 {
     const struct backoff_policy *p = config_retry_for_endpoint(c->ctx->cfg, e->name);
@@ -317,12 +438,14 @@ static void tick(struct circuit *c, struct endpoint_state *e, int64_t now)
     }
     if (e->open_until > now)
         return;
-    char parked[200], now_s[24], probe_s[24];
+    char parked[200], now_s[24], probe_s[24], disable_s[24];
     parked_key(c, e->name, parked, sizeof parked);
     snprintf(now_s, sizeof now_s, "%lld", (long long)now);
     snprintf(probe_s, sizeof probe_s, "%lld", (long long)p->circuit_probe_ms);
-    const char *argv[] = {c->open_key, c->probe_key, parked, c->due_key, c->ids_key, e->name, now_s, probe_s};
-    if (redis_conn_eval(c->ctx->redis, &c->tick, NULL, NULL, 5, 8, argv, NULL) != 0)
+    snprintf(disable_s, sizeof disable_s, "%lld", (long long)p->circuit_disable_after_ms);
+    const char *argv[] = {c->open_key,  c->probe_key, parked, c->due_key, c->ids_key,
+                          c->since_key, e->name,      now_s,  probe_s,    disable_s};
+    if (redis_conn_eval(c->ctx->redis, &c->tick, on_ticked, e, 6, 10, argv, NULL) != 0)
         stats_add(&c->ctx->stats, STAT_REDIS_ERRORS, 1);
 }
 
@@ -350,6 +473,20 @@ static void on_refreshed(struct redisReply *reply, void *arg)
     }
 }
 
+/* Endpoints whose closed circuit still has parked deliveries: a worker
+ * that closed it and died (or lost Redis) between chunks left them there;
+ * any worker goes on. */
+static void on_draining(struct redisReply *reply, void *arg)
+{
+    struct circuit *c = arg;
+    c->draining_refreshing = false;
+    if (!reply || reply->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i < reply->elements; i++)
+        if (reply->element[i]->type == REDIS_REPLY_STRING)
+            unpark(c, endpoint(c, reply->element[i]->str));
+}
+
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
@@ -359,6 +496,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         return;
     if (redis_conn_cmdf(c->ctx->redis, on_refreshed, c, "HGETALL %s", c->open_key) == 0)
         c->refreshing = true;
+    if (!c->draining_refreshing && redis_conn_cmdf(c->ctx->redis, on_draining, c, "HKEYS %s", c->draining_key) == 0)
+        c->draining_refreshing = true;
 }
 
 static void script(struct circuit *c, struct redis_script *s, const char *name)
@@ -386,6 +525,8 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
     ctx_key(ctx, "{delivery}:circuit:open", c->open_key, sizeof c->open_key);
     ctx_key(ctx, "{delivery}:circuit:probe", c->probe_key, sizeof c->probe_key);
     ctx_key(ctx, "{delivery}:parked_ids", c->ids_key, sizeof c->ids_key);
+    ctx_key(ctx, "{delivery}:circuit:draining", c->draining_key, sizeof c->draining_key);
+    ctx_key(ctx, "{delivery}:circuit:since", c->since_key, sizeof c->since_key);
     snprintf(c->due_key, sizeof c->due_key, "%s", due_key);
     snprintf(c->inflight_key, sizeof c->inflight_key, "%s", inflight_key);
     script(c, &c->report, "circuit_report");
@@ -393,6 +534,7 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
     script(c, &c->tick, "circuit_tick");
     script(c, &c->park_due, "circuit_park_due");
     script(c, &c->filter, "circuit_filter");
+    script(c, &c->unpark, "circuit_unpark");
     c->flush_ev = event_new(ctx->base, -1, 0, on_flush, c);
     c->timer = event_new(ctx->base, -1, EV_PERSIST, on_timer, c);
     struct timeval tv = {0, CIRCUIT_REFRESH_MS * 1000};

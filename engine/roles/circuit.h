@@ -10,8 +10,12 @@
  *             attempt, no Postgres write; the fan-out sends nothing inline;
  *   half-open every `circuit_probe` one parked delivery is made due as the
  *             probe; its success closes the circuit (every parked delivery
- *             is due again at once, so the backlog drains at delivery
- *             throughput), its failure keeps it open another interval.
+ *             is due again at once, moved back in chunks of 1,000
+ *             (lua/circuit_unpark.lua), so the backlog drains at delivery
+ *             throughput), its failure keeps it open another interval;
+ *   disabled  open for `circuit_disable_after` (default 5 days, as Svix):
+ *             the endpoint is disabled (endpoint.disabled) and its owed
+ *             deliveries are dead-lettered ("endpoint disabled").
  *
  * Only the probe spends an attempt while the circuit is open; a parked
  * delivery keeps its attempts and its place in the retry schedule. Redis
@@ -54,6 +58,18 @@ void circuit_free(struct circuit *c);
 typedef void (*circuit_seen_open_fn)(void *arg, const char *endpoint);
 void circuit_on_seen_open(struct circuit *c, circuit_seen_open_fn fn, void *arg);
 
+/* Called on the one worker whose circuit_tick found the endpoint's circuit
+ * open for its `circuit_disable_after` (with deliveries parked): the owner
+ * disables the endpoint in Postgres and then calls circuit_close, which
+ * makes what it owes due (to be dead-lettered as the deliveries of a
+ * disabled endpoint). opened_ms: when the circuit opened (Postgres's
+ * clock). endpoint is borrowed during the call. */
+typedef void (*circuit_disable_fn)(void *arg, const char *endpoint, int64_t opened_ms);
+void circuit_on_disable(struct circuit *c, circuit_disable_fn fn, void *arg);
+/* Closes the endpoint's circuit as a success would (its parked deliveries
+ * due again, in chunks). */
+void circuit_close(struct circuit *c, const char *endpoint);
+
 /* Whether this worker believes the endpoint's circuit open (its copy). */
 bool circuit_is_open(const struct circuit *c, const char *endpoint);
 
@@ -71,8 +87,10 @@ typedef void (*circuit_park_fn)(void *arg, bool ok, char **send, size_t nsend);
 void circuit_park(struct circuit *c, const char *endpoint, char **ids, const int64_t *due_ms, size_t n,
                   circuit_park_fn fn, void *arg);
 
-/* The endpoint's circuit opened: of ids (its open deliveries), those in the
- * due set are parked at once. */
+/* The endpoint's circuit opened: of ids (its open deliveries; copied), those
+ * in the due set are parked, 1,000 per call, each call sent when the last
+ * one answered, so that the worker's other commands are not queued behind
+ * a 100,000-delivery backlog's calls. */
 void circuit_park_due(struct circuit *c, const char *endpoint, char **ids, size_t n);
 
 /* Whether this worker believes any endpoint's circuit open. */

@@ -1404,6 +1404,62 @@ static void on_circuit_closed(void *arg, const char *endpoint_name, bool opened)
     db_pool_submit(d->ctx->db, work_release, done_release, job);
 }
 
+/* ---- an endpoint failing for circuit_disable_after: disabled ------------------ */
+
+struct disable_job {
+    struct delivery *d;
+    char endpoint[112];
+    char window[BACKOFF_DURATION_BUFLEN]; /* circuit_disable_after, as written in the reason */
+    int64_t opened_ms;
+    bool done, changed;
+};
+
+static void work_disable(PGconn *conn, void *arg)
+{
+    struct disable_job *job = arg;
+    char err[256], opened[24];
+    snprintf(opened, sizeof opened, "%lld", (long long)job->opened_ms);
+    const char *p[] = {job->endpoint, opened, job->window};
+    PGresult *r = conn ? query_prepared(conn, Q_DELIVERY_DISABLE_FAILING_ENDPOINT, p, err, sizeof err) : NULL;
+    if (!r) {
+        log_warn("delivery.disable_failed", "endpoint=%s error=\"%s\"", job->endpoint, conn ? err : "no connection");
+        return;
+    }
+    job->done = true;
+    job->changed = PQntuples(r) > 0;
+    PQclear(r);
+}
+
+static void done_disable(void *arg)
+{
+    struct disable_job *job = arg;
+    if (job->done && job->changed)
+        log_warn("delivery.endpoint_disabled", "endpoint=%s reason=circuit_disable_after failing_since_ms=%lld",
+                 job->endpoint, (long long)job->opened_ms);
+    /* Disabled (now or before): its circuit closes, and what it parked comes
+     * due, to be dead-lettered unsent as a disabled endpoint's deliveries.
+     * Not disabled (Postgres refused): the circuit stays open and the next
+     * interval's tick asks again. */
+    if (job->done && !job->d->stopping)
+        circuit_close(job->d->circuit, job->endpoint);
+    free(job);
+}
+
+/* circuit_disable_fn */
+static void on_circuit_disable(void *arg, const char *endpoint_name, int64_t opened_ms)
+{
+    struct delivery *d = arg;
+    if (d->stopping)
+        return;
+    struct disable_job *job = xcalloc(1, sizeof *job);
+    job->d = d;
+    job->opened_ms = opened_ms;
+    snprintf(job->endpoint, sizeof job->endpoint, "%s", endpoint_name);
+    backoff_format_duration(config_retry_for_endpoint(d->ctx->cfg, endpoint_name)->circuit_disable_after_ms,
+                            job->window, sizeof job->window);
+    db_pool_submit(d->ctx->db, work_disable, done_disable, job);
+}
+
 /* circuit_seen_open_fn: this worker now sees the endpoint's circuit open;
  * its requests still waiting in the HTTP client's queue are not sent. */
 static void on_seen_open(void *arg, const char *endpoint_name)
@@ -1443,6 +1499,7 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
     d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
     circuit_on_seen_open(d->circuit, on_seen_open, d);
+    circuit_on_disable(d->circuit, on_circuit_disable, d);
     d->policy = delivery_policy_new(ctx);
     return d;
 }

@@ -45,9 +45,28 @@
  * deliveries are written PENDING and scheduled in Redis, as retries are. */
 #define INLINE_MAX 4000
 /* At most this many claims in a row start after the other lane's pass;
- * then one starts from the oldest unfanned event again, as does the one
- * after a claim that came back short. */
+ * then one starts from the oldest unfanned event again (after the mark once
+ * there is one, see RESCAN_MS), as does the one after a claim that came
+ * back short. */
 #define BOUNDED_MAX 3
+/* A claim from the oldest unfanned event walks the unfanned index from its
+ * start, and that start holds an entry for every event fanned out since the
+ * last VACUUM: a storm's 100,000. Postgres skips such an entry cheaply only
+ * once no transaction can still see the row unfanned; while one can (any
+ * long transaction in the database, an ANALYZE), every walk visits each of
+ * their rows in the heap, and each pass of a trickle of healthy events took
+ * hundreds of ms (issue 18's storm outlier). So claims start after the
+ * mark, the first event of the last claim that found any (everything older
+ * was fanned out or is held by the other lane's pass), and walk only what
+ * was fanned out since; what is left behind the mark (an application
+ * transaction that committed later than its created_at, a pass that rolled
+ * back) is claimed by relay_claim_before, at most every RESCAN_MS (again at
+ * once while it comes back full), whose slow walk holds no fresh event; and
+ * at most every RESCAN_DUTY times as long as the last one took, so that
+ * while the walk is slow it takes at most a tenth of a lane's time (and of
+ * a core). */
+#define RESCAN_MS 1000
+#define RESCAN_DUTY 10
 #define INLINE_PER_ENDPOINT 2000
 
 /* While events keep coming the relay polls every ACTIVE_POLL_MS and tells
@@ -72,6 +91,13 @@ _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                    (int)RELAY_CLAIM_CHANNELS == (int)RELAY_CLAIM_AFTER_CHANNELS &&
                    (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_AFTER_DELIVER_MS,
                "read_claim reads both claims alike");
+_Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_BEFORE_ID &&
+                   (int)RELAY_CLAIM_EVENT_TYPE == (int)RELAY_CLAIM_BEFORE_EVENT_TYPE &&
+                   (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_BEFORE_PAYLOAD &&
+                   (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_BEFORE_TID &&
+                   (int)RELAY_CLAIM_CHANNELS == (int)RELAY_CLAIM_BEFORE_CHANNELS &&
+                   (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_BEFORE_DELIVER_MS,
+               "read_claim reads the three claims alike");
 
 /* relay_settle's parameters, in order. */
 enum {
@@ -111,8 +137,12 @@ struct relay {
     int64_t last_work_ms, asserted_ms; /* monotonic */
     int running;                       /* passes */
     bool again;
-    size_t per_event; /* deliveries per event in the last pass, at least 1 */
-    int bounded_run;  /* claims in a row that started after another pass */
+    size_t per_event;       /* deliveries per event in the last pass, at least 1 */
+    int bounded_run;        /* claims in a row that started after another pass */
+    char mark_id[40];       /* the first event of the last claim that found any, "" if none */
+    int64_t rescan_ms;      /* monotonic: when the last claim before the mark began */
+    bool rescan_again;      /* the last one came back full */
+    int64_t rescan_cost_ms; /* how long the last one took */
 };
 
 /* One (event, endpoint) of a pass. */
@@ -144,10 +174,14 @@ struct pass {
     struct lane *lane;
     int set_listening;
     long limit;
-    bool bounded;      /* claims after the event after_id */
-    char after_id[40]; /* the other lane's last event */
-    char last_id[40];  /* this claim's last event, "" if none */
-    bool holds_full;   /* claimed a full batch, holds it (loop) */
+    bool bounded;       /* claims after the event after_id */
+    bool marked;        /* ... which is the mark (RESCAN_MS), not another pass's last event */
+    bool rescan;        /* claims before the mark, after_id (relay_claim_before) */
+    int64_t started_ms; /* monotonic */
+    char after_id[40];  /* the other lane's last event, or the mark */
+    char last_id[40];   /* this claim's last event, "" if none */
+    char first_id[40];  /* this claim's first event, "" if none */
+    bool holds_full;    /* claimed a full batch, holds it (loop) */
     struct claimed_event {
         char id[40], tid[32];
     } * events; /* claimed, distinct */
@@ -213,6 +247,15 @@ static void rows_free(struct pass *p)
     p->rows = NULL;
 }
 
+/* Whether a lane's pass is a claim before the mark (one at a time). */
+static bool rescanning(const struct relay *r)
+{
+    for (int i = 0; i < LANES; i++)
+        if (r->lanes[i].pass && r->lanes[i].pass->rescan)
+            return true;
+    return false;
+}
+
 /* ---- 1. claim (lane thread) ------------------------------------------------- */
 
 /* The endpoints' rows (one per filter, grouped by endpoint) and the claimed
@@ -222,8 +265,10 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
     int nev = PQntuples(evs), nf = PQntuples(eps);
     int nendpoints = 0;
-    if (nev > 0) /* in claim order: the newest */
+    if (nev > 0) { /* in claim order: the oldest, the newest */
+        snprintf(p->first_id, sizeof p->first_id, "%s", PQgetvalue(evs, 0, RELAY_CLAIM_ID));
         snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, RELAY_CLAIM_ID));
+    }
     for (int f = 0; f < nf; f++)
         if (f == 0 || strcmp(PQgetvalue(eps, f, RELAY_ENDPOINTS_ID), PQgetvalue(eps, f - 1, RELAY_ENDPOINTS_ID)) != 0)
             nendpoints++;
@@ -331,7 +376,8 @@ static void work_claim(PGconn *conn, void *arg)
      * snapshot, and endpoints read before the claim could miss one that
      * committed before a claimed event did (an endpoint created through
      * the API just before a message). */
-    PGresult *evs = query_prepared(conn, p->bounded ? Q_RELAY_CLAIM_AFTER : Q_RELAY_CLAIM, pl, p->err, sizeof p->err);
+    enum query_id claim = p->rescan ? Q_RELAY_CLAIM_BEFORE : p->bounded ? Q_RELAY_CLAIM_AFTER : Q_RELAY_CLAIM;
+    PGresult *evs = query_prepared(conn, claim, pl, p->err, sizeof p->err);
     if (!evs)
         goto fail;
     struct db_array tenants; /* the endpoints of the claimed events' tenants only */
@@ -673,8 +719,16 @@ static void pass_end(struct pass *p)
     if (!p->ok && !p->abort && db_pool_healthy(p->lane->db))
         log_warn("relay.fanout_failed", "error=\"%s\"", p->err);
     bool full = p->ok && (long)p->nevents >= p->limit;
-    if (p->ok && p->bounded && !full) { /* what it passed over: looked for next */
+    if (p->ok && p->bounded && !p->marked && !full) { /* what it passed over: looked for next */
         r->bounded_run = BOUNDED_MAX;
+        r->again = true;
+    }
+    if (p->ok && !p->rescan && p->first_id[0])
+        snprintf(r->mark_id, sizeof r->mark_id, "%s", p->first_id);
+    if (p->rescan)
+        r->rescan_cost_ms = clock_mono_ms() - p->started_ms;
+    if (p->ok && p->rescan && full) { /* a backlog behind the mark: on with it */
+        r->rescan_again = true;
         r->again = true;
     }
     if (p->ok && p->nevents > 0) {
@@ -712,7 +766,8 @@ static void pass_end(struct pass *p)
         start_pass(r);
         if (full)
             start_pass(r); /* a backlog: keep every lane going */
-    } else if (r->active && r->running == 0) {
+    } else if (r->active && (r->running == 0 || (r->running == 1 && rescanning(r)))) {
+        /* (a claim before the mark is slow by nature: the other lane polls on) */
         struct timeval tv = {0, ACTIVE_POLL_MS * 1000};
         event_add(r->active_ev, &tv);
     }
@@ -805,6 +860,7 @@ static void start_pass(struct relay *r)
     p->r = r;
     p->lane = lane;
     lane->pass = p;
+    p->started_ms = clock_mono_ms();
     p->limit = FANOUT_BATCH_N / (long)(r->per_event ? r->per_event : 1);
     if (p->limit < 1)
         p->limit = 1;
@@ -815,16 +871,31 @@ static void start_pass(struct relay *r)
         if (x && x != p && x->holds_full)
             o = x;
     }
+    int64_t now = clock_mono_ms();
     if (o && r->bounded_run < BOUNDED_MAX) {
         p->bounded = true;
         snprintf(p->after_id, sizeof p->after_id, "%s", o->last_id);
         r->bounded_run++;
+    } else if (r->mark_id[0] && !rescanning(r) &&
+               (r->rescan_again || now - r->rescan_ms >= RESCAN_MS + RESCAN_DUTY * r->rescan_cost_ms)) {
+        p->rescan = true;
+        snprintf(p->after_id, sizeof p->after_id, "%s", r->mark_id);
+        r->rescan_ms = now;
+        r->rescan_again = false;
+    } else if (r->mark_id[0]) {
+        r->bounded_run = 0;
+        p->bounded = p->marked = true;
+        snprintf(p->after_id, sizeof p->after_id, "%s", r->mark_id);
     } else {
         r->bounded_run = 0;
     }
     p->set_listening = r->set_listening;
     r->set_listening = -1;
     db_pool_submit(lane->db, work_claim, done_claim, p);
+    if (p->rescan && r->active && r->running == 1) { /* the other lane polls on meanwhile */
+        struct timeval tv = {0, ACTIVE_POLL_MS * 1000};
+        event_add(r->active_ev, &tv);
+    }
 }
 
 void relay_kick(struct relay *r)

@@ -213,3 +213,55 @@ def test_seed_only_missing_leaves_members_parked_under_an_open_circuit(env, lua)
         assert lua.due_set()["p1"] == 100
     finally:
         env.redis.delete(parked, open_)
+
+
+def test_a_large_park_goes_back_to_due_in_bounded_chunks(env):
+    """A circuit closing over 25,000 parked deliveries: circuit_report only
+    marks the endpoint draining; circuit_unpark moves them 1,000 per call, every member exactly once, at its own score,
+    except one a worker holds (only unparked); the mark goes with the last
+    chunk. If the circuit opens again mid-way, the rest stays parked."""
+    r = env.redis
+    scripts = {n: r.register_script((LUA / f"{n}.lua").read_text()) for n in ("circuit_report", "circuit_unpark")}
+    k = {n: f"{env.prefix}:{{delivery}}:{n}" for n in ("circuit:failures", "circuit:open", "circuit:probe", "due",
+                                                       "inflight", "parked:ep", "parked_ids", "circuit:draining",
+                                                       "circuit:since")}
+    n = 25000
+    try:
+        members = {f"m{i:05d}": 1000 + i for i in range(n)}
+        pipe = r.pipeline(transaction=False)
+        for i in range(0, n, 5000):
+            chunk = dict(list(members.items())[i:i + 5000])
+            pipe.zadd(k["parked:ep"], chunk)
+            pipe.hset(k["parked_ids"], mapping={m: "ep" for m in chunk})
+        pipe.execute()
+        r.hset(k["circuit:open"], "ep", 5000)
+        r.zadd(k["inflight"], {"m00007": 99999})  # seeded by the reconciler and claimed meanwhile
+        report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"],
+                       k["parked_ids"], k["circuit:draining"], k["circuit:since"]]
+        assert scripts["circuit_report"](keys=report_keys, args=[6000, "ep", 1, 0, 3, 1000]) == ["ep", 0, 1]
+        assert r.zcard(k["due"]) == 0 and r.zcard(k["parked:ep"]) == n
+        assert r.hget(k["circuit:draining"], "ep") == "6000"
+        unpark_keys = [k["circuit:open"], k["circuit:draining"], k["parked:ep"], k["due"], k["inflight"],
+                       k["parked_ids"]]
+        calls = []
+        while True:
+            moved, left = scripts["circuit_unpark"](keys=unpark_keys, args=["ep", 1000])
+            calls.append(moved)
+            if left == 0:
+                break
+        assert calls == [1000] * 25
+        assert r.zcard(k["parked:ep"]) == 0 and r.hlen(k["parked_ids"]) == 0
+        assert r.hget(k["circuit:draining"], "ep") is None
+        due = {m: int(s) for m, s in r.zrange(k["due"], 0, -1, withscores=True)}
+        expect = {m: s for m, s in members.items() if m != "m00007"}
+        assert due == expect
+        # Opened again half-way: the rest stays parked, draining ends.
+        r.delete(k["due"])
+        r.zadd(k["parked:ep"], {f"x{i}": i for i in range(3000)})
+        r.hset(k["circuit:draining"], "ep", 1)
+        assert scripts["circuit_unpark"](keys=unpark_keys, args=["ep", 1000]) == [1000, 2000]
+        r.hset(k["circuit:open"], "ep", 9999)
+        assert scripts["circuit_unpark"](keys=unpark_keys, args=["ep", 1000]) == [0, 0]
+        assert r.zcard(k["parked:ep"]) == 2000 and r.hget(k["circuit:draining"], "ep") is None
+    finally:
+        r.delete(*k.values())

@@ -193,15 +193,16 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     """The circuit's Lua scripts alone, against the test Redis: the threshold
     opens, claimed members are parked (not the probe), the tick picks one
     probe at a time, a success closes and makes every parked member due at
-    its score, and an opening parks what waits in the due set."""
+    its score (circuit_unpark), and an opening parks what waits in the due set."""
     from hookdtest.paths import ROOT
     r = env.redis
     s = {n: r.register_script((ROOT / "lua" / f"{n}.lua").read_text())
          for n in ("circuit_report", "circuit_park", "circuit_tick", "circuit_park_due")}
     k = {n: env.key(f"{{delivery}}:{n}") for n in ("circuit:failures", "circuit:open", "circuit:probe", "due",
-                                                 "inflight", "parked:ep", "parked_ids")}
+                                                 "inflight", "parked:ep", "parked_ids", "circuit:draining",
+                                                 "circuit:since")}
     report_keys = [k["circuit:failures"], k["circuit:open"], k["circuit:probe"], k["due"], k["parked:ep"],
-                   k["parked_ids"]]
+                   k["parked_ids"], k["circuit:draining"], k["circuit:since"]]
     park_keys = [k["circuit:open"], k["circuit:probe"], k["inflight"], k["parked:ep"], k["parked_ids"]]
 
     def report(now, ok, trailing):
@@ -225,10 +226,11 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     assert flt(keys=[k["parked_ids"], k["circuit:open"]], args=["d2", "d9"]) == ["ep", ""]
     assert r.zcard(k["due"]) == 0 and r.zscore(k["parked:ep"], "d3") == 30
     # Half-open: not before the interval; then one probe, the oldest, due now; the interval starts again.
-    tick_keys = [k["circuit:open"], k["circuit:probe"], k["parked:ep"], k["due"], k["parked_ids"]]
-    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2000, 1000]) is None
-    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2001, 1000]) == "d1"
-    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2002, 1000]) is None  # one probe per interval
+    tick_keys = [k["circuit:open"], k["circuit:probe"], k["parked:ep"], k["due"], k["parked_ids"], k["circuit:since"]]
+    assert r.hget(k["circuit:since"], "ep") == "1001"  # when it opened
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2000, 1000, 0]) is None
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2001, 1000, 5000]) == "d1"  # open 1 s of 5: a probe
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 2002, 1000, 5000]) is None  # one probe per interval
     assert r.zscore(k["due"], "d1") == 2001 and r.hget(k["circuit:open"], "ep") == "3001"
     assert r.hget(k["parked_ids"], "d1") is None
     # The probe comes back claimed: sent, the others stay parked.
@@ -237,10 +239,23 @@ def test_circuit_scripts_open_park_probe_and_close(env):
     # Its failure keeps it open another interval; its success closes and releases the parked.
     assert report(2500, False, 1) == ["ep", 3500, 0]
     assert report(2600, True, 0) == ["ep", 0, 1]
+    assert r.hget(k["circuit:draining"], "ep") == "2600"  # the parked set is moved by circuit_unpark, in chunks
+    unpark = r.register_script((ROOT / "lua" / "circuit_unpark.lua").read_text())
+    assert unpark(keys=[k["circuit:open"], k["circuit:draining"], k["parked:ep"], k["due"], k["inflight"],
+                        k["parked_ids"]], args=["ep", 1000]) == [2, 0]
     assert r.hget(k["circuit:open"], "ep") is None and r.zcard(k["parked:ep"]) == 0
     assert {m: int(sc) for m, sc in r.zrange(k["due"], 0, -1, withscores=True)} == {"d1": 2001, "d2": 20, "d3": 30}
     assert r.hget(k["circuit:failures"], "ep") is None
     assert r.hlen(k["parked_ids"]) == 0
+    assert r.hlen(k["circuit:draining"]) == 0 and r.hlen(k["circuit:since"]) == 0
+    # Open again for longer than the disable window, with a delivery parked: the tick says disable, probes nothing.
+    assert report(10000, False, 3) == ["ep", 11000, 2]
+    r.zadd(k["parked:ep"], {"d7": 70})
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 12000, 1000, 5000]) == "d7"  # 2 s of 5: probed
+    r.zadd(k["parked:ep"], {"d8": 80})
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 15000, 1000, 5000]) == ["disable", 10000]
+    assert r.zscore(k["parked:ep"], "d8") == 80 and r.hget(k["circuit:open"], "ep") == "16000"
+    assert s["circuit_tick"](keys=tick_keys, args=["ep", 16000, 1000, 0]) == "d8"  # window off: probes again
 
 
 def attempt_rows(env, endpoint_id: str, real_only: bool = True) -> dict[str, int]:
@@ -374,3 +389,120 @@ def test_requests_queued_when_the_circuit_opens_are_parked_not_sent(env, receive
              what="an attempt row for every request")
     assert env.db.value("SELECT sum(attempts) FROM outbox_deliveries WHERE endpoint_id = %s", ep.id) == len(rcv.got())
     assert count_status(env, ep.id, "DEAD") == 0
+
+
+def test_periodic_reconcile_passes_read_recent_rows_and_still_repair_lost_entries(env, receivers):
+    """The reconciler's periodic passes walk only the rows due since shortly
+    before the previous pass (RECONCILE_MARGIN_MS, 60 s), not every open
+    delivery; full passes (start-up, reconnect, every 10th) walk them all.
+    Both repair: a lost due entry of a recent row is back after the next
+    pass, one of a row due long ago after the next full pass."""
+    rcv = receivers(lambda req: (500, {}, b"down"))
+    cfg = outbound_config(env, extra=retry_section("slow", schedule="30m", max_attempts=5),
+                          reconcile_interval="200ms")
+    ep = add_endpoint(cfg, rcv.url(), "slow", "*")
+    w = env.worker(config=cfg)
+    emit_many(env, "order.x", 30, "rc")
+    wait_for(lambda: count_status(env, ep.id, "RETRYING") == 30, 30, what="30 deliveries waiting for their retry")
+    ids = [r["id"] for r in env.db.all("SELECT id::text AS id FROM outbox_deliveries WHERE endpoint_id = %s"
+                                       " ORDER BY id", ep.id)]
+    old, recent = ids[:20], ids[20:]
+    # 20 of them written long ago: due an hour ago in Postgres (Redis still holds them at +30m, so not sent)
+    env.db.all("UPDATE outbox_deliveries SET next_attempt_at = now() - interval '1 hour' WHERE id = ANY(%s::uuid[])",
+               old)
+    due = env.key("{delivery}:due")
+    start = len(w.output())
+    wait_for(lambda: "examined=10 full=false" in w.output()[start:], 20, what="a periodic pass over the 10 recent rows")
+    wait_for(lambda: "examined=30 full=true" in w.output()[start:], 20, what="a full pass over all 30")
+    # A lost entry of a recent row: back after the next pass, at its due time.
+    score = env.redis.zscore(due, recent[0])
+    assert score is not None
+    env.redis.zrem(due, recent[0])
+    wait_for(lambda: env.redis.zscore(due, recent[0]) is not None, 10, what="the recent row seeded again")
+    assert abs(env.redis.zscore(due, recent[0]) - score) < 2000  # at its due time (Postgres's), not now
+    # A lost entry of an old row: back after the next full pass (due an hour ago: sent at once, a second attempt).
+    start = len(w.output())
+    env.redis.zrem(due, old[0])
+    wait_for(lambda: env.db.value("SELECT attempts FROM outbox_deliveries WHERE id = %s", old[0]) == 2, 20,
+             what="the old row seeded again by a full pass and retried")
+    assert "full=true" in w.output()[start:]
+    assert all(env.db.value("SELECT attempts FROM outbox_deliveries WHERE id = %s", i) == 1 for i in old[1:])
+
+
+def test_an_endpoint_failing_for_circuit_disable_after_is_disabled_and_its_deliveries_dead_lettered(env, receivers):
+    """`circuit_disable_after` (Svix: 5 days; 2 s here): an endpoint whose
+    circuit stays open that long is disabled with the reason (failing since
+    when), one endpoint.disabled operational webhook goes out, and every
+    delivery it owed is dead-lettered ("endpoint disabled": visible in the
+    DLQ, replayable), none left parked; an endpoint with the window off
+    stays enabled and parked."""
+    down = receivers(lambda req: (500, {}, b"down"))
+    kept = receivers(lambda req: (500, {}, b"down"))
+    ops = receivers(lambda req: (200, {}, b"ok"))
+    circuit = "circuit_failures = 3\ncircuit_probe = 200ms\n"
+    cfg = outbound_config(env, extra=retry_section("down", schedule="50ms", max_attempts=50, circuit="on",
+                                                   more=circuit + "circuit_disable_after = 2s\n")
+                          + retry_section("kept", schedule="50ms", max_attempts=50, circuit="on",
+                                          more=circuit + "circuit_disable_after = off\n"))
+    ep = add_endpoint(cfg, down.url(), "down", "down.*")
+    ep_kept = add_endpoint(cfg, kept.url(), "kept", "kept.*")
+    add_endpoint(cfg, ops.url(), "ops", "endpoint.*")
+    w = env.worker(config=cfg)
+    t0 = time.time()
+    emit_many(env, "down.x", 25, "ad")
+    emit_many(env, "kept.x", 25, "ak")
+    wait_for(lambda: count_status(env, ep.id, "DEAD") == 25, 30, what="the failing endpoint's 25 deliveries DEAD")
+    assert time.time() - t0 >= 2.0  # not before the window (2 s of an open circuit)
+    row = env.db.one("SELECT enabled, disabled_reason FROM webhook_endpoints WHERE id = %s", ep.id)
+    assert row["enabled"] is False
+    assert row["disabled_reason"].startswith("failing since ") and "circuit_disable_after (2s)" in row["disabled_reason"]
+    dl = env.db.all("SELECT d.reason, count(*) AS n FROM dead_letters d JOIN outbox_deliveries o ON o.id = d.source_id"
+                    " WHERE o.endpoint_id = %s GROUP BY 1", ep.id)
+    assert dl == [{"reason": "endpoint disabled", "n": 25}]
+    assert env.redis.zcard(env.key("{delivery}:parked:down")) == 0
+    assert env.redis.hget(env.key("{delivery}:circuit:open"), "down") is None
+    assert env.redis.hget(env.key("{delivery}:circuit:since"), "down") is None
+    wait_for(lambda: any(r.json.get("type") == "endpoint.disabled" for r in ops.got()), 20,
+             what="the endpoint.disabled operational webhook")
+    disabled = [r.json for r in ops.got() if r.json.get("type") == "endpoint.disabled"]
+    assert len(disabled) == 1 and disabled[0]["data"]["reason"] == row["disabled_reason"]
+    since = env.db.value("SELECT failing_since FROM webhook_endpoints WHERE id = %s", ep.id)
+    assert since is not None and disabled[0]["data"]["failSince"].startswith(since.strftime("%Y-%m-%dT%H:%M:%S"))
+    assert "delivery.endpoint_disabled" in w.output()
+    # Enabled again (to replay its DLQ entries): failing_since is cleared.
+    assert endpoint_cli(cfg, "enable", "down").returncode == 0
+    assert env.db.one("SELECT enabled, failing_since FROM webhook_endpoints WHERE id = %s", ep.id) == \
+        {"enabled": True, "failing_since": None}
+    # The window off: still enabled, its deliveries parked, none dead.
+    assert env.db.value("SELECT enabled FROM webhook_endpoints WHERE id = %s", ep_kept.id) is True
+    assert count_status(env, ep_kept.id, "DEAD") == 0
+    assert env.redis.zcard(env.key("{delivery}:parked:kept")) > 0
+
+
+def test_an_event_committed_after_newer_ones_were_fanned_out_is_still_delivered(env, receivers):
+    """The relay's claims start after a mark (the first event of the last
+    claim that found any), so that they do not walk the index entries of
+    every event fanned out since the last VACUUM (a storm's 100,000, slow
+    while any transaction holds an old snapshot). An application
+    transaction that began before newer events and commits after they were
+    fanned out leaves its event behind the mark: the claim before the mark
+    (at most a second later) delivers it."""
+    import psycopg2
+    rcv = receivers(lambda req: (200, {}, b"ok"))
+    cfg = outbound_config(env)
+    add_endpoint(cfg, rcv.url(), "sink", "*")
+    env.worker(config=cfg)
+    late = psycopg2.connect(env.db_url)
+    try:
+        cur = late.cursor()
+        cur.execute("SELECT hookd_emit('Order', 'late', 'order.late', '{}'::jsonb)::text")  # created_at: now, uncommitted
+        late_id = cur.fetchone()[0]
+        for k in range(3):  # newer events, fanned out and delivered while it waits
+            emit_many(env, "order.new", 5, f"new{k}")
+            wait_for(lambda k=k: len(rcv.got()) >= 5 * (k + 1), 20, what="the newer events delivered")
+        assert late_id not in by_event(rcv.got())
+        late.commit()
+    finally:
+        late.close()
+    wait_for(lambda: late_id in by_event(rcv.got()), 20, what="the late event delivered")
+    assert env.db.value("SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL") == 0

@@ -842,7 +842,9 @@ static void test_retry_circuit_keys(void **state)
     (void)state;
     struct hookd_config *c = load_ok(HOOKD_MIN "[retry]\ncircuit_probe = 2s\n"
                                                "[retry endpoint:sink]\ncircuit = off\n"
-                                               "[retry endpoint:other]\ncircuit_failures = 3\n");
+                                               "[retry endpoint:other]\ncircuit_failures = 3\n"
+                                               "[retry endpoint:quick]\ncircuit_disable_after = 90s\n"
+                                               "[retry endpoint:never]\ncircuit_disable_after = off\n");
     assert_true(c->retry.circuit);
     assert_int_equal(c->retry.circuit_failures, 20);
     assert_int_equal(c->retry.circuit_probe_ms, 2000);
@@ -852,14 +854,24 @@ static void test_retry_circuit_keys(void **state)
     assert_int_equal(sink->circuit_probe_ms, 2000);
     assert_true(other->circuit);
     assert_int_equal(other->circuit_failures, 3);
+    /* circuit_disable_after: 5 days by default (Svix), per endpoint, off = never */
+    assert_int_equal(other->circuit_disable_after_ms, 5LL * 24 * 3600 * 1000);
+    assert_int_equal(config_retry_for_endpoint(c, "quick")->circuit_disable_after_ms, 90000);
+    assert_int_equal(config_retry_for_endpoint(c, "never")->circuit_disable_after_ms, 0);
     char *printed = print_config(c);
     assert_contains(printed, "[retry endpoint:sink]\nschedule = 1m, 5m, 15m\nmax_attempts = 4\njitter = 10%\n"
-                             "circuit = off\ncircuit_failures = 20\ncircuit_probe = 2s\n");
+                             "circuit = off\ncircuit_failures = 20\ncircuit_probe = 2s\ncircuit_disable_after = 5d\n");
+    assert_contains(printed, "[retry endpoint:never]\nschedule = 1m, 5m, 15m\nmax_attempts = 4\njitter = 10%\n"
+                             "circuit = on\ncircuit_failures = 20\ncircuit_probe = 2s\ncircuit_disable_after = off\n");
     free(printed);
     config_unref(c);
     refuse(HOOKD_MIN "[retry endpoint:e]\ncircuit = maybe\n", 5, "bad circuit 'maybe': expected on or off");
     refuse(HOOKD_MIN "[retry endpoint:e]\ncircuit_failures = 0\n", 5, "bad circuit_failures '0'");
     refuse(HOOKD_MIN "[retry]\ncircuit_probe = 1ms\n", 5, "bad circuit_probe '1ms': expected 10ms to 24h");
+    refuse(HOOKD_MIN "[retry endpoint:e]\ncircuit_disable_after = 10ms\n", 5,
+           "bad circuit_disable_after '10ms': expected 1s to 365d, or off");
+    refuse(HOOKD_MIN "[retry event:x.*]\ncircuit_disable_after = 1d\n", 4,
+           "[retry event:x.*]: circuit keys belong in [retry] or [retry endpoint:NAME]");
     refuse(HOOKD_MIN "[retry partner:p]\ncircuit = off\n", 4,
            "[retry partner:p]: circuit keys belong in [retry] or [retry endpoint:NAME]");
 }
