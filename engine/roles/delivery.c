@@ -109,11 +109,27 @@ struct load_job {
 
 struct record_job {
     struct delivery *d;
+    struct recorder_lane *lane;
     struct hookd_config *cfg;
     struct delivery_item **items;
     size_t n;
     bool committed;
     char worker_id[96];
+};
+
+/* Outcomes are recorded in RECORD_LANES lanes, one record job out per
+ * lane, an outcome's lane chosen by its event: a record job locks its
+ * deliveries' events (to finish an event whose deliveries are all
+ * terminal), so two jobs out at once that shared events would wait for
+ * each other's commit. With one event's outcomes always in one lane, the
+ * jobs out at once never share an event (an event fanned out to three
+ * endpoints answered by all three within a turn or two made the second job
+ * wait for the first, one batch after the other). */
+#define RECORD_LANES 2
+
+struct recorder_lane {
+    struct delivery *d;
+    struct batcher *batcher; /* owned */
 };
 
 struct delivery {
@@ -124,7 +140,7 @@ struct delivery {
     struct delivery_policy *policy; /* owned: headers, rateLimit */
     struct evdns_base *dns;
     struct http_client *http;
-    struct batcher *recorder; /* outcomes, to record jobs (at most 2 out) */
+    struct recorder_lane lanes[RECORD_LANES]; /* outcomes, to record jobs (one out per lane) */
     struct batcher *unsent;   /* claimed requests an opening circuit took back unsent: to park */
     size_t pending;
     bool stopping;
@@ -664,28 +680,39 @@ static void done_record(void *arg)
         item_free(it);
     }
     d->pending -= job->n;
+    struct batcher *lane = job->lane->batcher;
     config_unref(job->cfg);
     free(job->items);
     free(job);
-    batcher_done(d->recorder);
+    batcher_done(lane);
 }
 
-/* batcher_submit_fn of the recorder: a batch of outcomes becomes one record
- * job (group commit; at most two out, outcomes gather meanwhile). */
+/* batcher_submit_fn of a recorder lane: a batch of outcomes becomes one
+ * record job (group commit; one out per lane, outcomes gather meanwhile). */
 static void submit_record(void *arg, void *items, size_t n, size_t bytes)
 {
     (void)bytes;
-    struct delivery *d = arg;
+    struct recorder_lane *lane = arg;
+    struct delivery *d = lane->d;
     struct record_job *job = xmalloc(sizeof *job);
-    *job = (struct record_job){.d = d, .cfg = config_ref(d->ctx->cfg), .items = items, .n = n};
+    *job = (struct record_job){.d = d, .lane = lane, .cfg = config_ref(d->ctx->cfg), .items = items, .n = n};
     snprintf(job->worker_id, sizeof job->worker_id, "%s", d->ctx->id);
     db_pool_submit(d->ctx->db, work_record, done_record, job);
 }
 
-/* Queues an item's outcome for the next record job. */
+/* The lane of an event's outcomes (FNV-1a of its id). */
+static struct batcher *lane_of(struct delivery *d, const char *event_id)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)event_id; *c; c++)
+        h = (h ^ *c) * 16777619u;
+    return d->lanes[h % RECORD_LANES].batcher;
+}
+
+/* Queues an item's outcome for the next record job of its event's lane. */
 static void finish(struct delivery *d, struct delivery_item *it)
 {
-    batcher_add(d->recorder, &it, 0);
+    batcher_add(lane_of(d, it->event_id), &it, 0);
 }
 
 /* An outcome is known (a response, or an error before sending). */
@@ -1491,11 +1518,15 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
         free(d);
         return NULL;
     }
-    static const struct batcher_config recorder = {sizeof(struct delivery_item *), 0, 0, 2, BATCHER_LINGER_TURN};
-    d->recorder = batcher_new(ctx->base, &recorder, submit_record, d);
+    static const struct batcher_config recorder = {sizeof(struct delivery_item *), 0, 0, 1, BATCHER_LINGER_TURN};
+    for (int i = 0; i < RECORD_LANES; i++) {
+        d->lanes[i] = (struct recorder_lane){.d = d, .batcher = batcher_new(ctx->base, &recorder, submit_record,
+                                                                            &d->lanes[i])};
+        HOOKD_ASSERT(d->lanes[i].batcher);
+    }
     static const struct batcher_config unsent = {sizeof(struct delivery_item *), 0, 0, 0, BATCHER_LINGER_TURN};
     d->unsent = batcher_new(ctx->base, &unsent, submit_unsent, d);
-    HOOKD_ASSERT(d->recorder && d->unsent);
+    HOOKD_ASSERT(d->unsent);
     d->sched = sched_new(ctx, "delivery", on_claimed, d);
     d->circuit = circuit_new(ctx, sched_due_key(d->sched), sched_inflight_key(d->sched), on_circuit_closed, d);
     circuit_on_seen_open(d->circuit, on_seen_open, d);
@@ -1523,11 +1554,14 @@ void delivery_free(struct delivery *d)
     if (!d)
         return;
     d->stopping = true;
-    batcher_stop(d->recorder); /* cancelled requests still gather, for the loop below */
+    for (int i = 0; i < RECORD_LANES; i++)
+        batcher_stop(d->lanes[i].batcher); /* cancelled requests still gather, for the loop below */
     batcher_stop(d->unsent);
     delivery_policy_free(d->policy, dropped);
     http_client_free(d->http); /* cancelled requests land in the recorder's open batch */
-    struct batcher *gathering[] = {d->recorder, d->unsent};
+    struct batcher *gathering[RECORD_LANES + 1] = {d->unsent};
+    for (int i = 0; i < RECORD_LANES; i++)
+        gathering[i + 1] = d->lanes[i].batcher;
     for (size_t b = 0; b < sizeof gathering / sizeof gathering[0]; b++) {
         size_t n;
         struct delivery_item **left = batcher_take(gathering[b], &n);
@@ -1537,7 +1571,8 @@ void delivery_free(struct delivery *d)
     }
     event_base_loop(d->ctx->base, EVLOOP_NONBLOCK); /* lets evdns release cancelled lookups */
     evdns_base_free(d->dns, 0);
-    batcher_free(d->recorder);
+    for (int i = 0; i < RECORD_LANES; i++)
+        batcher_free(d->lanes[i].batcher);
     batcher_free(d->unsent);
     circuit_free(d->circuit);
     sched_free(d->sched);
