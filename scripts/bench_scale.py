@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from hookdtest.bench.common import (BODY_TEMPLATE, PGBIN, Bench, log, metrics, sh)  # noqa: E402
 from hookdtest.bench.delivery import sink_count, start_sink  # noqa: E402
-from hookdtest.bench.processing import remaining, seed_processing_rows  # noqa: E402
+from hookdtest.bench.processing import remaining, seed_processing_rows, wait_all_terminal  # noqa: E402
 from hookdtest.paths import ROOT  # noqa: E402
 from hookdtest.services import Db  # noqa: E402
 from hookdtest.signing import SW_SECRET  # noqa: E402
@@ -231,14 +231,18 @@ def run_ingest(b: Bench, url: str, db: Db, rnd: int) -> float:
 
 def run_processing(b: Bench, url: str, db: Db, rnd: int) -> float:
     db.all("DELETE FROM webhook_inbox WHERE status = 'PENDING'")
-    seed_processing_rows(db, PROC_ENTITIES, prefix=f"r{rnd}-")
+    # the partition of now(), as autovacuum would analyze it (not the history's partitions)
+    hot = db.value("SELECT part::text FROM hookd_partitions('webhook_inbox') WHERE now() >= lo AND now() < hi")
+    seed_processing_rows(db, PROC_ENTITIES, prefix=f"r{rnd}-", analyze=hot)
     total = remaining(db)
     cfg, port = b.config(url, b.prefix(), roles="inbox")
     t0 = time.monotonic()
     w = b.worker(cfg, port, f"proc-{port}")
-    while remaining(db) and time.monotonic() - t0 < 120:
-        time.sleep(0.5)
+    # watched through the worker's counters (a count(*) of open rows every
+    # 0.5 s cost the database as much as a tenth of the work it watched)
+    left = wait_all_terminal(db, [w], total, 120, t0)
     elapsed = time.monotonic() - t0
+    assert left == 0, f"{left} events still open"
     w.stop()
     return total / elapsed
 
@@ -264,6 +268,19 @@ def run_delivery(b: Bench, url: str, db: Db, rnd: int) -> float:
 
 
 SCENARIOS = {"ingest": run_ingest, "processing": run_processing, "delivery": run_delivery}
+SCENARIOS = {k: v for k, v in SCENARIOS.items()
+             if k in os.environ.get("SCALE_SCENARIOS", "ingest,processing,delivery").split(",")}
+# SCALE_STATEMENTS=1: pg_stat_statements loaded, and each run's costliest
+# statements (shared buffers) logged: where the loaded database's time goes.
+STATEMENTS = os.environ.get("SCALE_STATEMENTS") == "1"
+
+
+def top_statements(db: Db) -> list:
+    return [(int(r["blks"]), int(r["calls"]), round(float(r["ms"])), r["q"]) for r in db.all(
+        "SELECT shared_blks_hit + shared_blks_read AS blks, calls, total_exec_time AS ms,"
+        " left(regexp_replace(query, '\\s+', ' ', 'g'), 70) AS q FROM pg_stat_statements"
+        " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        " ORDER BY shared_blks_hit + shared_blks_read DESC LIMIT 8")]
 ROUNDS = int(os.environ.get("SCALE_ROUNDS", 3))
 
 
@@ -295,6 +312,8 @@ def scale(b: Bench) -> None:
     dbs = {}
     for kind in ("empty", "loaded"):
         url, db = b.new_db()
+        if STATEMENTS:
+            db.all("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         layout_30_days(db)
         if kind == "loaded":
             RESULTS.append(("load history (SQL)", f"{load_history(db, url):.0f} s",
@@ -314,9 +333,13 @@ def scale(b: Bench) -> None:
                 url, db = dbs[kind]
                 db.all("CHECKPOINT")  # each run starts from the same clean state (no debt of the previous run)
                 before = counters(db)
+                if STATEMENTS:
+                    db.all("SELECT pg_stat_statements_reset()")
                 load0 = os.getloadavg()[0]
                 rate = fn(b, url, db, rnd)
                 d = delta(before, counters(db))
+                if STATEMENTS:
+                    d["statements"] = top_statements(db)
                 figures[name][kind].append(rate)
                 log(f"   round {rnd + 1} {name} {kind}: {rate:.0f}/s (load {load0:.1f}) " + json.dumps(d))
     for k in SCENARIOS:
@@ -426,7 +449,8 @@ def production_settings() -> dict:
     return {"shared_buffers": f"{mem_mb // 4}MB", "effective_cache_size": f"{mem_mb * 3 // 4}MB",
             "maintenance_work_mem": "1GB", "work_mem": "16MB", "max_wal_size": "8GB", "min_wal_size": "2GB",
             "checkpoint_timeout": "15min", "checkpoint_completion_target": "0.9", "wal_buffers": "16MB",
-            "wal_compression": "lz4", "random_page_cost": "1.1", "effective_io_concurrency": "200"}
+            "wal_compression": "lz4", "random_page_cost": "1.1", "effective_io_concurrency": "200",
+            **({"shared_preload_libraries": "pg_stat_statements"} if STATEMENTS else {})}
 
 
 def main() -> int:

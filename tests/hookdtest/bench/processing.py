@@ -13,9 +13,10 @@ from hookdtest.services import Db
 from hookdtest.worker import Worker
 
 
-def seed_processing_rows(db: Db, entities: int, prefix: str = "") -> int:
+def seed_processing_rows(db: Db, entities: int, prefix: str = "", analyze: str = "webhook_inbox") -> int:
     """entities x (started, paid, shipped, started again), in random due order.
-    prefix: makes the event ids and entities new (a repeated run on the same database)."""
+    prefix: makes the event ids and entities new (a repeated run on the same database).
+    analyze: the table (or partition) to ANALYZE after. Returns the rows in analyze."""
     sql = ("INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,"
            " entity_type, entity_id, next_attempt_at, received_at)"
            " SELECT 'shop', 'p-' || %s || e || '-' || k,"
@@ -28,8 +29,8 @@ def seed_processing_rows(db: Db, entities: int, prefix: str = "") -> int:
     if cmd not in COMMANDS:
         COMMANDS.append(cmd)
     db.all(sql, prefix, prefix, prefix, entities)
-    db.all("ANALYZE webhook_inbox")
-    return db.value("SELECT count(*) FROM webhook_inbox")
+    db.all(f"ANALYZE {analyze}")
+    return db.value(f"SELECT count(*) FROM {analyze}")
 
 
 def remaining(db: Db) -> int:
