@@ -299,6 +299,8 @@ def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
         "portal_endpoint_health": (["app_prune", ep_api], {A}),
         "portal_message_deliveries": (["app_prune", msg], {E, D}),
         "portal_message_list": (["app_prune", None, None, None, None, 50, None, None], {D}),
+        "delivery_record_dead": (["{" + dl + "}", "{5}", "{500}", "{1.5}", "{x}", "{x}", "{0}", "{failed}", "{r}",
+                                  "{prune}", "w"], {D}),
     }
     db.all("SET plan_cache_mode = force_generic_plan")
     problems = []
