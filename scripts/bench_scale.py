@@ -452,7 +452,7 @@ def migration(b: Bench) -> None:
     kept = db.value("SELECT count(*) FROM webhook_inbox") + db.value("SELECT count(*) FROM attempts")
     assert kept == 2 * n, kept
     total = 2 * n + 2 * ne
-    RESULTS.append(("hookd migrate, 0011 -> 0012", f"{took:.1f} s for {total} rows",
+    RESULTS.append(("hookd migrate, 0011 -> latest", f"{took:.1f} s for {total} rows",
                     f"{took / (total / 1e6):.1f} s per million rows; ~{took / (total / 1e6) * 50:.0f} s for"
                     " 20M+20M+5M+5M (linear)"))
     RESULTS.append(("  a reader of webhook_inbox meanwhile", f"waited {probe.get('wait_s', 0):.1f} s",
