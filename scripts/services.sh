@@ -10,6 +10,8 @@
 # Data lives in DIR only. PostgreSQL runs as the `postgres` user because
 # initdb refuses root. HOOKD_PG_FSYNC=off trades crash durability of the
 # *database server* for test speed (hookd's own guarantees do not change).
+# HOOKD_PG_OPTS adds server settings (`-c name=value ...`; later ones win),
+# e.g. the production settings of `make bench-scale`.
 set -euo pipefail
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -35,7 +37,7 @@ start_pg() {
       || { cat "$dir/initdb.log" >&2; exit 1; }
   fi
   as_pg "$PGBIN/pg_ctl" -D "$dir/pg" -l "$dir/pg/server.log" -w -t 60 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=${HOOKD_PG_FSYNC:-on} -c shared_buffers=128MB" \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=${HOOKD_PG_FSYNC:-on} -c shared_buffers=128MB ${HOOKD_PG_OPTS:-}" \
     start >/dev/null
   as_pg "$PGBIN/psql" -qAt -h 127.0.0.1 -p "$port" -U postgres -d postgres \
     -c "SELECT 1 FROM pg_database WHERE datname='hookd'" | grep -q 1 \

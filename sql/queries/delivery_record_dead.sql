@@ -13,12 +13,13 @@
 --   $6 = response excerpts (text[]), $7 = batch indexes (int[]), $8 = attempt outcomes (text[]: failed, gone),
 --   $9 = dead-letter reasons (text[]), $10 = endpoint names (text[]), $11 = worker id; the arrays binary
 -- columns: i
-WITH f AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[], $6::text[],
-  $7::int[], $8::text[], $9::text[], $10::text[]) AS x(id, prev, code, dur, error, excerpt, i, outcome, reason,
-  endpoint)),
+WITH f AS (SELECT *, hookd_id_part(x.id) AS pa FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[],
+  $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[]) AS x(id, prev, code, dur, error, excerpt, i,
+  outcome, reason, endpoint)),
  upd AS (UPDATE outbox_deliveries d SET status = 'DEAD', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error
-  FROM f WHERE d.id = ANY ($1::uuid[]) AND d.id = f.id AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev
+  FROM f WHERE d.id = f.id AND (d.part_at IN (f.pa, '-infinity') OR d.part_at >= CASE WHEN f.pa IS NULL THEN '-infinity'::timestamptz END)
+  AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev
   RETURNING d.id),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,
   worker_id) SELECT 'delivery', f.id, f.outcome, f.dur, f.code, f.error, f.excerpt, $11 FROM f JOIN upd ON upd.id = f.id),

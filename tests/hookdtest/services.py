@@ -21,12 +21,15 @@ from hookdtest.worker import run_hookd, write_config
 class Services:
     """The throw-away PostgreSQL and Redis of one test session."""
 
-    def __init__(self, fsync: bool = False, prefix: str = "hookd-test-") -> None:
-        """fsync off by default: tests want speed; the bench keeps it on."""
+    def __init__(self, fsync: bool = False, prefix: str = "hookd-test-", pg_settings: dict | None = None) -> None:
+        """fsync off by default: tests want speed; the bench keeps it on.
+        pg_settings: server settings added to services.sh's (HOOKD_PG_OPTS)."""
         self.dir = Path(tempfile.mkdtemp(prefix=prefix))
-        env = {k: v for k, v in os.environ.items() if k != "HOOKD_PG_FSYNC"}
+        env = {k: v for k, v in os.environ.items() if k not in ("HOOKD_PG_FSYNC", "HOOKD_PG_OPTS")}
         if not fsync:
             env["HOOKD_PG_FSYNC"] = "off"
+        if pg_settings:
+            env["HOOKD_PG_OPTS"] = " ".join(f"-c {k}={v}" for k, v in pg_settings.items())
         out = subprocess.run([str(SERVICES), "start", str(self.dir)], env=env, check=True,
                              capture_output=True, text=True).stdout
         urls = dict(line.split("=", 1) for line in out.strip().splitlines())

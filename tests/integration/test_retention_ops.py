@@ -7,6 +7,7 @@ once, with no attempt charged for the collision."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import psycopg2
 
@@ -178,3 +179,159 @@ def test_upgrade_from_0017_keeps_rows_whose_ids_do_not_tell_their_partition(env,
                     " FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id WHERE e.id = %s", new)
     assert "retention.failed" not in w.output()
     db.close()
+
+
+# ---- every lookup by id of the dlq, API and portal statements is pruned ----
+
+QUERIES = Path(__file__).resolve().parents[2] / "sql" / "queries"
+PARENTS = ("webhook_inbox", "outbox_events", "outbox_deliveries", "attempts")
+
+
+def _scans(db, run) -> dict[str, set[str]]:
+    """The partitions of each parent that `run(cursor)` scanned (seq or index
+    scans this transaction counted: pg_stat_xact_user_tables), run once to
+    plan it and once measured, both rolled back."""
+    counts = ("SELECT i.inhparent::regclass::text, s.relname, s.seq_scan + coalesce(s.idx_scan, 0)"
+              " FROM pg_stat_xact_user_tables s JOIN pg_inherits i ON i.inhrelid = s.relid")
+    for measured in (False, True):
+        with db.conn.cursor() as cur:
+            cur.execute("BEGIN")
+            try:
+                # the view's counts are the backend's not yet reported: they may
+                # include earlier transactions' (a difference within one transaction)
+                cur.execute(counts)
+                before = {(p, r): n for p, r, n in cur.fetchall()}
+                run(cur)
+                cur.execute(counts)
+                after = cur.fetchall()
+            finally:
+                cur.execute("ROLLBACK")
+    out: dict[str, set[str]] = {p: set() for p in PARENTS}
+    for parent, part, n in after:
+        if n > before.get((parent, part), 0):
+            out.setdefault(parent, set()).add(part)
+    return out
+
+
+def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
+    """Each statement below, with a generic plan (run-time pruning, as after
+    the fifth execution of a prepared statement), scans at most two
+    partitions (the row's and _kept) of each table it looks rows up in by id,
+    and no attempts partition that ended before hookd_id_since(source): the
+    rows sit in a partition ten days ahead, so the others all count."""
+    db = env.db
+    assert db.value("SELECT count(*) FROM hookd_partitions('outbox_events')") >= 4
+    at = db.value("SELECT now() + interval '10 days'")
+    db.all("INSERT INTO hookd_tenants (id, name) VALUES ('app_prune', 'prune')")
+    ep = db.value("INSERT INTO webhook_endpoints (name, url, secret, tenant_id) VALUES ('prune',"
+                  " 'http://127.0.0.1:9/', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'app_prune') RETURNING id::text")
+    # an operator endpoint: the operational trigger then joins each updated delivery to its event
+    db.all("INSERT INTO webhook_endpoints (name, url, secret, event_types) VALUES ('prune-ops',"
+           " 'http://127.0.0.1:9/', 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', ARRAY['message.attempt.*'])")
+    ev = db.value("INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, tenant_id,"
+                  " fanned_out_at, processed_at, part_at) VALUES (hookd_uuid7_at(%s), 'order', 'p1', 'order.paid',"
+                  " '{}', 'app_prune', %s, %s, date_trunc('milliseconds', %s::timestamptz)) RETURNING id::text",
+                  at, at, at, at)
+    dl = db.value("INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, part_at)"
+                  " SELECT hookd_uuid7_at(part_at), id, %s, 'DEAD', 5, part_at FROM outbox_events WHERE id = %s"
+                  " RETURNING id::text", ep, ev)
+    ib = db.value("INSERT INTO webhook_inbox (id, partner_name, partner_event_id, payload, event_type, status,"
+                  " part_at) VALUES (hookd_uuid7_at(%s), 'shop', 'prune-1', '{}', 'order.paid', 'QUARANTINED',"
+                  " date_trunc('milliseconds', %s::timestamptz)) RETURNING id::text", at, at)
+    for source, sid in (("delivery", dl), ("inbox", ib)):
+        db.all("INSERT INTO attempts (source, source_id, outcome, status_code, attempted_at, part_at)"
+               " VALUES (%s, %s, 'failed', 500, %s::timestamptz + interval '1 second',"
+               " %s::timestamptz + interval '1 second')", source, sid, at, at)
+    dead = db.value("INSERT INTO dead_letters (source, source_id, reason, attempts) VALUES"
+                    " ('delivery', %s, 'test', 5) RETURNING id::text", dl)
+    db.all("INSERT INTO dead_letters (source, source_id, reason, attempts) VALUES ('inbox', %s, 'test', 5)", ib)
+    # history in every partition, so that Postgres plans as it would on real
+    # tables: an index probe per outer row rather than reading small partitions whole
+    for k, when in enumerate(("'-infinity'", "now() - interval '1 day'", "now() + interval '1 hour'",
+                              "now() + interval '10 days'", "now() + interval '60 days'")):
+        db.all(f"INSERT INTO webhook_inbox (id, partner_name, partner_event_id, payload, event_type, status, part_at)"
+               f" SELECT overlay(md5('i{k}-' || g) placing '4' from 13)::uuid, 'fill', 'f{k}-' || g, '{{}}', 'order.paid', 'PROCESSED', {when}"
+               f" FROM generate_series(1, 5000) g")
+        db.all(f"INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, tenant_id,"
+               f" fanned_out_at, processed_at, part_at) SELECT overlay(md5('e{k}-' || g) placing '4' from 13)::uuid, 'order', 'f' || g,"
+               f" 'order.paid', '{{}}', NULL, now(), now(), {when} FROM generate_series(1, 5000) g")
+        db.all(f"INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, part_at)"
+               f" SELECT overlay(md5('d{k}-' || g) placing '4' from 13)::uuid,"
+               f" overlay(md5('e{k}-' || g) placing '4' from 13)::uuid, gen_random_uuid(), 'SUCCEEDED', 1, {when}"
+               f" FROM generate_series(1, 5000) g")
+        db.all(f"INSERT INTO attempts (source, source_id, outcome, part_at) SELECT 'delivery',"
+               f" overlay(md5('d{k}-' || g) placing '4' from 13)::uuid, 'succeeded', {when} FROM generate_series(1, 5000) g")
+    db.all("ANALYZE")
+    msg = db.value("SELECT hookd_api_id('msg', %s::uuid)", ev)
+    ep_api = db.value("SELECT hookd_api_id('ep', %s::uuid)", ep)
+    atmpt = db.value("SELECT hookd_api_num_id('atmpt', id) FROM attempts WHERE source_id = %s", dl)
+    since = db.value("SELECT hookd_id_since(%s::uuid)", dl)
+    old_attempts = {r["p"] for r in db.all("SELECT part::text AS p FROM hookd_partitions('attempts')"
+                                            " WHERE hi <= %s AND lo > '-infinity'", since)}
+    assert old_attempts, "the attempts lookups would have nothing to prune"
+    I, E, D, A = "webhook_inbox", "outbox_events", "outbox_deliveries", "attempts"
+    cases = {
+        "dlq_attempts": (["delivery", dl], {A}),
+        # (an inbox dead letter's event lookup has no id, NULL: every partition's
+        # index is asked for NULL, which reads no page, and the count would see it)
+        "dlq_list": (["delivery", None, None, None, 50, None], {E, D}),
+        "dlq_list inbox": (["inbox", None, None, None, 50, None], {I, D}),
+        "dlq_show": ([dead], {I, E, D}),
+        "dlq_lock_delivery_row": ([dl], {D}),
+        "dlq_lock_inbox_row": ([ib], {I}),
+        "dlq_reopen_event": ([dl], {E, D}),
+        "dlq_replay_delivery": ([dl], {D}),
+        "dlq_replay_inbox": ([ib], {I}),
+        "api_attempt_expunge": ([ev, atmpt], {D, A}),
+        "api_attempt_get": ([ev, atmpt], {D, A}),
+        "api_attempt_list": (["app_prune", ev, None, None, True, None, "order.paid", None, None, None, 50, False],
+                             {E, D, A}),
+        "api_attempted_destinations": ([ev, None, 50, False], {D, A}),
+        "api_attempted_messages": (["app_prune", ep, None, None, None, None, True, None, 50, False], {D, A}),
+        "api_endpoint_recover": ([ep, "-infinity", None], {E}),
+        "api_endpoint_stats": ([ep, None, None], {A}),
+        "api_message_expunge": ([ev], {E, D}),
+        "api_message_find": (["app_prune", msg], {E}),
+        "api_message_get": (["app_prune", msg, True], {E}),
+        "api_replay_candidates": (["app_prune", ep, "-infinity", None], {D}),
+        "api_replay_insert": (["{" + ev + "}", ep], {E}),
+        "portal_endpoint_circuit": (["app_prune", ep_api, 5], {A}),
+        "portal_endpoint_health": (["app_prune", ep_api], {A}),
+        "portal_message_deliveries": (["app_prune", msg], {E, D}),
+        "portal_message_list": (["app_prune", None, None, None, None, 50, None, None], {D}),
+        "delivery_record_dead": (["{" + dl + "}", "{5}", "{500}", "{1.5}", "{x}", "{x}", "{0}", "{failed}", "{r}",
+                                  "{prune}", "w"], {D}),
+    }
+    db.all("SET plan_cache_mode = force_generic_plan")
+    problems = []
+
+    def check(name: str, run, tables: set[str]) -> dict:
+        scanned = _scans(db, run)
+        for t in tables - {A}:
+            if len(scanned[t]) > 2:
+                problems.append(f"{name}: {t} in {len(scanned[t])} partitions: {sorted(scanned[t])}")
+        if A in tables and scanned[A] & old_attempts:
+            problems.append(f"{name}: attempts partitions older than the source: {sorted(scanned[A] & old_attempts)}")
+        for t in tables:  # the check looked at something
+            if not scanned[t]:
+                problems.append(f"{name}: {t} not scanned at all (a wrong case?)")
+        return scanned
+
+    for name, (params, tables) in cases.items():
+        file = name.split()[0]
+        name = name.replace(" ", "_")
+        sql = (QUERIES / f"{file}.sql").read_text()
+        with db.conn.cursor() as cur:  # no parameters: the statement's % signs are its own
+            cur.execute(f"PREPARE q_{name} AS {sql}")
+        marks = ", ".join(["%s"] * len(params))
+        check(name, lambda cur, n=name, p=params, m=marks: cur.execute(f"EXECUTE q_{n}({m})", p), tables)
+    # the functions: sql/0017's ordering check and sql/0013's operational trigger
+    # sql/0013's operational trigger (sql/0022), once a delivery is updated
+    check("operational trigger",
+          lambda cur: cur.execute("UPDATE outbox_deliveries SET attempts = attempts + 1 WHERE id = %s AND (part_at IN"
+                                  " (hookd_id_part(%s), '-infinity') OR part_at >= hookd_id_any(%s))", (dl, dl, dl)),
+          {E, D})
+    # the measure can fail: a lookup by id alone scans every partition
+    control = _scans(db, lambda cur: cur.execute("SELECT * FROM outbox_events WHERE id = %s", (ev,)))
+    assert len(control[E]) > 2, control
+    assert not problems, "\n".join(problems)

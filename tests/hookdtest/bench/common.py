@@ -83,12 +83,13 @@ def shlex_quote(s: str) -> str:
 class BenchServices(Services):
     """hookdtest Services, but Postgres keeps fsync on: durability costs are the point."""
 
-    def __init__(self) -> None:
-        super().__init__(fsync=True, prefix="hookd-bench-")
+    def __init__(self, pg_settings: dict | None = None) -> None:
+        super().__init__(fsync=True, prefix="hookd-bench-", pg_settings=pg_settings)
 
 
 class Bench:
-    def __init__(self) -> None:
+    def __init__(self, pg_settings: dict | None = None) -> None:
+        self.pg_settings = pg_settings
         self.work = Path(tempfile.mkdtemp(prefix="hookd-bench-work-"))
         self.services: BenchServices | None = None
         self.workers: list[Worker] = []
@@ -99,7 +100,7 @@ class Bench:
 
     def start(self) -> None:
         log("starting Postgres (fsync on) and Redis")
-        self.services = BenchServices()
+        self.services = BenchServices(self.pg_settings)
         admin = Db(self.services.pg_admin_url)
         EXTRA["pg_settings"] = {k: admin.value(f"SHOW {k}") for k in
                                 ("fsync", "synchronous_commit", "shared_buffers", "wal_level", "max_connections")}

@@ -13,22 +13,24 @@ from hookdtest.services import Db
 from hookdtest.worker import Worker
 
 
-def seed_processing_rows(db: Db, entities: int) -> int:
-    """entities x (started, paid, shipped, started again), in random due order."""
+def seed_processing_rows(db: Db, entities: int, prefix: str = "", analyze: str = "webhook_inbox") -> int:
+    """entities x (started, paid, shipped, started again), in random due order.
+    prefix: makes the event ids and entities new (a repeated run on the same database).
+    analyze: the table (or partition) to ANALYZE after. Returns the rows in analyze."""
     sql = ("INSERT INTO webhook_inbox (partner_name, partner_event_id, payload, signature_verified, event_type,"
            " entity_type, entity_id, next_attempt_at, received_at)"
-           " SELECT 'shop', 'p-' || e || '-' || k,"
-           "  jsonb_build_object('type', t, 'data', jsonb_build_object('order_id', 'o' || e)), true, t, 'order',"
-           "  'o' || e, now() - random() * interval '10 seconds', now() - interval '10 seconds'"
+           " SELECT 'shop', 'p-' || %s || e || '-' || k,"
+           "  jsonb_build_object('type', t, 'data', jsonb_build_object('order_id', 'o' || %s || e)), true, t,"
+           "  'order', 'o' || %s || e, now() - random() * interval '10 seconds', now() - interval '10 seconds'"
            " FROM generate_series(1, %s) e,"
            "  unnest(ARRAY['order.started', 'order.paid', 'order.shipped', 'order.started'], ARRAY[1, 2, 3, 4])"
            "  AS x(t, k)")
-    cmd = "-- processing data (once per run): " + sql.replace("%s", str(entities))
+    cmd = "-- processing data (once per run): " + sql.replace("%s", "''", 3).replace("%s", str(entities))
     if cmd not in COMMANDS:
         COMMANDS.append(cmd)
-    db.all(sql, entities)
-    db.all("ANALYZE webhook_inbox")
-    return db.value("SELECT count(*) FROM webhook_inbox")
+    db.all(sql, prefix, prefix, prefix, entities)
+    db.all(f"ANALYZE {analyze}")
+    return db.value(f"SELECT count(*) FROM {analyze}")
 
 
 def remaining(db: Db) -> int:
