@@ -482,7 +482,7 @@ static void on_draining(struct redisReply *reply, void *arg)
     c->draining_refreshing = false;
     if (!reply || reply->type != REDIS_REPLY_ARRAY)
         return;
-    for (size_t i = 0; i < reply->elements; i++)
+    for (size_t i = 0; i + 1 < reply->elements; i += 2) /* HGETALL: endpoint, value */
         if (reply->element[i]->type == REDIS_REPLY_STRING)
             unpark(c, endpoint(c, reply->element[i]->str));
 }
@@ -496,7 +496,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         return;
     if (redis_conn_cmdf(c->ctx->redis, on_refreshed, c, "HGETALL %s", c->open_key) == 0)
         c->refreshing = true;
-    if (!c->draining_refreshing && redis_conn_cmdf(c->ctx->redis, on_draining, c, "HKEYS %s", c->draining_key) == 0)
+    /* HGETALL, not HKEYS: the README's Redis ACL for hookd's user allows the former only */
+    if (!c->draining_refreshing && redis_conn_cmdf(c->ctx->redis, on_draining, c, "HGETALL %s", c->draining_key) == 0)
         c->draining_refreshing = true;
 }
 

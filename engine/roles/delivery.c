@@ -141,7 +141,7 @@ struct delivery {
     struct evdns_base *dns;
     struct http_client *http;
     struct recorder_lane lanes[RECORD_LANES]; /* outcomes, to record jobs (one out per lane) */
-    struct batcher *unsent;   /* claimed requests an opening circuit took back unsent: to park */
+    struct batcher *unsent;                   /* claimed requests an opening circuit took back unsent: to park */
     size_t pending;
     bool stopping;
 };
@@ -1520,8 +1520,9 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     }
     static const struct batcher_config recorder = {sizeof(struct delivery_item *), 0, 0, 1, BATCHER_LINGER_TURN};
     for (int i = 0; i < RECORD_LANES; i++) {
-        d->lanes[i] = (struct recorder_lane){.d = d, .batcher = batcher_new(ctx->base, &recorder, submit_record,
-                                                                            &d->lanes[i])};
+        d->lanes[i] = (struct recorder_lane){.d = d,
+                                             .batcher = batcher_new(ctx->base, &recorder, submit_record,
+                                                                    &d->lanes[i])};
         HOOKD_ASSERT(d->lanes[i].batcher);
     }
     static const struct batcher_config unsent = {sizeof(struct delivery_item *), 0, 0, 0, BATCHER_LINGER_TURN};
