@@ -467,14 +467,14 @@ def production_settings() -> dict:
     sized so that checkpoints come from checkpoint_timeout, WAL compressed),
     the same for the empty and the loaded database. SCALE_PG=small keeps
     services.sh's test settings (shared_buffers 128 MB, the WAL defaults)."""
+    preload = {"shared_preload_libraries": "pg_stat_statements"} if STATEMENTS else {}
     if os.environ.get("SCALE_PG", "production") == "small":
-        return {}
+        return preload
     mem_mb = int(next(x for x in open("/proc/meminfo") if x.startswith("MemTotal")).split()[1]) // 1024
     return {"shared_buffers": f"{mem_mb // 4}MB", "effective_cache_size": f"{mem_mb * 3 // 4}MB",
             "maintenance_work_mem": "1GB", "work_mem": "16MB", "max_wal_size": "8GB", "min_wal_size": "2GB",
             "checkpoint_timeout": "15min", "checkpoint_completion_target": "0.9", "wal_buffers": "16MB",
-            "wal_compression": "lz4", "random_page_cost": "1.1", "effective_io_concurrency": "200",
-            **({"shared_preload_libraries": "pg_stat_statements"} if STATEMENTS else {})}
+            "wal_compression": "lz4", "random_page_cost": "1.1", "effective_io_concurrency": "200", **preload}
 
 
 def main() -> int:

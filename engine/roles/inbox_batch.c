@@ -663,26 +663,50 @@ static json_t *items_index(const struct inbox_job *job)
     return index;
 }
 
-int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
+/* Evaluates the locked batch: decisions, entities, rows, woken siblings. */
+static int evaluate_locked(struct batch *b, json_t *index, int64_t started)
+{
+    decide_all(b);
+    if (lock_entities(b) != 0)
+        return -1;
+    classify_all(b);
+    if (write_entities(b) != 0 || write_rows(b, index, started) != 0 || wake_siblings(b) != 0)
+        return -1;
+    return 0;
+}
+
+/* Charges the locked batch's failed events (those inbox.c left without an
+ * outcome) and records them. */
+static int fail_locked(struct batch *b, json_t *index, int64_t started)
+{
+    struct inbox_job *job = b->job;
+    for (size_t i = 0; i < job->n; i++) {
+        struct inbox_item *it = &job->items[i];
+        if (it->outcome != OUT_NONE) /* gone, terminal or busy: not charged */
+            continue;
+        char *why = it->error; /* inbox_fail_verdict replaces it */
+        it->error = NULL;
+        inbox_fail_verdict(job->cfg, it, b->rows[i].attempts + 1, why ? why : "evaluation failed", inbox_rnd64(),
+                           &b->wait[i]);
+        free(why);
+    }
+    return write_rows(b, index, started);
+}
+
+/* Locks the job's rows, then runs step on the batch. A failure leaves its
+ * message in job->err; one to lock the rows sets job->err_locking. */
+static int with_locked_rows(PGconn *conn, struct inbox_job *job, int (*step)(struct batch *, json_t *, int64_t))
 {
     int64_t started = clock_mono_us();
     struct batch b;
     batch_init(&b, conn, job);
     json_t *index = items_index(job);
     job->err_locking = false;
-    int rc = -1;
-    if (lock_rows(&b, index) != 0) {
+    int rc = lock_rows(&b, index);
+    if (rc != 0)
         job->err_locking = true;
-        goto out;
-    }
-    decide_all(&b);
-    if (lock_entities(&b) != 0)
-        goto out;
-    classify_all(&b);
-    if (write_entities(&b) != 0 || write_rows(&b, index, started) != 0 || wake_siblings(&b) != 0)
-        goto out;
-    rc = 0;
-out:
+    else
+        rc = step(&b, index, started);
     if (rc != 0)
         snprintf(job->err, sizeof job->err, "%s", b.err);
     batch_free(&b);
@@ -690,30 +714,12 @@ out:
     return rc;
 }
 
+int inbox_batch_evaluate(PGconn *conn, struct inbox_job *job)
+{
+    return with_locked_rows(conn, job, evaluate_locked);
+}
+
 int inbox_batch_fail(PGconn *conn, struct inbox_job *job)
 {
-    int64_t started = clock_mono_us();
-    struct batch b;
-    batch_init(&b, conn, job);
-    json_t *index = items_index(job);
-    int rc = -1;
-    if (lock_rows(&b, index) != 0)
-        goto out;
-    for (size_t i = 0; i < job->n; i++) {
-        struct inbox_item *it = &job->items[i];
-        if (it->outcome != OUT_NONE) /* gone, terminal or busy: not charged */
-            continue;
-        char *why = it->error; /* inbox_fail_verdict replaces it */
-        it->error = NULL;
-        inbox_fail_verdict(job->cfg, it, b.rows[i].attempts + 1, why ? why : "evaluation failed", inbox_rnd64(),
-                           &b.wait[i]);
-        free(why);
-    }
-    rc = write_rows(&b, index, started);
-out:
-    if (rc != 0)
-        snprintf(job->err, sizeof job->err, "%s", b.err);
-    batch_free(&b);
-    json_decref(index);
-    return rc;
+    return with_locked_rows(conn, job, fail_locked);
 }
