@@ -3,7 +3,9 @@ is found in its own partition, and in _kept after the pass moved it there),
 the pass left to the tables' owner under least privilege ([retention]
 interval = off, and one precise warning from a worker that tries anyway), and
 a row moved to _kept while a worker waits on its lock (SQLSTATE 40001) recorded
-once, with no attempt charged for the collision."""
+once, with no attempt charged for the collision; on the inbox side, an event
+whose row a pass is moving is busy (never waited on, never charged) and is
+applied once from _kept after the move commits."""
 from __future__ import annotations
 
 import time
@@ -16,6 +18,7 @@ from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 from test_outbound import Held, add_endpoint, emit, outbound_config  # noqa: F401
 from test_outbound import receivers  # noqa: F401 - the fixture
+from test_batch import ev, one_batch_config, seed
 from test_retention import old_layout_database
 from test_security import apply_roles, as_role
 
@@ -128,6 +131,41 @@ def test_a_row_moved_to_kept_while_a_worker_waits_on_it_is_recorded_once(env, re
     wait_for(lambda: env.db.value("SELECT processed_at IS NOT NULL FROM outbox_events WHERE id = %s", eid),
              what="the event processed")
     assert len(rcv.got()) == 1
+
+
+def test_an_inbox_row_being_moved_to_kept_is_busy_then_applied_once(env):
+    """The inbox side of the race of a pass with a worker. The inbox locks
+    its rows with SKIP LOCKED, so a worker never waits on a move: while the
+    move of an event's row into _kept is uncommitted, the worker claims the
+    event, cannot lock its row, sees it still PENDING and puts it back due
+    soon (busy: no attempt charged, no attempts row). After the move
+    commits, the worker finds the row in _kept and applies it once."""
+    seed(env, [ev("m-race", "order.started", "race1", 0)])
+    rid = env.db.value("SELECT id::text FROM webhook_inbox WHERE partner_event_id = 'm-race'")
+    due = env.key("{inbox}:due")
+    mover = psycopg2.connect(env.db_url)
+    try:
+        with mover.cursor() as cur:
+            cur.execute("UPDATE webhook_inbox SET part_at = '-infinity' WHERE id = %s", (rid,))
+        started_ms = time.time() * 1000
+        w = env.worker(config=one_batch_config(env))
+        # seeded due in the past; a busy outcome puts it back due after the worker started
+        wait_for(lambda: (env.redis.zscore(due, rid) or 0) > started_ms, timeout=20,
+                 what="the event claimed, found held by the move and put back as busy")
+        held = env.db.one("SELECT status, attempts FROM webhook_inbox WHERE id = %s", rid)
+        assert held == {"status": "PENDING", "attempts": 0}, held
+        assert env.db.value("SELECT count(*) FROM attempts WHERE source_id = %s", rid) == 0
+        mover.commit()
+    finally:
+        mover.close()
+    wait_for(lambda: env.db.value("SELECT status FROM webhook_inbox WHERE id = %s", rid) == "PROCESSED",
+             timeout=20, what="the event applied from _kept")
+    w.alive()
+    done = env.db.one("SELECT part_at = '-infinity' AS kept, attempts, outcome FROM webhook_inbox WHERE id = %s", rid)
+    assert done == {"kept": True, "attempts": 0, "outcome": "applied"}, done
+    assert [r["outcome"] for r in env.db.all("SELECT outcome FROM attempts WHERE source_id = %s", rid)] == ["applied"]
+    assert env.db.one("SELECT state, version FROM hookd_entities WHERE entity_id = 'race1'") == \
+        {"state": "started", "version": 1}
 
 
 def test_upgrade_from_0017_keeps_rows_whose_ids_do_not_tell_their_partition(env, receivers):  # noqa: F811
