@@ -162,3 +162,35 @@ def test_payload_gone_before_fan_out_gets_no_delivery(env, receivers):
         assert o["ok"]["data"] == [] and o["ok"]["done"] is True, o
     assert got[4]["ok"]["payload"] == {"n": 2}  # still readable until it expires; only never sent
     assert len(rx.got()) == 1
+
+
+def test_ordered_head_whose_payload_expires_holds_nothing(env, receivers):
+    """An ordered endpoint's head, retrying, whose hookd_emit retention runs
+    out: it ends DEAD with no further attempt and a closed dead letter, so
+    its aggregate's successors go on, in order, without an operator."""
+    cfg = outbound_config(env, retry_schedule="2s, 2s, 2s")
+    seen: list[int] = []
+
+    def respond(req):
+        n = json.loads(req.body)["n"]
+        seen.append(n)
+        return (500, {}, b"down") if n == 0 else (200, {}, b"ok")
+
+    rx = receivers(respond)
+    add_endpoint(cfg, rx.url(), "ordered", "*", "--ordered")
+    env.worker(cfg)
+    head = env.db.value("SELECT hookd_emit('order', 'a', 'order.paid', '{\"n\": 0}'::jsonb,"
+                        " p_payload_retention => interval '1 hour')::text")
+    env.db.value("SELECT count(*) FROM (SELECT hookd_emit('order', 'a', 'order.paid', jsonb_build_object('n', n))"
+                 " FROM generate_series(1, 2) n) x")
+    rx.wait(1)  # the head's first attempt failed; its retry is 2 s away: its payload expires meanwhile
+    env.db.value("UPDATE outbox_events SET payload_expires_at = now() WHERE id = %s::uuid RETURNING 1", head)
+    wait_for(lambda: [n for n in list(seen) if n] == [1, 2], 30, what="the successors, in order")
+    assert seen.count(0) == 1
+    row = env.db.one("SELECT d.status, d.attempts, d.last_error, dl.reason, dl.skipped_at IS NOT NULL AS closed"
+                     " FROM outbox_deliveries d JOIN dead_letters dl ON dl.source = 'delivery' AND dl.source_id = d.id"
+                     " WHERE d.event_id = %s::uuid", head)
+    assert row == {"status": "DEAD", "attempts": 1, "last_error": "the message's payload expired",
+                   "reason": "payload expired", "closed": True}, row
+    assert env.db.value("SELECT count(*) FROM attempts a JOIN outbox_deliveries d ON a.source = 'delivery'"
+                        " AND a.source_id = d.id WHERE d.event_id = %s::uuid", head) == 1
