@@ -9,12 +9,21 @@
 #include "api_internal.h"
 
 /* Runs statement q on (the path's message, extra) and answers 204, or 404
- * "<what> not found" when it touched no row. */
-static void expunge(PGconn *conn, struct api_req *r, enum query_id q, const char *extra, const char *what)
+ * "<what> not found" when it touched no row. lock (Q__COUNT: none) runs
+ * first on the message, in the same transaction. */
+static void expunge(PGconn *conn, struct api_req *r, enum query_id lock, enum query_id q, const char *extra,
+                    const char *what)
 {
     char msg[40];
     if (!api_global_token(r) || !api_resolve_message(conn, r, msg, NULL))
         return;
+    if (lock != Q__COUNT) {
+        const char *pl[] = {msg};
+        PGresult *l = api_exec(conn, r, lock, pl);
+        if (!l)
+            return;
+        PQclear(l);
+    }
     const char *p[] = {msg, extra};
     PGresult *res = api_exec(conn, r, q, p);
     if (!res)
@@ -28,10 +37,12 @@ static void expunge(PGconn *conn, struct api_req *r, enum query_id q, const char
 
 void api_content_expunge_message(PGconn *conn, struct api_req *r)
 {
-    expunge(conn, r, Q_API_MESSAGE_EXPUNGE, NULL, "Message");
+    /* the event locked first: a relay pass fanning it out is waited for,
+     * and its deliveries are then closed too (api_message_lock.sql) */
+    expunge(conn, r, Q_API_MESSAGE_LOCK, Q_API_MESSAGE_EXPUNGE, NULL, "Message");
 }
 
 void api_content_expunge_attempt(PGconn *conn, struct api_req *r)
 {
-    expunge(conn, r, Q_API_ATTEMPT_EXPUNGE, r->params[2], "Message attempt");
+    expunge(conn, r, Q__COUNT, Q_API_ATTEMPT_EXPUNGE, r->params[2], "Message attempt");
 }

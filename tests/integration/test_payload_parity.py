@@ -7,6 +7,7 @@ the API then lists no attempt and no attempted destination for it."""
 from __future__ import annotations
 
 import json
+import threading
 
 import psycopg2
 import psycopg2.errors
@@ -194,3 +195,43 @@ def test_ordered_head_whose_payload_expires_holds_nothing(env, receivers):
                    "reason": "payload expired", "closed": True}, row
     assert env.db.value("SELECT count(*) FROM attempts a JOIN outbox_deliveries d ON a.source = 'delivery'"
                         " AND a.source_id = d.id WHERE d.event_id = %s::uuid", head) == 1
+
+
+def test_expunge_waits_for_a_fan_out_in_progress(env):
+    """An expunge that comes while a relay pass holds the message's event
+    (claimed, its delivery written, not committed yet) waits for that pass
+    (api_message_lock.sql) and then closes the delivery the pass wrote: it is
+    never sent with the payload the user deleted."""
+    cfg = outbound_config(env, hookd_lines=("allow_private_networks = true", "roles = ingest"))
+    w = env.worker(cfg)  # no relay: the pass below is played by hand
+    root = new_token(cfg, "root")
+    out = svix(w, root, [
+        {"call": "application.create", "args": [{"name": "Acme", "uid": "acme"}]},
+        {"call": "endpoint.create", "args": ["acme", {"url": "http://127.0.0.1:9/hook"}]},
+        {"call": "message.create", "args": ["acme", {"eventType": "a.b", "payload": {"n": 1}}]},
+    ])
+    m = out[2]["ok"]
+    conn = psycopg2.connect(env.db_url)
+    try:
+        with conn.cursor() as cur:  # as relay_claim and relay_settle do, in one transaction
+            cur.execute("SELECT 1 FROM outbox_events WHERE id = hookd_api_uuid('msg', %s) FOR UPDATE", (m["id"],))
+            cur.execute("INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, part_at)"
+                        " SELECT hookd_uuid7_at(e.part_at), e.id, ep.id, 'PENDING', e.part_at"
+                        " FROM outbox_events e, webhook_endpoints ep WHERE e.id = hookd_api_uuid('msg', %s)",
+                        (m["id"],))
+            cur.execute("UPDATE outbox_events SET fanned_out_at = now() WHERE id = hookd_api_uuid('msg', %s)",
+                        (m["id"],))
+        answer = {}
+        t = threading.Thread(target=lambda: answer.update(
+            status=raw(w, "DELETE", f"/api/v1/app/acme/msg/{m['id']}/content", root)[0]))
+        t.start()
+        wait_for(lambda: env.db.value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                      " AND query LIKE '%%api_message_%%'") == 1,
+                 what="the expunge waiting for the pass")
+        conn.commit()
+        t.join(15)
+    finally:
+        conn.close()
+    assert answer.get("status") == 204, answer
+    assert env.db.one("SELECT status, last_error FROM outbox_deliveries WHERE event_id = hookd_api_uuid('msg', %s)",
+                      m["id"]) == {"status": "DEAD", "last_error": "payload expunged"}
