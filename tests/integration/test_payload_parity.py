@@ -235,3 +235,34 @@ def test_expunge_waits_for_a_fan_out_in_progress(env):
     assert answer.get("status") == 204, answer
     assert env.db.one("SELECT status, last_error FROM outbox_deliveries WHERE event_id = hookd_api_uuid('msg', %s)",
                       m["id"]) == {"status": "DEAD", "last_error": "payload expunged"}
+
+
+def test_expunged_dead_head_lets_its_successors_go(env, receivers):
+    """An ordered endpoint's dead head expunged through the API: its dead
+    letter is skipped and the successors held behind it go on, in order
+    (scheduled at once after the expunge commits, api_message_ordered_next;
+    the hold's 5 s check would release them too, later)."""
+    cfg = outbound_config(env)
+    w = env.worker(cfg)
+    root = new_token(cfg, "root")
+    seen: list[int] = []
+
+    def respond(req):
+        n = json.loads(req.body)["n"]
+        seen.append(n)
+        return (500, {}, b"down") if n == 0 else (200, {}, b"ok")
+
+    rx = receivers(respond)
+    assert raw(w, "POST", "/api/v1/app/", root, {"name": "Acme", "uid": "acme"})[0] == 201
+    st, _ = raw(w, "POST", "/api/v1/app/acme/endpoint/", root, {"url": rx.url(), "ordered": True})
+    assert st == 201
+    head = env.db.value("SELECT hookd_emit('order', 'a', 'order.paid', '{\"n\": 0}'::jsonb, p_tenant => 'acme')::text")
+    env.db.value("SELECT count(*) FROM (SELECT hookd_emit('order', 'a', 'order.paid', jsonb_build_object('n', n),"
+                 " p_tenant => 'acme') FROM generate_series(1, 2) n) x")
+    wait_for(lambda: env.db.value("SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") == 1, 30,
+             what="the head dead-lettered")
+    assert [n for n in seen if n] == []
+    msg = env.db.value("SELECT hookd_api_id('msg', %s::uuid)", head)
+    assert raw(w, "DELETE", f"/api/v1/app/acme/msg/{msg}/content", root)[0] == 204
+    wait_for(lambda: [n for n in list(seen) if n] == [1, 2], 30, what="the successors, in order")
+    assert env.db.value("SELECT count(*) FROM dead_letters WHERE skipped_at IS NOT NULL") == 1
