@@ -156,22 +156,55 @@ static const struct embedded_file *seed_script(void)
     return NULL;
 }
 
-/* Best effort: if Redis is unreachable, the reconciler schedules the row. */
-static void schedule(struct redis_sync *rc, const struct hookd_config *cfg, const struct dlq_replayed *r)
+/* Schedules one row of a queue (inbox, delivery) at due_ms and wakes the
+ * queue's workers. Best effort: if Redis is unreachable, the reconciler
+ * schedules the row. */
+static void schedule_at(struct redis_sync *rc, const struct hookd_config *cfg, const char *queue, const char *id,
+                        int64_t due_ms)
 {
     const struct embedded_file *seed = seed_script();
     if (!rc || !seed)
         return;
-    char due[128], inflight[128], wake[128], stats[128], now[24];
-    snprintf(due, sizeof due, "%s:{%s}:due", cfg->key_prefix, r->source);
-    snprintf(inflight, sizeof inflight, "%s:{%s}:inflight", cfg->key_prefix, r->source);
-    snprintf(wake, sizeof wake, "%s:wake:%s", cfg->key_prefix, r->source);
-    snprintf(stats, sizeof stats, "%s:stats", cfg->key_prefix);
-    snprintf(now, sizeof now, "%lld", (long long)clock_wall_ms());
-    freeReplyObject(
-        redis_sync_command(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, r->source_id, now));
+    char due[128], inflight[128], wake[128], at[24];
+    snprintf(due, sizeof due, "%s:{%s}:due", cfg->key_prefix, queue);
+    snprintf(inflight, sizeof inflight, "%s:{%s}:inflight", cfg->key_prefix, queue);
+    snprintf(wake, sizeof wake, "%s:wake:%s", cfg->key_prefix, queue);
+    snprintf(at, sizeof at, "%lld", (long long)due_ms);
+    freeReplyObject(redis_sync_command(rc, "EVAL %b 2 %s %s set %s %s", seed->data, seed->len, due, inflight, id, at));
     freeReplyObject(redis_sync_command(rc, "PUBLISH %s 1", wake));
+}
+
+static void schedule(struct redis_sync *rc, const struct hookd_config *cfg, const struct dlq_replayed *r)
+{
+    if (!rc)
+        return;
+    schedule_at(rc, cfg, r->source, r->source_id, clock_wall_ms());
+    char stats[128];
+    snprintf(stats, sizeof stats, "%s:stats", cfg->key_prefix);
     freeReplyObject(redis_sync_command(rc, "HINCRBY %s replayed 1", stats));
+}
+
+/* A skipped delivery of an ordered endpoint: the next delivery of its
+ * aggregate, held behind it (checked every 5 s), is due at once
+ * (delivery_ordered_next.sql; its own later due time if it has one). Best
+ * effort: the hold's poll releases it anyway. */
+static void release_next(PGconn *conn, struct redis_sync *rc, const struct hookd_config *cfg, const char *delivery_id)
+{
+    if (!rc)
+        return;
+    struct db_array a;
+    db_array_uuids(&a, &delivery_id, 1);
+    const char *p[] = {a.buf};
+    const int len[] = {(int)a.len}, bin[] = {1};
+    char err[256];
+    PGresult *r = query_prepared_fmt(conn, Q_DELIVERY_ORDERED_NEXT, p, len, bin, err, sizeof err);
+    free(a.buf);
+    if (!r)
+        return;
+    for (int i = 0; i < PQntuples(r); i++)
+        schedule_at(rc, cfg, "delivery", PQgetvalue(r, i, DELIVERY_ORDERED_NEXT_ID),
+                    strtoll(PQgetvalue(r, i, DELIVERY_ORDERED_NEXT_DUE_MS), NULL, 10));
+    PQclear(r);
 }
 
 /* Ids or --all (exactly one of them) were checked by run_replay. */
@@ -229,8 +262,14 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
  * endpoint's successors of each go on (sql/0017). */
 static int cmd_skip(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *a)
 {
-    (void)cfg, (void)o;
+    (void)o;
     int refused = 0, done = 0;
+    char rerr[512];
+    struct redis_options ropts;
+    ctx_redis_options(cfg, &ropts);
+    struct redis_sync *rc = redis_sync_connect(cfg->redis.text, &ropts, 2000, rerr, sizeof rerr);
+    if (!rc)
+        fprintf(stderr, "hookd dlq: %s; the deliveries held behind go on at their next check\n", rerr);
     for (int i = 0; i < a->nargs; i++) {
         char err[512];
         const char *p[] = {a->args[i]};
@@ -241,10 +280,13 @@ static int cmd_skip(PGconn *conn, const struct hookd_config *cfg, const struct o
             refused++;
         } else {
             printf("skipped %s (delivery %s)\n", PQgetvalue(r, 0, DLQ_SKIP_ID), PQgetvalue(r, 0, DLQ_SKIP_SOURCE_ID));
+            release_next(conn, rc, cfg, PQgetvalue(r, 0, DLQ_SKIP_SOURCE_ID));
             done++;
         }
         PQclear(r);
     }
+    if (rc)
+        redis_sync_free(rc);
     printf("%d skipped, %d refused\n", done, refused);
     return refused ? 1 : 0;
 }

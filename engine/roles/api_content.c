@@ -5,16 +5,26 @@
  * becomes "EXPUNGED"). As in Svix, these are the organization's
  * operations: a tenant's token gets 403, whatever the application. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "api_internal.h"
+#include "xmalloc.h"
 
 /* Runs statement q on (the path's message, extra) and answers 204, or 404
- * "<what> not found" when it touched no row. */
-static void expunge(PGconn *conn, struct api_req *r, enum query_id q, const char *extra, const char *what)
+ * "<what> not found" when it touched no row. lock (Q__COUNT: none) runs
+ * first on the message, in the same transaction. msg: the message's id. */
+static void expunge(PGconn *conn, struct api_req *r, enum query_id lock, enum query_id q, const char *extra,
+                    const char *what, char msg[40])
 {
-    char msg[40];
     if (!api_global_token(r) || !api_resolve_message(conn, r, msg, NULL))
         return;
+    if (lock != Q__COUNT) {
+        const char *pl[] = {msg};
+        PGresult *l = api_exec(conn, r, lock, pl);
+        if (!l)
+            return;
+        PQclear(l);
+    }
     const char *p[] = {msg, extra};
     PGresult *res = api_exec(conn, r, q, p);
     if (!res)
@@ -28,10 +38,27 @@ static void expunge(PGconn *conn, struct api_req *r, enum query_id q, const char
 
 void api_content_expunge_message(PGconn *conn, struct api_req *r)
 {
-    expunge(conn, r, Q_API_MESSAGE_EXPUNGE, NULL, "Message");
+    /* the event locked first: a relay pass fanning it out is waited for,
+     * and its deliveries are then closed too (api_message_lock.sql) */
+    char msg[40];
+    expunge(conn, r, Q_API_MESSAGE_LOCK, Q_API_MESSAGE_EXPUNGE, NULL, "Message", msg);
+    if (r->status != 204)
+        return;
+    /* its dead letters were skipped: an ordered endpoint's successors held
+     * behind them are due at once (after the commit, api_request_done) */
+    const char *p[] = {msg};
+    PGresult *res = api_exec(conn, r, Q_API_MESSAGE_ORDERED_NEXT, p);
+    if (!res)
+        return;
+    for (int i = 0; i < PQntuples(res) && r->ndue < API_DELIVERIES_MAX; i++) {
+        r->due[r->ndue] = xstrdup(PQgetvalue(res, i, API_MESSAGE_ORDERED_NEXT_ID));
+        r->due_ms[r->ndue++] = strtoll(PQgetvalue(res, i, API_MESSAGE_ORDERED_NEXT_DUE_MS), NULL, 10);
+    }
+    PQclear(res);
 }
 
 void api_content_expunge_attempt(PGconn *conn, struct api_req *r)
 {
-    expunge(conn, r, Q_API_ATTEMPT_EXPUNGE, r->params[2], "Message attempt");
+    char msg[40];
+    expunge(conn, r, Q__COUNT, Q_API_ATTEMPT_EXPUNGE, r->params[2], "Message attempt", msg);
 }

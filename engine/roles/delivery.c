@@ -78,6 +78,7 @@ struct delivery_item {
     char endpoint_id[40];
     int rate_limit;     /* deliveries per second, 0: none */
     int64_t blocked_ms; /* ordered: held this long behind its aggregate's earlier deliveries */
+    bool ordered;       /* its endpoint is ordered: a success releases the aggregate's next delivery */
     int timeout_ms, max_inflight;
     char signature[DELIVERY_SIGNATURE_MAX]; /* webhook-signature; empty until signed */
     int64_t signed_at;                      /* webhook-timestamp */
@@ -115,6 +116,11 @@ struct record_job {
     size_t n;
     bool committed;
     char worker_id[96];
+    /* ordered endpoints: the deliveries its successes released, due at once
+     * (delivery_ordered_next) */
+    char **wake_ids;
+    int64_t *wake_due;
+    size_t nwake;
 };
 
 /* Outcomes are recorded in RECORD_LANES lanes, one record job out per
@@ -287,7 +293,11 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
     bool ok = it->kind == R_SUCCEEDED;
     const char *outcome = "succeeded";
     const char *reason = ok ? NULL : dead_reason(job, it, it->attempts, &outcome);
-    if (insert_attempt(conn, job, it, outcome, err, errlen) != 0)
+    /* an expired payload is never sent: no attempt (delivery_record_dead) */
+    bool attempted = it->kind != R_PAYLOAD_EXPIRED;
+    if (!attempted)
+        it->attempts--;
+    if (attempted && insert_attempt(conn, job, it, outcome, err, errlen) != 0)
         return -1;
     char attempts[16], status[16];
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
@@ -475,7 +485,7 @@ static int record_dead_set(PGconn *conn, struct record_job *job, struct delivery
         if (!it)
             continue;
         it->recorded = it->dead = true;
-        it->attempts = it->prev_attempts + 1;
+        it->attempts = it->prev_attempts + (it->kind == R_PAYLOAD_EXPIRED ? 0 : 1); /* never sent: none spent */
     }
     PQclear(r);
     return 0;
@@ -583,6 +593,41 @@ static int record_failures(PGconn *conn, struct record_job *job, char *err, size
     return rc;
 }
 
+/* After the commit: the next delivery of each aggregate whose ordered
+ * delivery just succeeded, to schedule at once (done_record) rather than
+ * at the end of its hold (hookd_delivery_blocked_ms: 200 ms behind an open
+ * delivery). Best effort: on failure the hold's poll still releases them. */
+static void ordered_next(PGconn *conn, struct record_job *job)
+{
+    const char **ids = xcalloc(job->n + 1, sizeof *ids);
+    size_t n = 0;
+    for (size_t i = 0; i < job->n; i++) {
+        const struct delivery_item *it = job->items[i];
+        if (it->ordered && it->recorded && it->kind == R_SUCCEEDED)
+            ids[n++] = it->id;
+    }
+    if (n > 0) {
+        char err[256];
+        struct db_array a;
+        db_array_uuids(&a, ids, n);
+        PGresult *r = q_ids(conn, Q_DELIVERY_ORDERED_NEXT, &a, err, sizeof err);
+        free(a.buf);
+        if (r) {
+            job->nwake = (size_t)PQntuples(r);
+            job->wake_ids = xcalloc(job->nwake + 1, sizeof *job->wake_ids);
+            job->wake_due = xcalloc(job->nwake + 1, sizeof *job->wake_due);
+            for (size_t k = 0; k < job->nwake; k++) {
+                job->wake_ids[k] = xstrdup(PQgetvalue(r, (int)k, DELIVERY_ORDERED_NEXT_ID));
+                job->wake_due[k] = strtoll(PQgetvalue(r, (int)k, DELIVERY_ORDERED_NEXT_DUE_MS), NULL, 10);
+            }
+            PQclear(r);
+        } else {
+            log_warn("delivery.ordered_next_failed", "deliveries=%zu error=\"%s\"", n, err);
+        }
+    }
+    free(ids);
+}
+
 /* Every savepoint command is checked: one that fails leaves the
  * transaction aborted, and a COMMIT then would roll back everything while
  * answering OK. The job is abandoned instead (not committed: every item is
@@ -636,6 +681,8 @@ static void work_record(PGconn *conn, void *arg)
             return;
     }
     job->committed = db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0;
+    if (job->committed)
+        ordered_next(conn, job);
     return;
 abandon:
     log_warn("delivery.record_abandoned", "batch=%zu error=\"%s\"", job->n, err);
@@ -680,6 +727,12 @@ static void done_record(void *arg)
         item_free(it);
     }
     d->pending -= job->n;
+    if (job->nwake > 0) /* after the acks: the successors are due now */
+        sched_seed(d->ctx, "delivery", job->wake_ids, job->wake_due, job->nwake, false);
+    for (size_t i = 0; i < job->nwake; i++)
+        free(job->wake_ids[i]);
+    free(job->wake_ids);
+    free(job->wake_due);
     struct batcher *lane = job->lane->batcher;
     config_unref(job->cfg);
     free(job->items);
@@ -979,6 +1032,7 @@ static void work_load(PGconn *conn, void *arg)
         it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
         it->rate_limit = atoi(PQgetvalue(r, row, DELIVERY_LOAD_RATE_LIMIT));
         it->blocked_ms = atoll(PQgetvalue(r, row, DELIVERY_LOAD_BLOCKED_MS));
+        it->ordered = PQgetvalue(r, row, DELIVERY_LOAD_ORDERED)[0] == 't';
     }
     PQclear(r);
 }

@@ -279,6 +279,12 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
         struct claimed_event *e = &p->events[p->nevents++];
         snprintf(e->id, sizeof e->id, "%s", PQgetvalue(evs, i, RELAY_CLAIM_ID));
         snprintf(e->tid, sizeof e->tid, "%s", PQgetvalue(evs, i, RELAY_CLAIM_TID));
+        if (PQgetisnull(evs, i, RELAY_CLAIM_PAYLOAD)) {
+            /* its payload expired before its fan-out (relay_claim.sql): fanned
+             * out with no delivery, as Svix's worker sends nothing then */
+            log_debug("relay.payload_expired", "event=%s", e->id);
+            continue;
+        }
         const char *type = PQgetvalue(evs, i, RELAY_CLAIM_EVENT_TYPE);
         int lo, hi; /* the event's tenant's endpoints (endpoint_match.h) */
         endpoint_match_range(m, PQgetvalue(evs, i, RELAY_CLAIM_TENANT_ID), &lo, &hi);

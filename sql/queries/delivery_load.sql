@@ -4,7 +4,8 @@
 -- subquery): with statistics from an empty outbox it once joined by
 -- scanning every event per delivery. blocked_ms: for an ordered endpoint,
 -- how long the delivery waits behind its aggregate's earlier ones
--- (hookd_delivery_blocked_ms, sql/0017); NULL: it may be sent.
+-- (hookd_delivery_blocked_ms, sql/0017); NULL: it may be sent. ordered: its
+-- success releases the aggregate's next delivery (delivery_ordered_next).
 -- Each id is looked up in its own partition and _kept only (part_at from the
 -- id: hookd_id_part, sql/0018_ids_carry_partition.sql), never in every one;
 -- its event in the delivery's partition (a delivery takes its event's
@@ -14,7 +15,7 @@
 -- parameters: $1 = delivery ids (uuid[], binary)
 -- columns: id, status, event_id, payload, name, url, secret, previous_secret, enabled,
 --   timeout_ms, max_inflight, attempts, endpoint_id, headers, rate_limit,
---   blocked_ms, webhook_id
+--   blocked_ms, webhook_id, ordered
 SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
  CASE WHEN NOT hookd_payload_expired(ev) THEN ev.payload::text END AS payload, ep.name, ep.url,
  ep.secret,
@@ -23,7 +24,8 @@ SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
  NULLIF(ep.headers, '{}'::jsonb)::text AS headers, ep.rate_limit,
  CASE WHEN ep.ordered AND d.status IN ('PENDING', 'RETRYING') THEN hookd_delivery_blocked_ms(ep.id, ev.id) END
  AS blocked_ms,
- CASE WHEN ev.tenant_id IS NOT NULL THEN hookd_api_id('msg', ev.id) ELSE ev.id::text END AS webhook_id
+ CASE WHEN ev.tenant_id IS NOT NULL THEN hookd_api_id('msg', ev.id) ELSE ev.id::text END AS webhook_id,
+ ep.ordered
  FROM unnest($1::uuid[]) AS k(id)
  CROSS JOIN LATERAL (SELECT hookd_id_part(k.id) AS pa OFFSET 0) kp
  CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries d WHERE d.id = k.id

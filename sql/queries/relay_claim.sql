@@ -4,9 +4,16 @@
 -- sql/0019); deliver_ms: its deliverAt while in the future. (Qualified: a bare `id` in
 -- ORDER BY would name the output column id::text, and sort the backlog as
 -- text.) Shares its columns with relay_claim_after.
+-- payload NULL: the message's payload expired (payload_expires_at passed:
+-- its retention ran out, or it was expunged; sql/0020) before it was fanned
+-- out, or expires before its deliverAt: it is marked fanned out with no
+-- delivery, as Svix's worker makes no attempt for a message whose payload
+-- is gone when its task runs (svix-server worker.rs).
 -- parameters: $1 = how many
 -- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
-SELECT e.id::text AS id, e.event_type, e.payload::text AS payload, e.ctid::text AS tid, e.tenant_id,
+SELECT e.id::text AS id, e.event_type,
+ CASE WHEN NOT coalesce(e.payload_expires_at <= greatest(now(), e.deliver_at), false) THEN e.payload::text END
+ AS payload, e.ctid::text AS tid, e.tenant_id,
  array_to_string(e.channels, ',') AS channels,
  CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL

@@ -5,9 +5,12 @@
 -- back. Walks the unfanned index from its start, so it runs at most once a
 -- second (again at once while it comes back full), and it never holds a
 -- fresh event back: those are after the mark.
+-- payload NULL: expired (relay_claim.sql).
 -- parameters: $1 = how many, $2 = the id of the mark event
 -- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
-SELECT e.id::text AS id, e.event_type, e.payload::text AS payload, e.ctid::text AS tid, e.tenant_id,
+SELECT e.id::text AS id, e.event_type,
+ CASE WHEN NOT coalesce(e.payload_expires_at <= greatest(now(), e.deliver_at), false) THEN e.payload::text END
+ AS payload, e.ctid::text AS tid, e.tenant_id,
  array_to_string(e.channels, ',') AS channels,
  CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL

@@ -49,8 +49,10 @@ GRANT DELETE         ON dead_letters      TO hookd_operator;
 
 -- Applications: write to the outbox inside their own transactions (hookd_emit is
 -- SECURITY DEFINER), nothing else.
-REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb) FROM PUBLIC;
-GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb) TO hookd_app;
+-- One function since sql/0026: the four-argument call, p_tenant => … and
+-- p_payload_retention => … are all this signature.
+REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) FROM PUBLIC;
+GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) TO hookd_app;
 
 -- The API (issue 19) runs in the worker: tenants, endpoints, messages, event
 -- types, tokens and idempotency keys are written through it.
@@ -59,8 +61,6 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON hookd_tenants, hookd_message_ids, hookd_
 GRANT INSERT, DELETE         ON webhook_endpoints TO hookd_worker;
 GRANT SELECT, UPDATE         ON hookd_api_tokens  TO hookd_worker;  -- last_used_at
 GRANT INSERT, DELETE         ON hookd_api_tokens  TO hookd_operator;
-REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text) FROM PUBLIC;
-GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text) TO hookd_app;
 
 -- Ordered delivery (sql/0017): every outbox insert takes emit_seq from this
 -- sequence, the API's messages included (hookd_emit is SECURITY DEFINER).

@@ -160,6 +160,15 @@ def test_payload_retention(env, receivers):
     assert env.db.value("SELECT last_error FROM outbox_deliveries WHERE event_id = hookd_api_uuid('msg', %s)",
                         m["id"]) == "the message's payload expired"
     assert len(flaky.got()) == 1  # the one attempt before it expired
+    # ... and no attempt is counted or listed for what was never sent (Svix's worker makes none); its dead
+    # letter is closed (a replay could only die the same way; it holds no ordered successor)
+    assert env.db.value("SELECT attempts FROM outbox_deliveries WHERE event_id = hookd_api_uuid('msg', %s)",
+                        m["id"]) == 1
+    assert env.db.value("SELECT count(*) FROM attempts a JOIN outbox_deliveries d ON a.source = 'delivery'"
+                        " AND a.source_id = d.id WHERE d.event_id = hookd_api_uuid('msg', %s)", m["id"]) == 1
+    assert env.db.value("SELECT count(*) FROM dead_letters dl JOIN outbox_deliveries d ON dl.source = 'delivery'"
+                        " AND dl.source_id = d.id WHERE d.event_id = hookd_api_uuid('msg', %s)"
+                        " AND dl.reason = 'payload expired' AND dl.skipped_at IS NOT NULL", m["id"]) == 1
 
 
 def test_a_key_recorded_while_the_batch_runs_is_replayed(env):

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from hookdtest.paths import ROOT
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 
@@ -198,3 +199,49 @@ def test_ordered_delivery_held_behind_a_dead_head(env, acme, receivers):
     # held deliveries burned no attempt: one each, bar the heads
     assert env.db.value("SELECT max(attempts) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
                         " WHERE (e.payload->>'n')::int NOT IN (0, 20)") == 1
+
+
+def test_ordered_next_releases_the_aggregates_next_open_delivery(env):
+    """sql/queries/delivery_ordered_next.sql, which a finished ordered
+    delivery (a success, `hookd dlq skip`) runs to schedule its successor at
+    once: the aggregate's next open delivery to the same endpoint, in
+    hookd_emit order, due now or at its own later time; nothing for an
+    unordered endpoint, another aggregate or the last one."""
+    db = env.db
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    ordered = db.value("INSERT INTO webhook_endpoints (name, url, secret, ordered) VALUES ('ord',"
+                       " 'http://127.0.0.1:9/', %s, true) RETURNING id::text", secret)
+    plain = db.value("INSERT INTO webhook_endpoints (name, url, secret) VALUES ('plain',"
+                     " 'http://127.0.0.1:9/', %s) RETURNING id::text", secret)
+    # one transaction: equal created_at; the order is emit_seq
+    events = [r["id"] for r in db.all(
+        "SELECT hookd_emit('order', agg, 'order.paid', jsonb_build_object('n', n))::text AS id"
+        " FROM (VALUES ('a', 0), ('b', 0), ('a', 1), ('a', 2)) v(agg, n)")]
+    dl = {}
+    for ev in events:
+        for ep in (ordered, plain):
+            dl[ev, ep] = db.value("INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, part_at)"
+                                  " SELECT hookd_uuid7_at(part_at), id, %s, 'PENDING', part_at FROM outbox_events"
+                                  " WHERE id = %s RETURNING id::text", ep, ev)
+    a0, b0, a1, a2 = events
+    with db.conn.cursor() as cur:  # no parameters: the statement's % signs are its own
+        cur.execute("PREPARE next_q AS " + (ROOT / "sql" / "queries" / "delivery_ordered_next.sql").read_text())
+
+    def nxt(*ids):
+        return db.all("EXECUTE next_q(%s)", "{" + ",".join(ids) + "}")
+
+    db.all("UPDATE outbox_deliveries SET status = 'SUCCEEDED' WHERE id = %s", dl[a0, ordered])
+    got = nxt(dl[a0, ordered])
+    assert [r["id"] for r in got] == [dl[a1, ordered]]
+    assert abs(got[0]["due_ms"] - db.value("SELECT (extract(epoch FROM now()) * 1000)::bigint")) < 5000
+    # a retrying successor keeps its own due time
+    db.all("UPDATE outbox_deliveries SET status = 'RETRYING', next_attempt_at = now() + interval '1 hour'"
+           " WHERE id = %s", dl[a1, ordered])
+    due = db.value("SELECT (extract(epoch FROM next_attempt_at) * 1000)::bigint FROM outbox_deliveries WHERE id = %s",
+                   dl[a1, ordered])
+    assert [(r["id"], r["due_ms"]) for r in nxt(dl[a0, ordered])] == [(dl[a1, ordered], due)]
+    # a finished successor is passed over for the next open one
+    db.all("UPDATE outbox_deliveries SET status = 'SUCCEEDED' WHERE id = %s", dl[a1, ordered])
+    assert [r["id"] for r in nxt(dl[a0, ordered])] == [dl[a2, ordered]]
+    # nothing: an unordered endpoint, the last of its aggregate, an aggregate of one
+    assert nxt(dl[a0, plain], dl[a2, ordered], dl[b0, ordered]) == []

@@ -28,8 +28,8 @@ def test_migrate_twice_is_a_noop(env, services):
         for t in ("webhook_inbox", "outbox_events", "webhook_endpoints", "outbox_deliveries", "attempts",
                   "dead_letters", "hookd_entities", "schema_migrations"):
             assert t in tables
-        # one hookd_emit per form: the global one and, since 0013, the tenant's
-        assert db.value("SELECT count(*) FROM pg_proc WHERE proname = 'hookd_emit'") == 2
+        # one hookd_emit since 0026, whose defaults take every form (global, p_tenant, p_payload_retention)
+        assert db.value("SELECT count(*) FROM pg_proc WHERE proname = 'hookd_emit'") == 1
     finally:
         db.close()
 
