@@ -618,6 +618,8 @@ void api_close(struct api *a)
 {
     if (a && a->purge_ev)
         event_del(a->purge_ev);
+    if (a)
+        api_msgs_close(a->msgs);
 }
 
 void api_free(struct api *a)

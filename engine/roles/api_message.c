@@ -329,6 +329,7 @@ void api_message_create(PGconn *conn, struct api_req *r)
 struct api_msgs {
     struct hookd_ctx *ctx;
     struct batcher *batcher; /* gathers struct api_req *, weighed by their bodies */
+    struct db_pool *db;      /* MSG_BATCHES_RUNNING connections of its own, generic plans */
 };
 
 /* One creation of a batch, as the batch's job sees it. */
@@ -654,7 +655,7 @@ static void on_batch(void *arg, void *items, size_t n, size_t bytes)
         b->it[i].r = b->reqs[i];
         b->it[i].leader = i;
     }
-    db_pool_submit(b->m->ctx->db, work_batch, done_batch, b);
+    db_pool_submit(b->m->db, work_batch, done_batch, b);
 }
 
 struct api_msgs *api_msgs_new(struct hookd_ctx *ctx)
@@ -666,11 +667,24 @@ struct api_msgs *api_msgs_new(struct hookd_ctx *ctx)
     struct batcher_config bc = {sizeof(struct api_req *), MSG_BATCH_MAX, MSG_BATCH_BYTES, MSG_BATCHES_RUNNING,
                                 BATCHER_LINGER_TURN};
     m->batcher = batcher_new(ctx->base, &bc, on_batch, m);
-    if (!m->batcher) {
+    m->db = db_pool_new(ctx->base, ctx->cfg->database.text, MSG_BATCHES_RUNNING, false);
+    if (!m->batcher || !m->db) {
+        batcher_free(m->batcher);
+        db_pool_free(m->db);
         free(m);
         return NULL;
     }
     return m;
+}
+
+void api_msgs_close(struct api_msgs *m)
+{
+    if (!m)
+        return;
+    /* runs the batches still queued and their completions (which answer
+     * their requests) while the API lives; later batches answer 503 */
+    db_pool_free(m->db);
+    m->db = NULL;
 }
 
 void api_msgs_add(struct api_msgs *m, struct api_req *r)
@@ -682,6 +696,7 @@ void api_msgs_free(struct api_msgs *m)
 {
     if (!m)
         return;
+    api_msgs_close(m);
     size_t n;
     struct api_req **open = batcher_take(m->batcher, &n);
     for (size_t i = 0; i < n; i++) {
