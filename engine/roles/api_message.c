@@ -316,10 +316,13 @@ void api_message_create(PGconn *conn, struct api_req *r)
             api_error(r, 409, "conflict", "a message with this eventId already exists");
         return;
     }
+    bool gone = PQntuples(res) == 0; /* its application was deleted meanwhile */
     json_t *body = api_row_json(res, 0, 0);
     PQclear(res);
     if (body)
         api_reply(r, 202, body);
+    else if (gone)
+        api_not_found(r, "Application");
     else
         api_error(r, 500, "server_error", "the message was not stored");
 }
