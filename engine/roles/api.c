@@ -29,6 +29,7 @@
 #include "config.h"
 #include "ctx.h"
 #include "db.h"
+#include "encoding.h"
 #include "http_server.h"
 #include "log.h"
 #include "portal_token.h"
@@ -428,10 +429,9 @@ static int token_digest(struct evhttp_request *req, char out[65])
         return -1;
     unsigned char md[SHA256_DIGEST_LENGTH];
     SHA256((const unsigned char *)tok, n, md);
-    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    int rc = enc_hex_encode(md, sizeof md, out, 65); /* not 32 snprintf calls a request */
     OPENSSL_cleanse(md, sizeof md);
-    return 0;
+    return rc == 0 ? 0 : -1;
 }
 
 /* The JSON body of POST, PUT and PATCH (an object), or answers 422/400. */
@@ -618,6 +618,8 @@ void api_close(struct api *a)
 {
     if (a && a->purge_ev)
         event_del(a->purge_ev);
+    if (a)
+        api_msgs_close(a->msgs);
 }
 
 void api_free(struct api *a)

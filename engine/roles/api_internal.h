@@ -201,6 +201,9 @@ struct hookd_ctx;
 struct api_msgs;
 struct api_msgs *api_msgs_new(struct hookd_ctx *ctx);
 void api_msgs_add(struct api_msgs *m, struct api_req *r);
+/* Runs the batches in flight to their answers and closes the batches'
+ * connections (the worker's close phase); api_msgs_free does it too. */
+void api_msgs_close(struct api_msgs *m);
 void api_msgs_free(struct api_msgs *m);
 
 /* The routes (api.c) and the OpenAPI document built from them (api_openapi.c). */

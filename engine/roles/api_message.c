@@ -39,17 +39,21 @@
 #include "query.h"
 #include "xmalloc.h"
 
-/* Creations per batch, and batches running at once (each holds one
- * connection of the shared pool, db_pool_size, 8 by default, for one
- * statement that commits on its own, as ingest's insert: ingest runs
- * ingest_concurrency = 2 too). The statement itself takes about 1 ms for 8
- * requests (EXPLAIN ANALYZE, sql/queries/api_message_batch.sql); the rest
- * of a batch is the commit's WAL flush, so fewer, larger batches carry
- * more requests per flush (shared busy machine, 20,000 creations over 32
- * connections, ratio to inbox ingest in the same run: 1 running 0.79 and
- * 0.37, 2: 0.47 and 0.48, 4: 0.36 and 0.29). */
+/* Creations per batch, and batches running at once. The batches run on a
+ * pool of their own (MSG_BATCHES_RUNNING connections, in addition to
+ * db_pool_size), with generic plans: the shared pool plans every execution
+ * for its parameters (db_pool_new's custom_plans), which for this
+ * statement of a dozen CTEs was about 30 % of Postgres's CPU per message
+ * (perf, issue 19). Each batch is one statement that commits on its own,
+ * as ingest's insert; the statement takes about 1.4 ms for 16 requests
+ * (EXPLAIN ANALYZE, sql/queries/api_message_batch.sql), the rest is the
+ * commit's WAL flush, and the requests that arrive meanwhile make the next
+ * batch. One batch at a time: larger batches, and no two statements
+ * contending for the same application row lock and index pages (Postgres
+ * CPU per message, shared busy machine, 20,000 creations over 32
+ * connections: 1 running 64 and 97 us, 2 running 119, 128 and 168 us). */
 #define MSG_BATCH_MAX 256
-#define MSG_BATCHES_RUNNING 2
+#define MSG_BATCHES_RUNNING 1
 #define MSG_BATCH_BYTES (64u << 20)
 
 #define EVENT_TYPE_MAX 256
@@ -316,10 +320,13 @@ void api_message_create(PGconn *conn, struct api_req *r)
             api_error(r, 409, "conflict", "a message with this eventId already exists");
         return;
     }
+    bool gone = PQntuples(res) == 0; /* its application was deleted meanwhile */
     json_t *body = api_row_json(res, 0, 0);
     PQclear(res);
     if (body)
         api_reply(r, 202, body);
+    else if (gone)
+        api_not_found(r, "Application");
     else
         api_error(r, 500, "server_error", "the message was not stored");
 }
@@ -329,6 +336,7 @@ void api_message_create(PGconn *conn, struct api_req *r)
 struct api_msgs {
     struct hookd_ctx *ctx;
     struct batcher *batcher; /* gathers struct api_req *, weighed by their bodies */
+    struct db_pool *db;      /* MSG_BATCHES_RUNNING connections of its own, generic plans */
 };
 
 /* One creation of a batch, as the batch's job sees it. */
@@ -654,7 +662,7 @@ static void on_batch(void *arg, void *items, size_t n, size_t bytes)
         b->it[i].r = b->reqs[i];
         b->it[i].leader = i;
     }
-    db_pool_submit(b->m->ctx->db, work_batch, done_batch, b);
+    db_pool_submit(b->m->db, work_batch, done_batch, b);
 }
 
 struct api_msgs *api_msgs_new(struct hookd_ctx *ctx)
@@ -666,11 +674,24 @@ struct api_msgs *api_msgs_new(struct hookd_ctx *ctx)
     struct batcher_config bc = {sizeof(struct api_req *), MSG_BATCH_MAX, MSG_BATCH_BYTES, MSG_BATCHES_RUNNING,
                                 BATCHER_LINGER_TURN};
     m->batcher = batcher_new(ctx->base, &bc, on_batch, m);
-    if (!m->batcher) {
+    m->db = db_pool_new(ctx->base, ctx->cfg->database.text, MSG_BATCHES_RUNNING, false);
+    if (!m->batcher || !m->db) {
+        batcher_free(m->batcher);
+        db_pool_free(m->db);
         free(m);
         return NULL;
     }
     return m;
+}
+
+void api_msgs_close(struct api_msgs *m)
+{
+    if (!m)
+        return;
+    /* runs the batches still queued and their completions (which answer
+     * their requests) while the API lives; later batches answer 503 */
+    db_pool_free(m->db);
+    m->db = NULL;
 }
 
 void api_msgs_add(struct api_msgs *m, struct api_req *r)
@@ -682,6 +703,7 @@ void api_msgs_free(struct api_msgs *m)
 {
     if (!m)
         return;
+    api_msgs_close(m);
     size_t n;
     struct api_req **open = batcher_take(m->batcher, &n);
     for (size_t i = 0; i < n; i++) {

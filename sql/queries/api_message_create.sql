@@ -3,12 +3,15 @@
 -- (a second message with the same eventId: unique violation, 409).
 -- channels and tags: JSON arrays of names (a set: sorted, each once) or
 -- NULL; deliverAt: no attempt before then (sql/0019); the payload expires
--- after its retention (sql/0020).
+-- after its retention (sql/0020). The application is locked FOR KEY SHARE
+-- (sql/0025: what the claims' foreign key did): no row when it was deleted
+-- meanwhile.
 -- parameters: $1 = application id, $2 = event type, $3 = payload (JSON), $4 = eventId or NULL,
 --   $5 = with content (boolean), $6 = channels (JSON array) or NULL, $7 = tags (JSON array) or NULL,
 --   $8 = deliverAt (timestamptz) or NULL, $9 = payload retention in hours or NULL (as long as the row)
 -- columns: body
-WITH n AS (SELECT hookd_uuid7() AS id),
+WITH lk AS MATERIALIZED (SELECT t.id FROM hookd_tenants t WHERE t.id = $1 FOR KEY SHARE),
+ n AS (SELECT hookd_uuid7() AS id FROM lk),
  claim AS (INSERT INTO hookd_message_ids (tenant_id, event_id, message_id)
            SELECT $1, $4, n.id FROM n WHERE $4::text IS NOT NULL RETURNING message_id)
 INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, tenant_id, api_event_id,

@@ -231,3 +231,69 @@ def test_channels_tags_and_deliver_at(env, api, receivers):
                          m(10)])
     assert out[0]["ok"].get("channels") is None and "ok" in out[1]
     assert sorted(json.loads(r.body)["n"] for r in rx_a.wait(2)) == [1, 10]
+
+
+def test_upgrade_to_0025_keeps_claims_and_their_cascade(env):
+    """Migration 0025 replaces the eventId claims' foreign key (an RI check
+    and lock per message) by one FOR KEY SHARE lock of the batch's
+    applications per statement and delete/truncate triggers. On a database
+    that had claims before it: an old eventId still answers 409; a deleted
+    application takes its claims with it; a creation that meets a delete of
+    its application in progress waits for it and answers 404, storing
+    nothing; TRUNCATE empties the claims."""
+    import threading
+
+    import psycopg2
+    from hookdtest.services import Db
+    from hookdtest.worker import run_hookd
+    from test_retention import old_layout_database
+    name = old_layout_database(env, before="0025")
+    url = env.services.db_url(name)
+    db = Db(url)
+    db.all("INSERT INTO hookd_tenants (id, uid, name) VALUES ('app_old', 'old', 'Old'), ('app_gone', 'gone', 'Gone'),"
+           " ('app_race', 'race', 'Race')")
+    db.all("INSERT INTO hookd_message_ids (tenant_id, event_id, message_id) SELECT t, 'pre', hookd_uuid7()"
+           " FROM unnest(ARRAY['app_old', 'app_gone']) t")
+    cfg = outbound_config(env, database=url)
+    r = run_hookd(["-c", str(cfg), "migrate"])
+    assert r.returncode == 0 and "0025_message_ids_no_fk" in r.stdout, (r.stdout, r.stderr)
+    assert db.value("SELECT count(*) FROM pg_constraint WHERE conrelid = 'hookd_message_ids'::regclass"
+                    " AND contype = 'f'") == 0
+    w = env.worker(config=cfg)
+    root = new_token(cfg, "root")
+
+    def create(app, event_id, key=None):
+        return (f"/api/v1/app/{app}/msg", root, {"eventType": "a.b", "payload": {"e": event_id}, "eventId": event_id},
+                {"idempotency-key": key} if key else {})
+
+    got = burst(w, [create("old", "pre"), create("old", "pre", "k1"), create("old", "new", "k2"),
+                    create("gone", "pre")])
+    assert [s for s, _ in got] == [409, 409, 202, 409], got
+    st, _ = raw(w, "DELETE", "/api/v1/app/gone", root)
+    assert st == 204
+    assert db.value("SELECT count(*) FROM hookd_message_ids WHERE tenant_id = 'app_gone'") == 0
+    assert db.value("SELECT count(*) FROM hookd_message_ids WHERE tenant_id = 'app_old'") == 2
+    assert raw(w, "POST", *create("gone", "pre")[:3])[0] == 404
+    # a delete in progress: the creation waits for it, then finds no application
+    other = psycopg2.connect(url)
+    try:
+        other.cursor().execute("DELETE FROM hookd_tenants WHERE id = 'app_race'")
+        answer = {}
+        t = threading.Thread(target=lambda: answer.update(r=raw(w, "POST", *create("race", "r1", "kr")[:3],
+                                                                headers={"idempotency-key": "kr"})))
+        t.start()
+        wait_for(lambda: db.value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                  " AND query LIKE '-- api_message_batch%%'") >= 1,
+                 what="the batch waiting for the delete")
+        other.commit()
+        t.join(20)
+    finally:
+        other.close()
+    assert answer["r"][0] == 404, answer
+    assert db.value("SELECT count(*) FROM hookd_message_ids WHERE tenant_id = 'app_race'") == 0
+    assert db.value("SELECT count(*) FROM outbox_events WHERE tenant_id = 'app_race'") == 0
+    assert db.value("SELECT count(*) FROM hookd_idempotency_keys WHERE key = 'kr'") == 0
+    db.all("TRUNCATE hookd_tenants CASCADE")
+    assert db.value("SELECT count(*) FROM hookd_message_ids") == 0
+    w.stop()
+    db.close()
