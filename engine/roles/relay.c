@@ -34,8 +34,9 @@
 #include "ctx.h"
 #include "xmalloc.h"
 
-/* Deliveries per pass: FANOUT_BATCH_N events divided by the deliveries per
- * event of the last claim. Until a claim has told that ratio, a pass claims
+/* Deliveries per pass: a pass claims the relay's batch (FANOUT_BATCH_N at
+ * most, see below) divided by the deliveries per event of the last claim,
+ * in events. Until a claim has told that ratio, a pass claims
  * FANOUT_PROBE_N events: with 10,000 tenants x 3 endpoints, the first two
  * passes of 1,000 events made 3,000 deliveries each, outlasted
  * first_attempt_window, went past INLINE_MAX (2,000 deliveries not sent
@@ -43,6 +44,18 @@
  * the passes after them (issue 19, make bench-tenants). */
 #define FANOUT_BATCH_N 1000
 #define FANOUT_PROBE_N 32
+/* The deliveries per pass shrink when the receivers or Postgres slow down:
+ * a pass whose window ran out halves them for the next passes (down to
+ * FANOUT_BATCH_MIN), and each pass whose answers all came within half the
+ * window adds FANOUT_BATCH_STEP back (up to FANOUT_BATCH_N). What a window
+ * leaves on the wire is finished by the regular path, which costs Postgres
+ * two to three times as much per delivery; with passes of a fixed size, a
+ * slow spell on a busy machine made that extra work slow the next passes
+ * until their windows ran out too, and a whole run went at a third of its
+ * speed (issue 19: 24 of 27 windows ran out, 21,176 of 30,000 deliveries
+ * handed over). */
+#define FANOUT_BATCH_MIN 100
+#define FANOUT_BATCH_STEP 100
 /* Passes at once: while one waits for its receivers, another claims or
  * commits. They take disjoint events (SKIP LOCKED). */
 #define LANES 2
@@ -145,6 +158,7 @@ struct relay {
     int running;                       /* passes */
     bool again;
     size_t per_event;       /* deliveries per event of the last claim, at least 1; 0: none yet */
+    long batch;             /* deliveries per pass, FANOUT_BATCH_MIN..FANOUT_BATCH_N */
     int bounded_run;        /* claims in a row that started after another pass */
     char mark_id[40];       /* the first event of the last claim that found any, "" if none */
     int64_t rescan_ms;      /* monotonic: when the last claim before the mark began */
@@ -829,14 +843,18 @@ static void done_settle(void *arg)
     if (p->ok && p->nevents > 0) {
         int64_t end = clock_mono_ms();
         histogram_observe(&r->ctx->stats.fanout_seconds, (double)(end - p->started_ms) / 1000.0);
-        if (p->window_ran_out)
+        if (p->window_ran_out) {
             r->ctx->stats.fanout_window_closed++;
+            r->batch = r->batch / 2 > FANOUT_BATCH_MIN ? r->batch / 2 : FANOUT_BATCH_MIN;
+        } else if (p->nsent > 0 && 2 * (p->closed_ms - p->claimed_ms) <= r->ctx->cfg->first_attempt_window) {
+            r->batch = r->batch + FANOUT_BATCH_STEP < FANOUT_BATCH_N ? r->batch + FANOUT_BATCH_STEP : FANOUT_BATCH_N;
+        }
         log_debug("relay.fanned_out",
                   "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s claim_ms=%lld send_ms=%lld"
-                  " settle_ms=%lld window_ran_out=%s",
+                  " settle_ms=%lld window_ran_out=%s next_batch=%ld",
                   p->nevents, p->nrows, ndue, p->bounded ? "true" : "false",
                   (long long)(p->claimed_ms - p->started_ms), (long long)(p->closed_ms - p->claimed_ms),
-                  (long long)(end - p->closed_ms), p->window_ran_out ? "true" : "false");
+                  (long long)(end - p->closed_ms), p->window_ran_out ? "true" : "false", r->batch);
     }
     free(items);
     free(fates);
@@ -890,7 +908,7 @@ static void start_pass(struct relay *r)
     p->lane = lane;
     lane->pass = p;
     p->started_ms = clock_mono_ms();
-    p->limit = r->per_event ? FANOUT_BATCH_N / (long)r->per_event : FANOUT_PROBE_N;
+    p->limit = r->per_event ? r->batch / (long)r->per_event : FANOUT_PROBE_N;
     if (p->limit < 1)
         p->limit = 1;
     /* Another lane's pass claimed a full batch and holds it: start after it */
@@ -1015,6 +1033,7 @@ struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery)
     }
     r->ctx = ctx;
     r->delivery = delivery;
+    r->batch = FANOUT_BATCH_N;
     for (int i = 0; i < LANES; i++) {
         r->lanes[i].db = db_pool_new(ctx->base, ctx->cfg->database.text, 1, false);
         if (!r->lanes[i].db) {
