@@ -13,6 +13,8 @@ static const char *const reject_names[REJECT__COUNT] = {
     "bad_verify_token",
 };
 
+static const char *const fanout_names[FANOUT__COUNT] = {"pass_succeeded", "pass_failed", "handed_over", "scheduled"};
+
 void stats_add(struct stats *s, enum stat_id id, uint64_t n)
 {
     s->total[id] += n;
@@ -34,6 +36,11 @@ const char *stats_name(enum stat_id id)
 const char *stats_reject_name(enum reject_reason r)
 {
     return reject_names[r];
+}
+
+const char *stats_fanout_name(enum fanout_path p)
+{
+    return fanout_names[p];
 }
 
 const double histogram_bounds[HIST_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,

@@ -52,9 +52,20 @@ struct histogram {
 extern const double histogram_bounds[HIST_BUCKETS]; /* upper bounds, seconds */
 void histogram_observe(struct histogram *h, double seconds);
 
+/* Where the relay's fan-out put each delivery it created (worker-local, not
+ * in `hookd:stats`): its first attempt's outcome written by the pass itself
+ * (a success, or a failure to retry), handed to the regular path (still on
+ * the wire, or answered after, when first_attempt_window closed), or not
+ * sent by the pass (rateLimit, ordered, deliverAt, an open circuit, a
+ * backlog): written PENDING and scheduled. */
+enum fanout_path { FANOUT_PASS_SUCCEEDED, FANOUT_PASS_FAILED, FANOUT_HANDED_OVER, FANOUT_SCHEDULED, FANOUT__COUNT };
+
 struct stats {
     struct histogram ingest_seconds;   /* inbound request: arrival to answer */
     struct histogram delivery_seconds; /* outbound POST: start to outcome */
+    struct histogram fanout_seconds;   /* a relay pass that fanned out events: claim to commit */
+    uint64_t fanout[FANOUT__COUNT];    /* deliveries created by the relay's passes, by path */
+    uint64_t fanout_window_closed;     /* passes whose first_attempt_window ran out before every answer */
     uint64_t total[STAT__COUNT];
     uint64_t unflushed[STAT__COUNT];
     uint64_t rejected[REJECT__COUNT];
@@ -65,5 +76,6 @@ void stats_add(struct stats *s, enum stat_id id, uint64_t n);
 void stats_reject(struct stats *s, enum reject_reason r);
 const char *stats_name(enum stat_id id);             /* "ingested", ... */
 const char *stats_reject_name(enum reject_reason r); /* "bad_signature", ... */
+const char *stats_fanout_name(enum fanout_path p);   /* "pass_succeeded", ... */
 
 #endif

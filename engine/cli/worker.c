@@ -302,7 +302,7 @@ static int start_metrics(struct worker *w, char *err, size_t errlen)
     (void)err;
     (void)errlen;
     if (w->admin_http)
-        w->metrics = metrics_new(&w->ctx, w->admin_http, w->heartbeat, w->inbox, w->retainer);
+        w->metrics = metrics_new(&w->ctx, w->admin_http, w->heartbeat, w->inbox, w->delivery, w->retainer);
     return 0;
 }
 static void free_metrics(struct worker *w)

@@ -134,6 +134,7 @@ struct hc_conn {
     char addr[INET6_ADDRSTRLEN]; /* the address actually connected to */
     int idle;
     int closed;      /* evhttp reset it: never reuse */
+    int counted;     /* counted in conns_opened: conn_free counts it closed */
     int established; /* TCP (and TLS) handshake completed at least once */
     int verify_err;  /* first X509_V_ERR_* seen while verifying the server */
 };
@@ -220,7 +221,10 @@ struct http_client {
     int max_idle_total;
     int max_idle_origin;
     uint64_t conns_opened;  /* connections created (http_client_stats) */
-    uint64_t conns_reused;  /* requests sent on a kept-alive connection */
+    uint64_t conns_closed;  /* of them, freed */
+    uint64_t requests_sent; /* requests written on a connection */
+    uint64_t conns_reused;  /* of them, on a kept-alive connection */
+    size_t nqueued;         /* requests in keys' FIFOs */
     struct key_list ready;  /* keys that could start a request now */
     struct req_list active; /* requests holding slots */
     struct req_list done;   /* outcomes waiting for on_deliver */
@@ -393,6 +397,8 @@ static int conn_is_open(const struct hc_conn *conn)
 
 static void conn_free(struct hc_conn *conn)
 {
+    if (conn->counted)
+        conn->client->conns_closed++;
     if (conn->evcon) {
         evhttp_connection_set_closecb(conn->evcon, NULL, NULL);
         if (conn->ssl)
@@ -624,6 +630,7 @@ static struct hc_conn *conn_new(struct http_client *c, const struct hc_request *
     evhttp_connection_set_max_body_size(conn->evcon, (ev_ssize_t)body_limit(c->max_response));
     evhttp_connection_set_closecb(conn->evcon, on_conn_close, conn);
     c->conns_opened++;
+    conn->counted = 1;
     return conn;
 
 fail:
@@ -1087,6 +1094,7 @@ static void request_send(struct hc_request *r, struct hc_conn *conn)
 
     r->conn = conn;
     r->phase = REQ_SENDING;
+    r->client->requests_sent++;
     r->have_http_error = 0;
     r->sock_errno = 0;
     r->got_headers = 0;
@@ -1277,6 +1285,7 @@ static void dispatch(struct http_client *c)
         }
         TAILQ_REMOVE(&k->waiting, r, link);
         k->nwaiting--;
+        c->nqueued--;
         k->inflight++;
         r->origin->inflight++;
         c->nactive++;
@@ -1496,6 +1505,7 @@ static void cancel_all(struct http_client *c)
         while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
             TAILQ_REMOVE(&k->waiting, r, link);
             k->nwaiting--;
+            c->nqueued--;
             set_error(r, "cancelled");
             r->phase = REQ_DONE;
             queue_done(r);
@@ -1558,6 +1568,7 @@ int http_client_post(struct http_client *c, const char *key, const char *url, co
     r->phase = REQ_QUEUED;
     TAILQ_INSERT_TAIL(&k->waiting, r, link);
     k->nwaiting++;
+    c->nqueued++;
     c->pending++;
     key_update_ready(c, k);
     dispatch(c);
@@ -1590,6 +1601,7 @@ size_t http_client_cancel_queued(struct http_client *c, const char *key)
     while ((r = TAILQ_FIRST(&k->waiting)) != NULL) {
         TAILQ_REMOVE(&k->waiting, r, link);
         k->nwaiting--;
+        c->nqueued--;
         set_error(r, "not sent");
         r->unsent = 1;
         r->phase = REQ_DONE;
@@ -1606,7 +1618,11 @@ void http_client_stats(const struct http_client *c, struct http_client_stats *ou
     if (!c)
         return;
     out->connections_opened = c->conns_opened;
+    out->connections_closed = c->conns_closed;
+    out->requests_sent = c->requests_sent;
     out->requests_reused = c->conns_reused;
     out->idle = (size_t)c->nidle;
     out->idle_origins = (size_t)HASH_COUNT(c->origins);
+    out->active = (size_t)c->nactive;
+    out->queued = c->nqueued;
 }

@@ -133,12 +133,16 @@ size_t http_client_key_backlog(const struct http_client *client, const char *key
  * how many were taken back. */
 size_t http_client_cancel_queued(struct http_client *client, const char *key);
 
-/* Counters of connection reuse since the client was created. */
+/* Counters since the client was created, and gauges of now. */
 struct http_client_stats {
     uint64_t connections_opened; /* TCP (and TLS) connections created */
-    uint64_t requests_reused;    /* requests sent on a kept-alive connection */
+    uint64_t connections_closed; /* of them, closed again (by either side, failed, idle too long, or trimmed) */
+    uint64_t requests_sent;      /* requests written on a connection (a re-send on a new one counts again) */
+    uint64_t requests_reused;    /* of them, sent on a kept-alive connection */
     size_t idle;                 /* idle keep-alive connections now */
-    size_t idle_origins;         /* origins they belong to */
+    size_t idle_origins;         /* origins known now (with idle connections or requests) */
+    size_t active;               /* requests holding a slot now (resolving, on the wire, being reported) */
+    size_t queued;               /* requests waiting in their keys' queues now */
 };
 
 void http_client_stats(const struct http_client *client, struct http_client_stats *out);

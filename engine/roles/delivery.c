@@ -1405,6 +1405,11 @@ size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_
     return http_client_key_backlog(d->http, endpoint_name);
 }
 
+void delivery_http_stats(const struct delivery *d, struct http_client_stats *out)
+{
+    http_client_stats(d->http, out);
+}
+
 static void client_config(const struct hookd_config *cfg, struct http_client_config *hc)
 {
     *hc = (struct http_client_config){

@@ -22,6 +22,7 @@
 struct hookd_ctx;
 struct alerter;
 struct delivery;
+struct http_client_stats;
 
 /* Starts the sender and its scheduler of the delivery queue. ctx and
  * alerter are borrowed and must outlive it. NULL with err when the HTTP
@@ -50,6 +51,8 @@ bool delivery_endpoint_circuit_open(const struct delivery *d, const char *endpoi
 void delivery_park_fanned_out(struct delivery *d, char **ids, char **endpoint_names, size_t n);
 /* Requests to one endpoint on the wire or waiting for a connection. */
 size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_name);
+/* The outbound HTTP client's connection and request counters (http_client.h). */
+void delivery_http_stats(const struct delivery *d, struct http_client_stats *out);
 
 /* ---- first attempts: the relay's fan-out (relay.c) ---------------------------
  * A fan-out pass sends each new delivery once while its transaction still

@@ -9,7 +9,9 @@
 #include "clock.h"
 #include "ctx.h"
 #include "db.h"
+#include "delivery.h"
 #include "heartbeat.h"
+#include "http_client.h"
 #include "http_server.h"
 #include "inbox.h"
 #include "retainer.h"
@@ -19,9 +21,10 @@
 
 struct metrics {
     struct hookd_ctx *ctx;
-    const struct heartbeat *hb; /* borrowed: queue depths, DLQ size */
-    const struct inbox *inbox;  /* borrowed; NULL when the worker has no inbox role */
-    const struct retainer *ret; /* borrowed: storage figures */
+    const struct heartbeat *hb;      /* borrowed: queue depths, DLQ size */
+    const struct inbox *inbox;       /* borrowed; NULL when the worker has no inbox role */
+    const struct delivery *delivery; /* borrowed; NULL when the worker has no relay role */
+    const struct retainer *ret;      /* borrowed: storage figures */
 };
 
 /* Each table's storage, as the retainer last measured it (nothing before
@@ -73,6 +76,39 @@ static void histogram(struct evbuffer *b, const char *name, const char *help, co
     }
     evbuffer_add_printf(b, "hookd_%s_bucket{le=\"+Inf\"} %llu\nhookd_%s_sum %.6f\nhookd_%s_count %llu\n", name,
                         (unsigned long long)h->n, name, h->sum, name, (unsigned long long)h->n);
+}
+
+/* The relay's fan-out (where its deliveries went) and the delivery role's
+ * outbound HTTP client (connections, reuse). */
+static void delivery_metrics(struct evbuffer *b, const struct stats *s, const struct delivery *d)
+{
+    if (!d)
+        return;
+    evbuffer_add_printf(b, "# HELP hookd_fanout_deliveries_total Deliveries the relay's fan-out created, by where "
+                           "their first outcome was written.\n# TYPE hookd_fanout_deliveries_total counter\n");
+    for (int i = 0; i < FANOUT__COUNT; i++)
+        evbuffer_add_printf(b, "hookd_fanout_deliveries_total{path=\"%s\"} %llu\n", stats_fanout_name(i),
+                            (unsigned long long)s->fanout[i]);
+    histogram(b, "fanout_seconds", "Relay passes that fanned out events, claim to commit.", &s->fanout_seconds);
+    counter(b, "fanout_window_closed", "Relay passes whose first_attempt_window ran out before every answer.",
+            (unsigned long long)s->fanout_window_closed);
+    struct http_client_stats h;
+    delivery_http_stats(d, &h);
+    counter(b, "outbound_connections_opened", "Outbound connections (TCP, and TLS) opened for deliveries.",
+            (unsigned long long)h.connections_opened);
+    counter(b, "outbound_connections_closed", "Outbound connections closed again.",
+            (unsigned long long)h.connections_closed);
+    counter(b, "outbound_requests", "Outbound delivery requests written on a connection.",
+            (unsigned long long)h.requests_sent);
+    counter(b, "outbound_requests_reused", "Outbound requests sent on a kept-alive connection.",
+            (unsigned long long)h.requests_reused);
+    gauge(b, "outbound_connections_idle", "Idle keep-alive outbound connections now.", (double)h.idle);
+    gauge(b, "outbound_origins", "Origins (scheme, host, port) the outbound client knows now.",
+          (double)h.idle_origins);
+    gauge(b, "outbound_requests_active", "Outbound requests holding a slot now (resolving, connecting, on the wire).",
+          (double)h.active);
+    gauge(b, "outbound_requests_queued", "Outbound requests waiting behind their endpoint's or origin's bound now.",
+          (double)h.queued);
 }
 
 static void handle_metrics(struct evhttp_request *req, void *arg)
@@ -129,6 +165,7 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
                             "hookd_inbox_lateness_seconds{quantile=\"0.99\"} %g\n",
                             (double)p50 / 1000.0, (double)p99 / 1000.0);
     }
+    delivery_metrics(b, s, m->delivery);
     storage_metrics(b, retainer_storage(m->ret));
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
     evhttp_send_reply(req, 200, "OK", b);
@@ -136,9 +173,10 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
 }
 
 struct metrics *metrics_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
-                            const struct inbox *inbox, const struct retainer *ret)
+                            const struct inbox *inbox, const struct delivery *delivery, const struct retainer *ret)
 {
     struct metrics *m = xcalloc(1, sizeof *m);
+    m->delivery = delivery;
     m->ret = ret;
     m->ctx = ctx;
     m->hb = hb;

@@ -34,8 +34,28 @@
 #include "ctx.h"
 #include "xmalloc.h"
 
-/* Events per pass (divided by the deliveries per event of the last pass). */
+/* Deliveries per pass: a pass claims the relay's batch (FANOUT_BATCH_N at
+ * most, see below) divided by the deliveries per event of the last claim,
+ * in events. Until a claim has told that ratio, a pass claims
+ * FANOUT_PROBE_N events: with 10,000 tenants x 3 endpoints, the first two
+ * passes of 1,000 events made 3,000 deliveries each, outlasted
+ * first_attempt_window, went past INLINE_MAX (2,000 deliveries not sent
+ * inline) and handed the rest to the regular path, whose extra work slowed
+ * the passes after them (issue 19, make bench-tenants). */
 #define FANOUT_BATCH_N 1000
+#define FANOUT_PROBE_N 32
+/* The deliveries per pass shrink when the receivers or Postgres slow down:
+ * a pass whose window ran out halves them for the next passes (down to
+ * FANOUT_BATCH_MIN), and each pass whose answers all came within half the
+ * window adds FANOUT_BATCH_STEP back (up to FANOUT_BATCH_N). What a window
+ * leaves on the wire is finished by the regular path, which costs Postgres
+ * two to three times as much per delivery; with passes of a fixed size, a
+ * slow spell on a busy machine made that extra work slow the next passes
+ * until their windows ran out too, and a whole run went at a third of its
+ * speed (issue 19: 24 of 27 windows ran out, 21,176 of 30,000 deliveries
+ * handed over). */
+#define FANOUT_BATCH_MIN 100
+#define FANOUT_BATCH_STEP 100
 /* Passes at once: while one waits for its receivers, another claims or
  * commits. They take disjoint events (SKIP LOCKED). */
 #define LANES 2
@@ -137,7 +157,8 @@ struct relay {
     int64_t last_work_ms, asserted_ms; /* monotonic */
     int running;                       /* passes */
     bool again;
-    size_t per_event;       /* deliveries per event in the last pass, at least 1 */
+    size_t per_event;       /* deliveries per event of the last claim, at least 1; 0: none yet */
+    long batch;             /* deliveries per pass, FANOUT_BATCH_MIN..FANOUT_BATCH_N */
     int bounded_run;        /* claims in a row that started after another pass */
     char mark_id[40];       /* the first event of the last claim that found any, "" if none */
     int64_t rescan_ms;      /* monotonic: when the last claim before the mark began */
@@ -174,14 +195,17 @@ struct pass {
     struct lane *lane;
     int set_listening;
     long limit;
-    bool bounded;       /* claims after the event after_id */
-    bool marked;        /* ... which is the mark (RESCAN_MS), not another pass's last event */
-    bool rescan;        /* claims before the mark, after_id (relay_claim_before) */
-    int64_t started_ms; /* monotonic */
-    char after_id[40];  /* the other lane's last event, or the mark */
-    char last_id[40];   /* this claim's last event, "" if none */
-    char first_id[40];  /* this claim's first event, "" if none */
-    bool holds_full;    /* claimed a full batch, holds it (loop) */
+    bool bounded;        /* claims after the event after_id */
+    bool marked;         /* ... which is the mark (RESCAN_MS), not another pass's last event */
+    bool rescan;         /* claims before the mark, after_id (relay_claim_before) */
+    int64_t started_ms;  /* monotonic */
+    int64_t claimed_ms;  /* monotonic: the claim came back */
+    int64_t closed_ms;   /* monotonic: the window closed */
+    bool window_ran_out; /* first_attempt_window closed it, not the last answer */
+    char after_id[40];   /* the other lane's last event, or the mark */
+    char last_id[40];    /* this claim's last event, "" if none */
+    char first_id[40];   /* this claim's first event, "" if none */
+    bool holds_full;     /* claimed a full batch, holds it (loop) */
     struct claimed_event {
         char id[40], tid[32];
     } * events; /* claimed, distinct */
@@ -453,7 +477,9 @@ static void on_window(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    close_window(arg);
+    struct pass *p = arg;
+    p->window_ran_out = !p->closed;
+    close_window(p);
 }
 
 /* `first_attempt_window` is how long a pass waits for its first attempts
@@ -676,6 +702,7 @@ static void close_window(struct pass *p)
     if (p->closed)
         return;
     p->closed = true;
+    p->closed_ms = clock_mono_ms();
     if (p->window_ev)
         evtimer_del(p->window_ev);
     for (size_t i = 0; i < p->nrows; i++) {
@@ -737,10 +764,6 @@ static void pass_end(struct pass *p)
         r->rescan_again = true;
         r->again = true;
     }
-    if (p->ok && p->nevents > 0) {
-        size_t per = (p->nrows + p->nevents - 1) / p->nevents;
-        r->per_event = per > 0 ? per : 1;
-    }
     if (!p->ok && p->set_listening >= 0 && r->set_listening < 0)
         r->set_listening = p->set_listening; /* not written: the next pass tries again */
     /* durations: on the monotonic clock, not moved by the clock's offset */
@@ -799,7 +822,12 @@ static void done_settle(void *arg)
                               : row->succeeded ? DELIVERY_RECORDED
                               : row->error     ? DELIVERY_RETRY
                                                : DELIVERY_ADOPT;
+            if (in)
+                r->ctx->stats.fanout[row->succeeded ? FANOUT_PASS_SUCCEEDED
+                                     : row->error   ? FANOUT_PASS_FAILED
+                                                    : FANOUT_HANDED_OVER]++;
         } else if (in) {
+            r->ctx->stats.fanout[FANOUT_SCHEDULED]++;
             due_ids[ndue] = row->id;
             due_names[ndue] = row->name;
             due[ndue++] = row->due_ms > now ? row->due_ms : now; /* deliverAt: due then */
@@ -818,9 +846,22 @@ static void done_settle(void *arg)
             }
         delivery_park_fanned_out(r->delivery, due_ids, due_names, npark);
     }
-    if (p->ok)
-        log_debug("relay.fanned_out", "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s",
-                  p->nevents, p->nrows, ndue, p->bounded ? "true" : "false");
+    if (p->ok && p->nevents > 0) {
+        int64_t end = clock_mono_ms();
+        histogram_observe(&r->ctx->stats.fanout_seconds, (double)(end - p->started_ms) / 1000.0);
+        if (p->window_ran_out) {
+            r->ctx->stats.fanout_window_closed++;
+            r->batch = r->batch / 2 > FANOUT_BATCH_MIN ? r->batch / 2 : FANOUT_BATCH_MIN;
+        } else if (p->nsent > 0 && 2 * (p->closed_ms - p->claimed_ms) <= r->ctx->cfg->first_attempt_window) {
+            r->batch = r->batch + FANOUT_BATCH_STEP < FANOUT_BATCH_N ? r->batch + FANOUT_BATCH_STEP : FANOUT_BATCH_N;
+        }
+        log_debug("relay.fanned_out",
+                  "events=%zu deliveries=%zu scheduled=%zu claimed_after_other_pass=%s claim_ms=%lld send_ms=%lld"
+                  " settle_ms=%lld window_ran_out=%s next_batch=%ld",
+                  p->nevents, p->nrows, ndue, p->bounded ? "true" : "false",
+                  (long long)(p->claimed_ms - p->started_ms), (long long)(p->closed_ms - p->claimed_ms),
+                  (long long)(end - p->closed_ms), p->window_ran_out ? "true" : "false", r->batch);
+    }
     free(items);
     free(fates);
     free(due_ids);
@@ -832,6 +873,12 @@ static void done_settle(void *arg)
 static void done_claim(void *arg)
 {
     struct pass *p = arg;
+    p->claimed_ms = clock_mono_ms();
+    /* known now, for the other lane's claim that may start below */
+    if (p->ok && p->nevents > 0) {
+        size_t per = (p->nrows + p->nevents - 1) / p->nevents;
+        p->r->per_event = per > 0 ? per : 1;
+    }
     p->holds_full = p->ok && p->in_tx && p->last_id[0] && (long)p->nevents >= p->limit;
     if (!p->ok || !p->in_tx) {
         pass_end(p);
@@ -867,7 +914,7 @@ static void start_pass(struct relay *r)
     p->lane = lane;
     lane->pass = p;
     p->started_ms = clock_mono_ms();
-    p->limit = FANOUT_BATCH_N / (long)(r->per_event ? r->per_event : 1);
+    p->limit = r->per_event ? r->batch / (long)r->per_event : FANOUT_PROBE_N;
     if (p->limit < 1)
         p->limit = 1;
     /* Another lane's pass claimed a full batch and holds it: start after it */
@@ -992,7 +1039,7 @@ struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery)
     }
     r->ctx = ctx;
     r->delivery = delivery;
-    r->per_event = 1;
+    r->batch = FANOUT_BATCH_N;
     for (int i = 0; i < LANES; i++) {
         r->lanes[i].db = db_pool_new(ctx->base, ctx->cfg->database.text, 1, false);
         if (!r->lanes[i].db) {

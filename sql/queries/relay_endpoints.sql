@@ -7,6 +7,13 @@
 -- tenants, not every tenant's. Sorted by tenant (byte order, global
 -- endpoints first): engine/core/endpoint_match.c finds a tenant's rows by
 -- binary search. channels: the endpoint's (comma-separated; NULL: every message).
+-- Each arm reads and locks its endpoint rows itself (a locking clause is not
+-- allowed on a UNION, hence the subqueries): the earlier form, ids IN (the
+-- two arms) joined back to the table by primary key, took twice as long for
+-- a pass of 333 tenants x 3 endpoints (a hash of 1,000 ids and 1,000 index
+-- probes; 8.6 vs 4.6 ms in the claim's settings), and on two shared cores
+-- this statement was what a pass to many tenants cost Postgres beyond a pass
+-- to one endpoint (issue 19, make bench-tenants with BENCH_PGSS=1).
 -- parameters: $1 = the claimed events' tenant ids (text[], binary)
 -- columns: id, name, url, secret, previous_secret, timeout_ms, max_inflight, filter, tenant_id, payload_filter,
 --   headers, rate_limit, ordered, channels
@@ -15,7 +22,9 @@ SELECT ep.id::text AS id, ep.name, ep.url, ep.secret,
  ep.max_inflight, f.filter, ep.tenant_id, ep.payload_filter::text AS payload_filter,
  NULLIF(ep.headers, '{}'::jsonb)::text AS headers, ep.rate_limit, ep.ordered,
  array_to_string(ep.channels, ',') AS channels
- FROM webhook_endpoints ep CROSS JOIN LATERAL unnest(ep.event_types) AS f(filter)
- WHERE ep.enabled AND ep.id IN (SELECT id FROM webhook_endpoints WHERE tenant_id IS NULL
-                                UNION ALL SELECT id FROM webhook_endpoints WHERE tenant_id = ANY ($1::text[]))
- ORDER BY ep.tenant_id COLLATE "C" NULLS FIRST, ep.id FOR KEY SHARE OF ep
+ FROM (SELECT * FROM (SELECT * FROM webhook_endpoints WHERE tenant_id IS NULL AND enabled FOR KEY SHARE) g
+       UNION ALL
+       SELECT * FROM (SELECT * FROM webhook_endpoints WHERE tenant_id = ANY ($1::text[]) AND enabled
+                      FOR KEY SHARE) t) ep
+ CROSS JOIN LATERAL unnest(ep.event_types) AS f(filter)
+ ORDER BY ep.tenant_id COLLATE "C" NULLS FIRST, ep.id

@@ -986,6 +986,33 @@ def test_answer_after_the_window_is_recorded_by_the_regular_path(env, receivers)
     wait_for(lambda: metrics_value(w, "hookd_delivered_total") == 1, what="hookd_delivered_total 1")
 
 
+def test_a_window_that_runs_out_halves_the_next_passes(env, receivers):
+    """A pass whose first_attempt_window runs out before its answers makes
+    the next passes claim half as many deliveries (issue 19: passes of a
+    fixed size, on a slow spell, kept outlasting their windows and handing
+    most deliveries to the costlier regular path). Every delivery still
+    arrives once, each counted on the fan-out path it took."""
+    rcv = receivers(lambda req: Held(200))
+    cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 50ms"), log_level="debug")
+    add_endpoint(cfg, rcv.url(), "held")
+    w = env.worker(config=cfg)
+    env.db.value("SELECT count(hookd_emit('order', 'h' || g, 'order.created', jsonb_build_object('n', g)))"
+                 " FROM generate_series(1, 200) g")
+
+    def ran_out() -> list[int]:
+        return [int(m) for m in re.findall(r"event=relay\.fanned_out .*window_ran_out=true next_batch=(\d+)",
+                                           w.output())]
+    # the first claim probes 32 events, the second takes the other 168: both windows run out
+    wait_for(lambda: len(ran_out()) >= 2, timeout=30, what="two passes whose window ran out")
+    assert ran_out()[:2] == [500, 250]
+    rcv.release.set()
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 200,
+             timeout=60, what="200 deliveries SUCCEEDED")
+    assert len(rcv.got()) == 200 and len({r.headers["webhook-id"] for r in rcv.got()}) == 200
+    assert metrics_value(w, re.escape('hookd_fanout_deliveries_total{path="handed_over"}')) == 200
+    assert metrics_value(w, "hookd_fanout_window_closed_total") >= 2
+
+
 def test_window_off_schedules_every_new_delivery_through_redis(env, receivers):
     rcv = receivers(lambda req: Held(200))
     cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 0s"))

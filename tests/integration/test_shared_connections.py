@@ -122,3 +122,54 @@ def test_origin_bound_across_endpoints(env, receivers):
              timeout=30, what="all deliveries SUCCEEDED")
     assert state["max_all"] == 6 and state["max_active"] <= 2, state
     assert seen["connections"] <= 6, seen
+
+
+def metrics_values(w, prefix: str) -> dict[str, float]:
+    """Every sample of /metrics whose name (with its labels) starts with prefix."""
+    text = w.admin_get("/metrics")[2].decode()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+def test_outbound_metrics_move_with_deliveries(env, receivers):
+    """/metrics exports the delivery role's HTTP client counters and where the
+    fan-out put its deliveries: 0 before anything was sent; after two waves
+    of 5 endpoints x 8 events on one receiver, the requests, the connections
+    (as many as the receiver accepted) and the reuse all show, and every
+    delivery the fan-out created is counted on exactly one path."""
+    rx = receivers()
+    seen = count_connections(rx)
+    cfg = outbound_config(env, hookd_lines=("allow_private_networks = true",))
+    add_endpoints(env, rx, "metrics-ep-", 5)
+    w = env.worker(cfg)
+    before = metrics_values(w, "hookd_outbound_")
+    assert before["hookd_outbound_connections_opened_total"] == 0
+    assert before["hookd_outbound_requests_total"] == 0
+    assert before["hookd_outbound_requests_reused_total"] == 0
+    assert before["hookd_outbound_connections_closed_total"] == 0
+    assert before["hookd_outbound_connections_idle"] == 0
+    for wave in (1, 2):  # the second wave finds the first one's connections idle
+        emit_many(env, 8, f"m{wave}-")
+        assert len(rx.wait(40 * wave, timeout=60)) == 40 * wave
+        wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'")
+                 == 40 * wave, timeout=30, what=f"{40 * wave} deliveries SUCCEEDED")
+    m = metrics_values(w, "hookd_outbound_")
+    opened = m["hookd_outbound_connections_opened_total"]
+    assert opened == seen["connections"] and opened >= 1, (m, seen)
+    # each request went out on a new connection or a kept-alive one (80, or
+    # more if a kept-alive connection the receiver closed made one go again)
+    assert m["hookd_outbound_requests_total"] >= 80
+    assert m["hookd_outbound_requests_reused_total"] == m["hookd_outbound_requests_total"] - opened
+    assert m["hookd_outbound_requests_reused_total"] >= 1
+    assert m["hookd_outbound_connections_idle"] + m["hookd_outbound_connections_closed_total"] == opened
+    assert m["hookd_outbound_origins"] >= 1
+    assert m["hookd_outbound_requests_queued"] == 0
+    paths = metrics_values(w, "hookd_fanout_deliveries_total{")
+    assert set(paths) == {f'hookd_fanout_deliveries_total{{path="{p}"}}' for p in
+                          ("pass_succeeded", "pass_failed", "handed_over", "scheduled")}, paths
+    assert sum(paths.values()) == 80, paths
+    assert metrics_values(w, "hookd_fanout_seconds_count")["hookd_fanout_seconds_count"] >= 1

@@ -1506,8 +1506,13 @@ static void test_keys_share_origin_connections(void **state)
     assert_true(s.connections <= 4);
     stats_of(&e, &st);
     assert_int_equal(st.connections_opened, (uint64_t)s.connections);
+    assert_int_equal(st.requests_sent, 28);
     assert_int_equal(st.requests_reused, (uint64_t)(28 - s.connections));
+    assert_int_equal(st.connections_closed, 0); /* all kept alive, idle */
+    assert_int_equal(st.idle, (size_t)s.connections);
     assert_int_equal(st.idle_origins, 1);
+    assert_int_equal(st.active, 0);
+    assert_int_equal(st.queued, 0);
 
     /* another port is another origin */
     post(&e, "ep0", url_for("http", "127.0.0.1", s2.port, "/"), "{}", 5000, 1, &other);
@@ -1627,6 +1632,8 @@ static void test_idle_pool_bounds(void **state)
     stats_of(&e, &st);
     assert_int_equal(st.idle, 2);
     assert_int_equal(st.idle_origins, 1);
+    assert_int_equal(st.connections_opened, 5);
+    assert_int_equal(st.connections_closed, 3); /* over max_idle_per_origin */
     /* 2 at once on s2: the total bound of 3 closes s1's older idle one */
     for (int i = 5; i < 7; i++) {
         g[i].counter = &done;
@@ -1649,6 +1656,7 @@ static void test_idle_pool_bounds(void **state)
     assert_int_equal(http_client_reconfigure(e.client, &cfg, err, sizeof(err)), 0);
     stats_of(&e, &st);
     assert_int_equal(st.idle, 1);
+    assert_int_equal(st.connections_closed, st.connections_opened - 1); /* every one but the idle one */
     env_done(&e);
     srv_stop(&s1);
     srv_stop(&s2);

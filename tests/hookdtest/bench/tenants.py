@@ -14,7 +14,12 @@ baseline. BENCH_TENANTS_RUNS=N repeats this build's three N times (default
 1). BENCH_PERF=DIR records each worker with perf. BENCH_TENANTS_ONLY=single,tenants
 runs those scenarios only (diagnosis; no ratio rows without both sides);
 BENCH_TENANTS_KEYS="key=value,..." adds [hookd] keys to the workers'
-config (diagnosis, e.g. max_idle_per_origin=1000)."""
+config (diagnosis, e.g. max_idle_per_origin=1000). Each scenario also
+logs where the fan-out put its deliveries (hookd_fanout_deliveries_total:
+written by the pass, handed over to the regular path, scheduled), its
+passes (count, mean and the windows that ran out) and the Redis calls; a
+binary without those metrics logs none of it. BENCH_PGSS=1 (as for
+retries) also logs each scenario's statements from pg_stat_statements."""
 from __future__ import annotations
 
 import json
@@ -23,7 +28,8 @@ import subprocess
 import time
 import urllib.request
 
-from hookdtest.bench.common import COMMANDS, EXTRA, RUN_CAP_S, SCALE, TOOLS, Bench, cpu_seconds, log, row
+from hookdtest.bench.common import COMMANDS, EXTRA, RUN_CAP_S, SCALE, TOOLS, Bench, cpu_seconds, log, metrics, row
+from hookdtest.bench.retry import PGSS, enable_pgss
 from hookdtest.bench.storm import Perf
 
 TENANTS = 10000
@@ -77,6 +83,45 @@ def setup_endpoints(db, scenario: str, sink_url: str) -> None:
     db.all("VACUUM ANALYZE webhook_endpoints")
 
 
+def redis_calls(b: Bench) -> dict:
+    """Redis's commands so far: calls and microseconds per command."""
+    stats = b.services.redis_client().info("commandstats")
+    return {k.replace("cmdstat_", ""): (v["calls"], v["usec"]) for k, v in stats.items()}
+
+
+def diagnosis(b: Bench, w, db, redis0: dict, label: str) -> dict:
+    """Where the deliveries went, the passes, Redis and (BENCH_PGSS=1) Postgres."""
+    out = {}
+    try:
+        m = metrics(w)
+    except Exception:  # noqa: BLE001 - a baseline without the admin listener's figures
+        m = {}
+    paths = {k.split('"')[1]: int(v) for k, v in m.items() if k.startswith("hookd_fanout_deliveries_total{")}
+    if paths:
+        n, secs = m.get("hookd_fanout_seconds_count", 0), m.get("hookd_fanout_seconds_sum", 0)
+        out.update(paths=paths, passes=int(n), pass_ms=1000 * secs / max(n, 1),
+                   windows_ran_out=int(m.get("hookd_fanout_window_closed_total", 0)),
+                   conns=int(m.get("hookd_outbound_connections_opened_total", 0)),
+                   reused=int(m.get("hookd_outbound_requests_reused_total", 0)))
+        log(f"   {label}: fan-out paths {paths}; {out['passes']} passes, mean {out['pass_ms']:.0f} ms,"
+            f" {out['windows_ran_out']} windows ran out; outbound connections {out['conns']},"
+            f" requests reused {out['reused']}")
+    r1 = redis_calls(b)
+    busy = sorted(((r1[k][1] - redis0.get(k, (0, 0))[1], r1[k][0] - redis0.get(k, (0, 0))[0], k) for k in r1),
+                  reverse=True)[:5]
+    out["redis"] = {k: dict(calls=c, ms=us / 1000) for us, c, k in busy if c}
+    log(f"   {label}: Redis " + ", ".join(f"{k} {c} calls {us / 1000:.0f} ms" for us, c, k in busy if c))
+    if PGSS:
+        rows = db.all("SELECT calls, rows, round(total_exec_time::numeric, 1) AS ms, left(regexp_replace(query,"
+                      " '\\s+', ' ', 'g'), 70) AS query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM"
+                      " pg_database WHERE datname = current_database()) AND query NOT ILIKE '%%pg_stat_statements%%'"
+                      " ORDER BY total_exec_time DESC LIMIT 12")
+        out["statements"] = rows
+        for r in rows:
+            log(f"   {label}: pgss {r['ms']:>9} ms {r['calls']:>6} calls {r['rows']:>7} rows  {r['query']}")
+    return out
+
+
 def admin(b: Bench, sql: str) -> None:
     import psycopg2
     conn = psycopg2.connect(b.services.pg_admin_url)
@@ -96,6 +141,8 @@ def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> 
     url, db = b.new_db()
     cfg, port = b.config(url, b.prefix(), roles="relay", hookd_keys={"allow_private_networks": "true", **EXTRA_KEYS})
     setup_endpoints(db, scenario, f"http://127.0.0.1:{sport}/")
+    if PGSS:
+        db.all("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     if scenario == "single":
         events, emit = DELIVERIES, EMIT_SINGLE
     else:
@@ -109,6 +156,9 @@ def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> 
     finally:
         worker_mod.HOOKD_BIN = saved
     admin(b, "CHECKPOINT")
+    if PGSS:
+        db.all("SELECT pg_stat_statements_reset()")
+    redis0 = redis_calls(b)
     before = sink_counts(sport)
     cpu0 = cpu_seconds(w.proc.pid)
     perf = Perf(w.proc.pid, f"tenants-{scenario}{label.replace(' ', '-')}")
@@ -131,13 +181,15 @@ def one(b: Bench, scenario: str, sport: int, binary: str | None, label: str) -> 
                           " WHERE status = 'SUCCEEDED'", committed_at) or 0)
     cpu = cpu_seconds(w.proc.pid) - cpu0
     after = sink_counts(sport)
+    diag = diagnosis(b, w, db, redis0, f"{scenario}{label}")
     w.stop()
     db.close()
     admin(b, f'DROP DATABASE "{url.rsplit("/", 1)[1]}" WITH (FORCE)')
     rate = done / span if span > 0 else 0.0
     out = dict(scenario=scenario, binary=binary or "this build", events=events, deliveries=want, succeeded=done,
                span_s=span, rate=rate, cpu_s=cpu, requests=after["count"] - before["count"],
-               connections=after.get("connections", 0) - before.get("connections", 0), complete=done >= want)
+               connections=after.get("connections", 0) - before.get("connections", 0), complete=done >= want,
+               diagnosis=diag)
     log(f"   {scenario}{label}: {done}/{want} SUCCEEDED in {span:.2f} s = {rate:,.0f} deliveries/s; relay CPU"
         f" {cpu:.1f} s; the sink saw {out['requests']} requests on {out['connections']} new connections")
     return out
@@ -163,6 +215,8 @@ def bench_tenants(b: Bench) -> None:
     COMMANDS.append("-- tenants: endpoints, then per scenario (one relay worker each, fresh database):")
     COMMANDS.append("-- " + EMIT_SINGLE.replace("%s", str(DELIVERIES)))
     COMMANDS.append("-- " + EMIT_TENANTS.replace("%%", "%").replace("%s", str(DELIVERIES // ENDPOINTS_PER_TENANT)))
+    if PGSS:
+        enable_pgss(b)
     mine, base = [], []
     for i in range(RUNS):
         mine.append(trio(b, sport, label=" (this build)" if BASELINE or RUNS > 1 else "", reverse=i % 2 == 1))
