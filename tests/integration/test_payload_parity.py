@@ -165,19 +165,23 @@ def test_payload_gone_before_fan_out_gets_no_delivery(env, receivers):
     assert len(rx.got()) == 1
 
 
+def head_fails(seen: list[int]):
+    """A receiver's answer for an ordered aggregate: 500 to the head (n = 0),
+    200 to the rest; every n received is appended to seen, in order."""
+    def respond(req):
+        n = json.loads(req.body)["n"]
+        seen.append(n)
+        return (500, {}, b"down") if n == 0 else (200, {}, b"ok")
+    return respond
+
+
 def test_ordered_head_whose_payload_expires_holds_nothing(env, receivers):
     """An ordered endpoint's head, retrying, whose hookd_emit retention runs
     out: it ends DEAD with no further attempt and a closed dead letter, so
     its aggregate's successors go on, in order, without an operator."""
     cfg = outbound_config(env, retry_schedule="2s, 2s, 2s")
     seen: list[int] = []
-
-    def respond(req):
-        n = json.loads(req.body)["n"]
-        seen.append(n)
-        return (500, {}, b"down") if n == 0 else (200, {}, b"ok")
-
-    rx = receivers(respond)
+    rx = receivers(head_fails(seen))
     add_endpoint(cfg, rx.url(), "ordered", "*", "--ordered")
     env.worker(cfg)
     head = env.db.value("SELECT hookd_emit('order', 'a', 'order.paid', '{\"n\": 0}'::jsonb,"
@@ -246,13 +250,7 @@ def test_expunged_dead_head_lets_its_successors_go(env, receivers):
     w = env.worker(cfg)
     root = new_token(cfg, "root")
     seen: list[int] = []
-
-    def respond(req):
-        n = json.loads(req.body)["n"]
-        seen.append(n)
-        return (500, {}, b"down") if n == 0 else (200, {}, b"ok")
-
-    rx = receivers(respond)
+    rx = receivers(head_fails(seen))
     assert raw(w, "POST", "/api/v1/app/", root, {"name": "Acme", "uid": "acme"})[0] == 201
     st, _ = raw(w, "POST", "/api/v1/app/acme/endpoint/", root, {"url": rx.url(), "ordered": True})
     assert st == 201
