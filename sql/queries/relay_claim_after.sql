@@ -4,6 +4,8 @@
 -- passes over any older unfanned event (an application transaction that
 -- committed late, a pass that rolled back): see BOUNDED_MAX in relay.c.
 -- payload NULL: expired (relay_claim.sql).
+-- The event $2 is looked up in its partition and _kept only (part_at from
+-- its id, sql/0018_ids_carry_partition.sql).
 -- parameters: $1 = how many, $2 = the id of the event to start after
 -- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
 SELECT e.id::text AS id, e.event_type,
@@ -12,5 +14,6 @@ SELECT e.id::text AS id, e.event_type,
  array_to_string(e.channels, ',') AS channels,
  CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
- AND (e.created_at, e.id) > ((SELECT created_at FROM outbox_events WHERE id = $2::uuid), $2::uuid)
+ AND (e.created_at, e.id) > ((SELECT created_at FROM outbox_events WHERE id = $2::uuid
+  AND (part_at IN (hookd_id_part($2::uuid), '-infinity') OR part_at >= hookd_id_any($2::uuid))), $2::uuid)
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -6,16 +6,18 @@
 -- or one that existed before: an event fanned out again by hand). Times are
 -- the statement's, not the transaction's: the claim began up to a window
 -- earlier. The events are found by their tuple ids (stable: the claim locked
--- them), which always plans as a TID scan, each checked against the claimed
--- ids (outbox_events is partitioned (sql/0012_retention.sql): a tuple id is
--- unique only within a partition, and each partition is probed). A join on
--- the ids alone planned, with a new partition's stale statistics, as a sort
--- of the whole partition per pass.
+-- them), each in its own partition and _kept only (a tuple id is unique only
+-- within a partition; part_at from the id: hookd_id_keys,
+-- sql/0018_ids_carry_partition.sql), and updated by the same tuple ids: a
+-- TID scan per event, never a probe of every partition (the history's
+-- partitions answered each tuple id with a page of their own, checked
+-- against all the claimed ids). A join on the ids alone planned, with a
+-- new partition's stale statistics, as a sort of the whole partition per
+-- pass. An event's earlier open deliveries live
+-- in its partition or _kept too, and are looked up there, one probe each.
 -- A delivery takes its event's part_at: it lives in (and expires with) its
 -- event's partition, and UNIQUE (event_id, endpoint_id, part_at) still
 -- makes an event fanned out again keep its one delivery per endpoint.
--- Each id is looked up in its own partition and _kept only (part_at from the
--- id: hookd_id_keys, sql/0018_ids_carry_partition.sql), never in every one.
 -- parameters: $1 = delivery ids, $2 = event ids, $3 = endpoint ids (uuid[]),
 --   $4 = status codes (int[]), $5 = answered at, epoch ms (bigint[]), $6 = durations, ms (float8[]),
 --   $7 = response excerpts (text[]), $8 = waits, ms (bigint[]), $9 = the claimed events' ids (uuid[]),
@@ -25,7 +27,14 @@
 -- columns: inserted
 WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::bigint[], $6::float8[],
   $7::text[], $8::bigint[], $11::text[]) AS x(id, event_id, endpoint_id, code, at, dur, excerpt, wait_ms, error)),
- e AS MATERIALIZED (SELECT id, part_at FROM outbox_events WHERE ctid = ANY ($12::tid[]) AND id = ANY ($9::uuid[])),
+ k AS MATERIALIZED (SELECT k.*, c.tid FROM hookd_id_keys($9::uuid[]) k
+  JOIN unnest($9::uuid[], $12::tid[]) AS c(id, tid) ON c.id = k.id),
+ e AS MATERIALIZED (SELECT o.id, o.part_at, o.ctid AS tid, k.part_at AS id_part, k.any_at FROM k
+  CROSS JOIN LATERAL (SELECT o.id, o.part_at, o.ctid FROM outbox_events o WHERE o.ctid = k.tid AND o.id = k.id
+   AND (o.part_at IN (k.part_at, '-infinity') OR o.part_at >= k.any_at) OFFSET 0) o),
+ open AS (SELECT e.id FROM e CROSS JOIN LATERAL (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = e.id
+  AND d.status IN ('PENDING', 'RETRYING') AND (d.part_at IN (e.id_part, '-infinity') OR d.part_at >= e.any_at)
+  LIMIT 1) d),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
   last_status_code, last_error, delivered_at, created_at, part_at)
   SELECT r.id, event_id, endpoint_id,
@@ -40,7 +49,6 @@ WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $
   FROM r JOIN ins ON ins.id = r.id WHERE ins.status IN ('SUCCEEDED', 'RETRYING')),
  ev AS (UPDATE outbox_events o SET fanned_out_at = statement_timestamp(),
   processed_at = CASE WHEN o.id IN (SELECT event_id FROM ins WHERE status IN ('PENDING', 'RETRYING'))
-   OR EXISTS (SELECT 1 FROM outbox_deliveries d
-   WHERE d.event_id = o.id AND d.status IN ('PENDING', 'RETRYING')) THEN NULL ELSE statement_timestamp() END
-  WHERE o.ctid = ANY ($12::tid[]) AND o.id = ANY ($9::uuid[]))
+   OR o.id IN (SELECT id FROM open) THEN NULL ELSE statement_timestamp() END
+  FROM e WHERE o.ctid = e.tid AND o.part_at = e.part_at AND o.id = e.id)
  SELECT count(*) AS inserted FROM ins

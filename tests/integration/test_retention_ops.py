@@ -251,6 +251,32 @@ def _scans(db, run) -> dict[str, set[str]]:
     return out
 
 
+def _executed(db, sql: str, params: list) -> dict[str, set[str]]:
+    """The partitions of each parent whose scans `sql` executed at least once
+    (EXPLAIN ANALYZE: a node pruned at run time is never executed), rolled back."""
+    def nodes(plan):
+        yield plan
+        for child in plan.get("Plans", []):
+            yield from nodes(child)
+
+    with db.conn.cursor() as cur:
+        cur.execute("BEGIN")
+        try:
+            cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+            plan = cur.fetchone()[0][0]
+            cur.execute("SELECT c.relname, i.inhparent::regclass::text FROM pg_inherits i"
+                        " JOIN pg_class c ON c.oid = i.inhrelid")
+            parent = dict(cur.fetchall())
+        finally:
+            cur.execute("ROLLBACK")
+    out: dict[str, set[str]] = {p: set() for p in PARENTS}
+    for n in nodes(plan["Plan"]):
+        rel = n.get("Relation Name")
+        if rel in parent and n.get("Actual Loops", 0) > 0 and "Scan" in n["Node Type"]:
+            out.setdefault(parent[rel], set()).add(rel)
+    return out
+
+
 def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
     """Each statement below, with a generic plan (run-time pruning, as after
     the fifth execution of a prepared statement), scans at most two
@@ -339,6 +365,8 @@ def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
         "portal_message_list": (["app_prune", None, None, None, None, 50, None, None], {D}),
         "delivery_record_dead": (["{" + dl + "}", "{5}", "{500}", "{1.5}", "{x}", "{x}", "{0}", "{failed}", "{r}",
                                   "{prune}", "w"], {D}),
+        "delivery_finish_event": ([ev], {E, D}),
+        "api_attempt_resend": ([ev, ep], {E, D}),
     }
     db.all("SET plan_cache_mode = force_generic_plan")
     problems = []
@@ -369,7 +397,30 @@ def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
           lambda cur: cur.execute("UPDATE outbox_deliveries SET attempts = attempts + 1 WHERE id = %s AND (part_at IN"
                                   " (hookd_id_part(%s), '-infinity') OR part_at >= hookd_id_any(%s))", (dl, dl, dl)),
           {E, D})
-    # the measure can fail: a lookup by id alone scans every partition
+    # the batch of successes' event, open again (the statement passes over processed events)
+    with db.conn.cursor() as cur:
+        cur.execute(f"PREPARE q_finish_events AS {(QUERIES / 'delivery_finish_events.sql').read_text()}")
+    part_at = db.value("SELECT part_at FROM outbox_events WHERE id = %s", ev)
+    check("delivery_finish_events",
+          lambda cur: (cur.execute("UPDATE outbox_events SET processed_at = NULL WHERE id = %s AND part_at = %s",
+                                   (ev, part_at)),
+                       cur.execute("EXECUTE q_finish_events(%s)", ("{" + ev + "}",))), {E, D})
+    # relay_settle finds and updates its events by tuple id, which the scan
+    # counts above do not see: the partitions its plan executed, from EXPLAIN
+    ops = db.value("SELECT id::text FROM webhook_endpoints WHERE name = 'prune-ops'")
+    tid, did = db.one("SELECT ctid::text AS tid, hookd_uuid7_at(part_at)::text AS did FROM outbox_events"
+                      " WHERE id = %s", ev).values()
+    settle = [f"{{{did}}}", f"{{{ev}}}", f"{{{ops}}}", "{200}", "{1700000000000}", "{1.5}", "{ok}", "{0}",
+              f"{{{ev}}}", "w", "{NULL}", f'{{"{tid}"}}']
+    with db.conn.cursor() as cur:
+        cur.execute(f"PREPARE q_relay_settle AS {(QUERIES / 'relay_settle.sql').read_text()}")
+    executed = _executed(db, "EXECUTE q_relay_settle(" + ", ".join(["%s"] * len(settle)) + ")", settle)
+    for t in (E, D):
+        if not executed[t] or len(executed[t]) > 2:
+            problems.append(f"relay_settle: {t} in {len(executed[t])} partitions: {sorted(executed[t])}")
+    # the measures can fail: a lookup by id alone scans every partition
     control = _scans(db, lambda cur: cur.execute("SELECT * FROM outbox_events WHERE id = %s", (ev,)))
+    assert len(control[E]) > 2, control
+    control = _executed(db, "SELECT * FROM outbox_events WHERE ctid = %s::tid AND id = %s", [tid, ev])
     assert len(control[E]) > 2, control
     assert not problems, "\n".join(problems)
