@@ -488,7 +488,8 @@ def main() -> int:
     try:
         b.start()
         log("Postgres settings: " + (", ".join(f"{k}={v}" for k, v in settings.items()) or "services.sh's"))
-        RESULTS.append(("Postgres settings", "production" if settings else "small (tests')",
+        small = os.environ.get("SCALE_PG", "production") == "small"
+        RESULTS.append(("Postgres settings", "small (tests')" if small else "production",
                         " ".join(f"{k}={v}" for k, v in settings.items())))
         if os.environ.get("SCALE_ONLY", "") in ("", "migrate"):
             migration(b)
