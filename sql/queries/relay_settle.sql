@@ -13,8 +13,8 @@
 -- partitions answered each tuple id with a page of their own, checked
 -- against all the claimed ids). A join on the ids alone planned, with a
 -- new partition's stale statistics, as a sort of the whole partition per
--- pass. An event's earlier open deliveries live
--- in its partition or _kept too, and are looked up there, one probe each.
+-- pass. An event's earlier open deliveries live in its partition or _kept
+-- too, and are looked up there, one probe each.
 -- A delivery takes its event's part_at: it lives in (and expires with) its
 -- event's partition, and UNIQUE (event_id, endpoint_id, part_at) still
 -- makes an event fanned out again keep its one delivery per endpoint.
