@@ -69,10 +69,10 @@ def processing_once(b: Bench, workers: int) -> tuple[float, float]:
 # The callbacks an event passes through, old and new names (file:function,
 # inclusive cost; DB-thread work included: callgrind adds all threads up).
 PATHS = {
-    "ingest": ["engine/roles/ingest.c:handle_inbox", "engine/roles/ingest.c:work_batch",
-               "engine/roles/ingest.c:done_batch", "engine/roles/ingest.c:on_flush", "engine/io/batcher.c:on_turn_end"],
+    "ingest": ["engine/inbound/ingest.c:handle_inbox", "engine/inbound/ingest.c:work_batch",
+               "engine/inbound/ingest.c:done_batch", "engine/inbound/ingest.c:on_flush", "engine/io/batcher.c:on_turn_end"],
     "processing": ["schedulers/sched.c:on_timer", "schedulers/sched.c:on_next_due", "schedulers/sched.c:on_claimed",
-                   "engine/roles/inbox.c:work_batch", "engine/roles/inbox.c:done_batch", "schedulers/sched.c:on_flush",
+                   "engine/inbound/inbox.c:work_batch", "engine/inbound/inbox.c:done_batch", "schedulers/sched.c:on_flush",
                    "engine/io/batcher.c:on_turn_end"],
 }
 

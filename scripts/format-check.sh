@@ -32,7 +32,8 @@ if [ $# -gt 0 ]; then
 else
     shopt -s nullglob
     files=(engine/base/*.[ch] engine/io/*.[ch] engine/core/*.[ch] schedulers/*.[ch]
-           engine/roles/*.[ch] engine/cli/*.[ch] tests/unit/*.[ch] tests/tools/*.[ch] tests/fuzz/*.[ch])
+           engine/shared/*.[ch] engine/inbound/*.[ch] engine/outbound/*.[ch] engine/api/*.[ch]
+           engine/portal/*.[ch] engine/ops/*.[ch] engine/cli/*.[ch] tests/unit/*.[ch] tests/tools/*.[ch] tests/fuzz/*.[ch])
 fi
 
 tmp=$(mktemp)

@@ -87,7 +87,7 @@ PKG_CFLAGS=$(pkg-config --cflags $PKGS)
 # shellcheck disable=SC2086
 PKG_LIBS="$(pkg-config --libs $PKGS) -lpthread -lm"
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -iquote engine/base -iquote engine/io -iquote engine/core -iquote schedulers -iquote engine/roles -iquote engine/cli -iquote $BUILD $PKG_CFLAGS"
+CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 $SAN -iquote engine/base -iquote engine/io -iquote engine/core -iquote schedulers -iquote engine/shared -iquote engine/inbound -iquote engine/outbound -iquote engine/api -iquote engine/portal -iquote engine/ops -iquote engine/cli -iquote $BUILD $PKG_CFLAGS"
 WARN="-Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2"
 
 mkdir -p "$OUT/bin" "$OUT/obj" "$OUT/corpus" "$OUT/logs" "$OUT/crashes"

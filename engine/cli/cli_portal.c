@@ -1,5 +1,5 @@
 /* `hookd tenant portal-link T`: mints a login link as the API's
- * app-portal-access does (portal_token.c), for an operator at a shell. The
+ * app-portal-access does (portal_link.c), for an operator at a shell. The
  * link is printed once, alone on the last line of stdout; only its digest
  * is stored. */
 #include "cli_portal.h"
@@ -10,7 +10,7 @@
 #include "backoff.h"
 #include "config.h"
 #include "db.h"
-#include "portal_token.h"
+#include "portal_link.h"
 #include "queries.h"
 
 /* The tenant's id (by id or uid) into out; -1 after printing why. */
@@ -30,7 +30,7 @@ static int resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen
 
 static int run_portal_link(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    char err[512], id[128], url[768], token[PORTAL_TOKEN_LEN], ttl[BACKOFF_DURATION_BUFLEN];
+    char err[512], id[128], url[768], token[TOKEN_LEN], ttl[BACKOFF_DURATION_BUFLEN];
     PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
     if (!conn) {
         fprintf(stderr, "hookd tenant portal-link: %s\n", err);

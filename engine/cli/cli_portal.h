@@ -1,5 +1,5 @@
 /* `hookd tenant portal-link T`: a single-use login link to a tenant's
- * portal (engine/roles/portal.h), printed alone on the last line. */
+ * portal (engine/portal/portal.h), printed alone on the last line. */
 #ifndef HOOKD_CLI_PORTAL_H
 #define HOOKD_CLI_PORTAL_H
 

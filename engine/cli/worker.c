@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "admin.h"
+#include "ops.h"
 #include "alert.h"
 #include "api.h"
 #include "portal.h"
@@ -37,18 +37,14 @@
 #include "clock_sync.h"
 #include "ctx.h"
 #include "db.h"
-#include "delivery.h"
+#include "outbound.h"
 #include "dlq.h"
 #include "heartbeat.h"
 #include "http_server.h"
-#include "inbox.h"
-#include "ingest.h"
+#include "inbound.h"
 #include "log.h"
-#include "metrics.h"
 #include "migrate.h"
 #include "reconcile.h"
-#include "relay.h"
-#include "retainer.h"
 #include "sd_notify.h"
 #include "xmalloc.h"
 

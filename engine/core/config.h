@@ -121,7 +121,7 @@ struct machine_config {
     int line;
 };
 
-/* [portal]: the tenants' portal (engine/roles/portal*.c). Every key may
+/* [portal]: the tenants' portal (engine/portal/). Every key may
  * change on reload (the portal reads the config per request). */
 struct portal_config {
     char *base_url;      /* links' base (NULL: http:// + [hookd] listen) */

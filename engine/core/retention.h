@@ -9,7 +9,7 @@
  * rows). The SQL is sql/queries/retention_*.sql; only the DETACH, which
  * cannot run inside a function or a transaction, is built here. Blocking
  * libpq on the caller's connection: the CLI's, or a worker's own pool
- * thread (engine/roles/retainer.c). */
+ * thread (engine/ops/retainer.c). */
 #ifndef HOOKD_RETENTION_H
 #define HOOKD_RETENTION_H
 

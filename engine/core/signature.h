@@ -30,7 +30,7 @@
  *     returning NULL, so until signature_pk.c is linked such a preset is
  *     refused at config load ("not available in this build").
  *   - handshakes (slack, zoom, meta, twitch, x): a row names an
- *     `enum sig_handshake`; engine/roles/handshake.c answers them. The core
+ *     `enum sig_handshake`; engine/inbound/handshake.c answers them. The core
  *     layer only records which preset has which; sig_hmac() is exported for
  *     the handshakes that must answer with a MAC (zoom, x).
  */
@@ -113,7 +113,7 @@ enum sig_key_format {
 enum sig_pk_alg { SIG_PK_NONE, SIG_PK_ECDSA_P256, SIG_PK_ED25519 };
 
 /* Handshakes a preset's provider performs before (or besides) sending
- * events; answered by engine/roles/handshake.c, never stored. */
+ * events; answered by engine/inbound/handshake.c, never stored. */
 enum sig_handshake {
     SIG_HANDSHAKE_NONE,
     SIG_HANDSHAKE_SLACK,  /* POST {"type":"url_verification","challenge":…}, signed */

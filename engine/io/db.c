@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "encoding.h"
+#include "errbuf.h"
 #include "log.h"
 #include "loop_notify.h"
 #include "xmalloc.h"
@@ -505,9 +506,13 @@ bool db_conn_lost(PGconn *conn)
     return !conn || PQstatus(conn) != CONNECTION_OK || is_doomed(conn);
 }
 
-/* r if the statement succeeded; otherwise NULL with the first line of the
- * error in err (r is freed). */
-static PGresult *checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
+bool db_lock_conflict(const char *sqlstate)
+{
+    return sqlstate &&
+           (strcmp(sqlstate, "55P03") == 0 || strcmp(sqlstate, "40P01") == 0 || strcmp(sqlstate, "40001") == 0);
+}
+
+PGresult *db_checked(PGconn *conn, PGresult *r, bool *transient, char *err, size_t errlen)
 {
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
@@ -515,8 +520,10 @@ static PGresult *checked(PGconn *conn, PGresult *r, char *err, size_t errlen)
     const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(conn);
     if (!msg || !*msg)
         msg = PQerrorMessage(conn);
-    snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
-    (void)db_unavailable(conn, r);
+    err_set(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+    bool unavailable = db_unavailable(conn, r);
+    if (transient)
+        *transient = !r || unavailable || db_lock_conflict(PQresultErrorField(r, PG_DIAG_SQLSTATE));
     PQclear(r);
     return NULL;
 }
@@ -658,7 +665,7 @@ PGresult *db_exec_fmt(PGconn *conn, const char *sql, int nparams, const char *co
         snprintf(err, errlen, "database unavailable");
         return NULL;
     }
-    return checked(conn, PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0), err, errlen);
+    return db_checked(conn, PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0), NULL, err, errlen);
 }
 
 PGresult *db_exec(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err, size_t errlen)
@@ -710,7 +717,7 @@ int db_command(PGconn *conn, const char *command, char *err, size_t errlen)
         snprintf(err, errlen, "database unavailable");
         return -1;
     }
-    PGresult *r = checked(conn, PQexec(conn, command), err, errlen);
+    PGresult *r = db_checked(conn, PQexec(conn, command), NULL, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -803,5 +810,5 @@ PGresult *db_exec_prepared(PGconn *conn, unsigned id, const char *sql, int npara
         snprintf(err, errlen, "database unavailable");
         return NULL;
     }
-    return checked(conn, db_prepared_raw(conn, id, sql, nparams, params, lengths, formats), err, errlen);
+    return db_checked(conn, db_prepared_raw(conn, id, sql, nparams, params, lengths, formats), NULL, err, errlen);
 }

@@ -146,6 +146,13 @@ bool db_conn_lost(PGconn *conn);
  * attempt counted, never a dead letter). db.c's own helpers call it on
  * every failure; a role that runs libpq directly calls it itself. */
 bool db_unavailable(PGconn *conn, const PGresult *r);
+/* Whether a SQLSTATE means "someone else holds it" (lock timeout, deadlock,
+ * serialization failure), not "this statement is bad". */
+bool db_lock_conflict(const char *sqlstate);
+/* A statement's result: r when it succeeded; otherwise NULL with the first
+ * line of the error in err (r is freed), and, when transient is given,
+ * whether the failure was a lock conflict or Postgres being unavailable. */
+PGresult *db_checked(PGconn *conn, PGresult *r, bool *transient, char *err, size_t errlen);
 /* Connects synchronously (every libpq connection hookd makes goes through
  * here), with TCP keepalives that notice a silently dead server in about
  * 30 s unless the conninfo sets its own (see db.c). NULL with err on

@@ -1,4 +1,4 @@
--- A batch of message creations (engine/roles/api_message.c) in one
+-- A batch of message creations (engine/api/api_message.c) in one
 -- statement, committed on its own (one round trip, one WAL flush, as
 -- ingest's insert). Per request, in the order given:
 --   - its live API token (by SHA-256): token_id NULL is 401; the token's

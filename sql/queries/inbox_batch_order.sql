@@ -1,6 +1,6 @@
 -- A claimed batch's events in receipt order, with what creating their
 -- entities needs (before the batch transaction: see prepare_batch in
--- engine/roles/inbox.c).
+-- engine/inbound/inbox.c).
 -- Each id is looked up in its own partition and _kept only (part_at from the
 -- id: hookd_id_keys, sql/0018_ids_carry_partition.sql), never in every one.
 -- parameters: $1 = the batch's ids (uuid[], binary)

@@ -1,7 +1,7 @@
 -- When an endpoint's circuit last changed, as its attempt history tells it
 -- (Redis holds the circuit's state, not its times): of its newest 1,000
 -- attempts that count for the circuit (a success, or a failure that says
--- the endpoint is unwell: no answer, 5xx, 408, 429 - engine/roles/delivery.c),
+-- the endpoint is unwell: no answer, 5xx, 408, 429 - engine/outbound/delivery.c),
 -- the runs of failures between successes. failing_since: the first failure
 -- after the last success; opened_at: the threshold-th of them (when it
 -- opened, if it is open); closed_at: the success that ended the last run

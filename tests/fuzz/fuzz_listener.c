@@ -87,7 +87,7 @@
 #include "ctx.h"
 #include "fuzz_check.h"
 #include "http_server.h"
-#include "ingest.h"
+#include "inbound.h"
 #include "log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

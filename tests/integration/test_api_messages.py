@@ -1,6 +1,6 @@
 """Message creation through the Svix-compatible API under concurrency: the
 creations that arrive together are committed as one batch
-(engine/roles/api_message.c), and each request must still get exactly what
+(engine/api/api_message.c), and each request must still get exactly what
 it would get alone — its token checked, its application resolved in the
 token's scope, its idempotency key replayed, its eventId unique per
 application (409), its body validated, the Svix answer body, and nothing

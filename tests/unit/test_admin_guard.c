@@ -1,6 +1,6 @@
 /*
  * test_admin_guard.c — the admin view's throttle and session store
- * (engine/roles/admin_guard.h): five failures within a minute block an
+ * (engine/shared/admin_guard.h): five failures within a minute block an
  * address for a minute, other addresses are not affected, IPv6 counts per
  * /64, the table forgets the address seen least recently when full; sessions
  * are random, expire, end at logout and when the table overflows.

@@ -1,6 +1,6 @@
 /*
  * test_delivery_policy.c — an endpoint's custom static headers as the
- * delivery path sends them (engine/roles/delivery_policy.h): added after
+ * delivery path sends them (engine/outbound/delivery_policy.h): added after
  * hookd's own, never a name hookd or the HTTP client sets (any case), only
  * string values; no headers, or a stored value that is not a JSON object,
  * leave hookd's own alone.

@@ -1,8 +1,8 @@
 /*
- * test_html_ui.c — the pages' shared pieces (engine/roles/html_ui.h): every
+ * test_html_ui.c — the pages' shared pieces (engine/shared/html_ui.h): every
  * string argument escaped, the conversions the pages use, the frame, tables,
  * notices and empty states, the embedded assets; and the portal's view of an
- * endpoint's circuit (engine/roles/portal_circuit.h) from the Redis states
+ * endpoint's circuit (engine/portal/portal_circuit.h) from the Redis states
  * and the config's policy: off, unknown, closed, open, half-open.
  */
 #include <setjmp.h>

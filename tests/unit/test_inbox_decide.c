@@ -1,5 +1,5 @@
 /*
- * test_inbox_decide.c — the inbox's decision table (engine/roles/inbox_decide.h),
+ * test_inbox_decide.c — the inbox's decision table (engine/inbound/inbox_decide.h),
  * walked exhaustively: every state of the order machine (and a missing
  * entity, and a state the machine does not know) against every event type
  * (and one no machine names), under both conflict policies and both

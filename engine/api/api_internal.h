@@ -1,0 +1,238 @@
+/* Internal to the API role (api*.c): one request as the operations see it,
+ * and the helpers they share (api_util.c). Not for other roles.
+ *
+ * An operation runs on a DB thread, inside the request's transaction (the
+ * router opens it, checks the idempotency key, and commits when the answer
+ * is a success, rolls back otherwise: a refused request stores nothing). It
+ * reads the request (path parameters, query, JSON body, the token's tenant)
+ * and sets the answer with api_reply / api_error / api_invalid. The answers
+ * follow Svix's server: `{"code", "detail"}` errors, 422 with a `detail`
+ * array of `{loc, msg, type}`, lists as `{data, iterator, prevIterator,
+ * done}`. */
+#ifndef HOOKD_API_INTERNAL_H
+#define HOOKD_API_INTERNAL_H
+
+#include <event2/keyvalq_struct.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "queries.h"
+
+struct api;
+struct api_req;
+struct hookd_config;
+
+#define API_MAX_PARAMS 4
+#define API_LIMIT_DEFAULT 50
+#define API_LIMIT_MAX 250
+
+typedef void api_op_fn(PGconn *conn, struct api_req *r);
+
+/* One operation: method, path pattern below /api/v1/ ('*' = one segment,
+ * a path parameter), Svix's operation id; fn NULL: answered 501. */
+struct api_route {
+    const char *method;
+    const char *pattern;
+    const char *op;
+    api_op_fn *fn;
+    const char *summary;                          /* for the OpenAPI document */
+    int status;                                   /* the success status */
+    const char *request_schema, *response_schema; /* component names, or NULL */
+};
+
+struct api_req {
+    struct api *api;
+    struct evhttp_request *req; /* NULL once the client left */
+    const struct api_route *route;
+    const struct hookd_config *cfg; /* a ref taken for the request */
+    char method[8];
+    char *params[API_MAX_PARAMS]; /* the path's '*' segments, decoded */
+    int nparams;
+    struct evkeyvalq query;
+    json_t *body; /* parsed JSON body (POST, PUT, PATCH), or NULL */
+    size_t body_len;
+    char token_sha[65];
+    char *idem_key;
+    char *idem_scope; /* the token's tenant is added on the DB thread */
+    char client[64];
+    /* set on the DB thread */
+    bool auth_ok;
+    char tenant[64]; /* the token's tenant id; "" = every tenant */
+    char app[64];    /* the application (tenant) id the path names, once resolved */
+    bool replayed;   /* answered from the idempotency record */
+    int status;
+    json_t *reply; /* NULL: no body (204) */
+    /* deliveries made due by the operation (resend, recover): scheduled
+     * in Redis after the commit (the reconciler would find them too) */
+    char *due[API_DELIVERIES_MAX];
+    int64_t due_ms[API_DELIVERIES_MAX]; /* when each is due (wall ms); 0 or past: now */
+    size_t ndue;
+};
+
+/* ---- answers ---- */
+void api_reply(struct api_req *r, int status, json_t *body); /* steals body; NULL: none */
+void api_error(struct api_req *r, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Adds one item to a 422 answer (loc: "body", field). */
+void api_invalid(struct api_req *r, const char *where, const char *field, const char *msg, const char *type);
+bool api_failed(const struct api_req *r); /* an error answer is set */
+void api_not_found(struct api_req *r, const char *what);
+void api_db_error(struct api_req *r, PGconn *conn, const PGresult *res, const char *what);
+
+/* ---- running statements (prepared; text parameters) ---- */
+/* The result when its status is OK; otherwise the answer is set (409 for a
+ * unique violation, 422 for a check violation, 500 else) and NULL. */
+PGresult *api_exec(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params);
+/* The first row's first column parsed as JSON (a body built by SQL), or NULL. */
+json_t *api_row_json(const PGresult *res, int row, int col);
+
+/* ---- the request ---- */
+const char *api_query(const struct api_req *r, const char *name); /* NULL when absent */
+/* A list request's page: `limit` (1 to 250, default 50) and `iterator`, as
+ * Svix reads them; an iterator that begins with '-' (a `prevIterator`)
+ * pages backwards. */
+struct api_page {
+    int limit;
+    const char *iterator; /* without the '-'; NULL: the first page */
+    bool prev;            /* backwards: the rows come in reverse order */
+    char rows[16];        /* limit + 1 as text: one more row tells whether it is done */
+};
+/* 0, or -1 after answering 422. */
+int api_page(struct api_req *r, struct api_page *pg);
+/* A list answer from rows whose column col is a JSON body and whose column
+ * idcol is the item's id: `{data, iterator, prevIterator, done}`, with
+ * Svix's rules (the rows of a backward page are reversed; prevIterator is
+ * "-" + the first item's id, absent on an empty page). */
+void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, const struct api_page *pg);
+/* How a list reads Svix's `order` (ascending|descending): API_ORDER_FIXED:
+ * it has none (its statement's order, reversed only to page back);
+ * API_ORDER_ASC / _DESC: it does, with this default, over a statement in
+ * ascending order. */
+enum api_order { API_ORDER_FIXED, API_ORDER_ASC, API_ORDER_DESC };
+/* A list operation: reads the page, runs statement q with params[0..n)
+ * followed by the page's iterator, rows and whether to scan against the
+ * statement's order (every list statement takes those three last), and
+ * answers the list. */
+void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int n, enum api_order order,
+              int col, int idcol);
+/* Answers 200 with column col of the one row statement q returns (a JSON
+ * body), or 404 "<what> not found" when there is none. */
+void api_reply_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int col,
+                   const char *what);
+/* The id (column idcol) of the one row statement q returns, into id;
+ * 404 "<what> not found" answered (false returned) when there is none, the
+ * database error answered when it fails. */
+bool api_find_one(PGconn *conn, struct api_req *r, enum query_id q, const char *const *params, int idcol,
+                  const char *what, char *id, size_t idlen);
+/* false after answering 403 when the token is a tenant's (operations on
+ * the whole installation: applications, the event-type catalog, expunge). */
+bool api_global_token(struct api_req *r);
+/* Resolves the path's application (id or uid) into r->app within the
+ * token's scope; 404 answered (0 returned) when there is none. */
+bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid);
+/* The path's application (params[0]) and its message (params[1]: msg_… id
+ * or eventId) into id, and whether the message's content was expunged
+ * (expunged may be NULL); 404 answered (false returned) when there is none. */
+bool api_resolve_message(PGconn *conn, struct api_req *r, char id[40], bool *expunged);
+
+/* ---- body fields ---- */
+/* The string field, NULL when absent or null; 422 answered when present
+ * with another type (or empty when !empty_ok). */
+const char *api_str(struct api_req *r, const json_t *o, const char *field, bool required);
+/* -1 absent or null, the value otherwise; 422 when not an integer in [min, max]. */
+int64_t api_int(struct api_req *r, const json_t *o, const char *field, int64_t min, int64_t max);
+/* 1 true, 0 false, -1 absent; 422 when not a boolean. */
+int api_bool(struct api_req *r, const json_t *o, const char *field);
+/* The object/array field as JSON text (caller frees), NULL when absent or
+ * null; 422 when of another type. values_str: every value must be a string. */
+char *api_object_text(struct api_req *r, const json_t *o, const char *field, bool values_str);
+char *api_str_array_text(struct api_req *r, const json_t *o, const char *field);
+/* A set of names (Svix's channels and tags: api_message.c): a JSON array of
+ * 1 to max_items strings of 1 to API_NAME_MAX characters of a-z, A-Z, 0-9
+ * and extra's, into *out as JSON text (caller frees); NULL when absent or
+ * null. false after answering 422. */
+#define API_NAME_MAX 128
+bool api_name_set(struct api_req *r, const json_t *o, const char *field, size_t max_items, const char *extra,
+                  char **out);
+/* An http(s) URL that delivery may reach (the SSRF policy of the config). */
+bool api_check_url(struct api_req *r, const char *field, const char *url);
+/* An RFC 3339 date-time (2026-12-03T15:00:00Z, fractions and offsets
+ * allowed) in a query parameter or body field; false after answering 422. */
+bool api_check_time(struct api_req *r, const char *where, const char *field, const char *s);
+/* A uid (Svix: [a-zA-Z0-9-_.], 1 to 256 characters). */
+bool api_check_uid(struct api_req *r, const char *field, const char *uid);
+
+/* ---- operations (api_app.c, api_endpoint.c, api_message.c,
+ * api_attempt.c, api_content.c, api_event_type.c, api_send_example.c) ---- */
+api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_patch, api_app_delete,
+    api_app_portal_access;
+api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint_update, api_endpoint_patch,
+    api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
+    api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
+api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
+api_op_fn api_endpoint_send_example; /* api_send_example.c */
+api_op_fn api_message_list, api_message_create, api_message_get;
+api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
+    api_attempt_list_messages, api_attempt_list_destinations;
+api_op_fn api_content_expunge_message, api_content_expunge_attempt;
+api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
+    api_event_type_delete;
+
+/* ---- the role (api.c) ---- */
+struct admin_guard;
+struct event;
+struct hookd_ctx;
+struct api_msgs;
+
+/* The role: its router state, read by a request's job (api_request.c). */
+struct api {
+    struct hookd_ctx *ctx;
+    struct admin_guard *guard; /* failed authentications per client address */
+    struct event *purge_ev;
+    bool purging;
+    size_t pending;
+    struct api_msgs *msgs; /* message creations, batched (api_message.c) */
+};
+
+/* ---- the routes (api_routes.c) ---- */
+/* Whether path (below /api/v1/, no trailing slash) matches pattern; with r,
+ * fills the '*' segments (decoded copies) into r->params. */
+bool api_route_match(const char *pattern, const char *path, struct api_req *r);
+/* The route for method and path, or NULL; *path_known when another method
+ * would have matched (405). */
+const struct api_route *api_route_find(const char *method, const char *path, bool *path_known);
+/* The route of an operation id ("v1.endpoint.create"), or NULL. */
+const struct api_route *api_route_by_op(const char *op);
+
+/* ---- a request's job (api_request.c), for the router and the message batch ---- */
+/* Frees a request and everything it holds. */
+void api_req_free(struct api_req *r);
+/* DB thread: authenticates, then runs the operation in a transaction of its
+ * own (BEGIN, idempotency key, operation, COMMIT or ROLLBACK). */
+void api_request_run(PGconn *conn, void *r);
+/* Loop: answers the request and frees it. */
+void api_request_done(void *r);
+/* The idempotency scope of a request: its token's tenant, method and path. */
+void api_idem_scope(const struct api_req *r, char *out, size_t outlen);
+
+/* Message creations gathered into one transaction per batch (api_message.c).
+ * api_msgs_add takes a request the router counted as pending; it is
+ * answered through api_request_done. api_msgs_free answers 503 to those
+ * never submitted. */
+struct api_msgs *api_msgs_new(struct hookd_ctx *ctx);
+void api_msgs_add(struct api_msgs *m, struct api_req *r);
+/* Runs the batches in flight to their answers and closes the batches'
+ * connections (the worker's close phase); api_msgs_free does it too. */
+void api_msgs_close(struct api_msgs *m);
+void api_msgs_free(struct api_msgs *m);
+
+/* The routes (api_routes.c) and the OpenAPI document built from them (api_openapi.c). */
+extern const struct api_route api_routes[];
+extern const size_t api_nroutes;
+json_t *api_openapi(void);
+
+#endif
