@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "db.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "version.h"
 #include "xmalloc.h"
 
@@ -202,16 +203,13 @@ struct heartbeat *heartbeat_new(struct hookd_ctx *ctx, heartbeat_inflight_fn inf
     hb->view.dlq_size = -1;
     hb->view.live_workers = json_array();
     hb->timer = evtimer_new(ctx->base, on_timer, hb);
-    struct timeval now = {0, 0};
-    evtimer_add(hb->timer, &now);
+    loop_timer_arm(hb->timer, 0);
     return hb;
 }
 
 void heartbeat_reschedule(struct heartbeat *hb)
 {
-    int64_t ms = hb->ctx->cfg->heartbeat_interval;
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    evtimer_add(hb->timer, &tv);
+    loop_timer_arm(hb->timer, hb->ctx->cfg->heartbeat_interval);
 }
 
 void heartbeat_free(struct heartbeat *hb)

@@ -16,6 +16,7 @@
 
 #include "db.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "queries.h"
 #include "sched.h"
 #include "ctx.h"
@@ -101,12 +102,6 @@ static void page_free(struct page *p)
     free(p);
 }
 
-static void arm(struct reconcile *r, int64_t ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    evtimer_add(r->timer, &tv);
-}
-
 static void finish_pass(struct reconcile *r, bool ok)
 {
     r->running = false;
@@ -125,11 +120,11 @@ static void finish_pass(struct reconcile *r, bool ok)
         return;
     if (r->again) {
         r->again = false;
-        arm(r, 0);
+        loop_timer_arm(r->timer, 0);
         return;
     }
     /* After a failure (Postgres or Redis down) try again soon. */
-    arm(r, ok ? r->ctx->cfg->reconcile_interval : 1000);
+    loop_timer_arm(r->timer, ok ? r->ctx->cfg->reconcile_interval : 1000);
 }
 
 static void done_page(void *arg)
@@ -193,7 +188,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         return;
     }
     if (!redis_conn_ready(r->ctx->redis)) {
-        arm(r, 1000);
+        loop_timer_arm(r->timer, 1000);
         return;
     }
     r->running = true;
@@ -238,7 +233,7 @@ struct reconcile *reconcile_new(struct hookd_ctx *ctx)
     r->timer = evtimer_new(ctx->base, on_timer, r);
     redis_conn_on_ready(ctx->redis, on_redis_ready, r);
     db_pool_on_up(ctx->db, on_db_up, r); /* the pool is freed before the reconciler */
-    arm(r, 0);
+    loop_timer_arm(r->timer, 0);
     return r;
 }
 
@@ -248,7 +243,7 @@ void reconcile_now(struct reconcile *r)
     if (r->running)
         r->again = true;
     else
-        arm(r, 0);
+        loop_timer_arm(r->timer, 0);
 }
 
 void reconcile_stop(struct reconcile *r)

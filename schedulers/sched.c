@@ -21,6 +21,7 @@
 
 #include "batcher.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "clock.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -62,7 +63,7 @@ struct sched {
     size_t nlateness;
 };
 
-static void arm(struct sched *s, int64_t delay_ms)
+static void claim_in(struct sched *s, int64_t delay_ms)
 {
     if (s->stopped)
         return;
@@ -71,9 +72,8 @@ static void arm(struct sched *s, int64_t delay_ms)
     int64_t at = clock_mono_ms() + delay_ms;
     if (evtimer_pending(s->timer, NULL) && s->armed_at_ms <= at)
         return; /* already firing sooner */
-    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
     s->armed_at_ms = at;
-    evtimer_add(s->timer, &tv);
+    loop_timer_arm(s->timer, delay_ms);
 }
 
 const char *sched_due_key(const struct sched *s)
@@ -98,10 +98,10 @@ static void on_next_due(struct redisReply *reply, void *arg)
     if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
         int64_t due = strtoll(reply->element[1]->str, NULL, 10);
         int64_t delay = due - clock_wall_ms();
-        arm(s, delay < max_sleep ? delay : max_sleep);
+        claim_in(s, delay < max_sleep ? delay : max_sleep);
         return;
     }
-    arm(s, max_sleep);
+    claim_in(s, max_sleep);
 }
 
 static void record_lateness(struct sched *s, int64_t late)
@@ -157,7 +157,7 @@ static void on_claimed(struct redisReply *reply, void *arg)
         if (reply && reply->type == REDIS_REPLY_ERROR)
             log_error("sched.claim_failed", "queue=%s error=\"%s\"", s->queue, reply->str);
         stats_add(&s->ctx->stats, STAT_REDIS_ERRORS, 1);
-        arm(s, s->ctx->cfg->max_sleep);
+        claim_in(s, s->ctx->cfg->max_sleep);
         return;
     }
     size_t n = reply->elements / 2;
@@ -179,7 +179,7 @@ static void on_claimed(struct redisReply *reply, void *arg)
     if (s->woken ||
         (n > 0 && room > 0 && n == (size_t)(s->ctx->cfg->batch_size < room ? s->ctx->cfg->batch_size : room))) {
         s->woken = false;
-        arm(s, 0);
+        claim_in(s, 0);
         return;
     }
     if (room <= 0) {
@@ -187,7 +187,7 @@ static void on_claimed(struct redisReply *reply, void *arg)
         return;
     }
     if (redis_conn_cmdf(s->ctx->redis, on_next_due, s, "ZRANGE %s 0 0 WITHSCORES", s->due_key) != 0)
-        arm(s, s->ctx->cfg->max_sleep);
+        claim_in(s, s->ctx->cfg->max_sleep);
 }
 
 static void claim(struct sched *s)
@@ -196,11 +196,11 @@ static void claim(struct sched *s)
     if (s->stopped || s->claiming)
         return;
     if (!redis_conn_ready(s->ctx->redis)) {
-        arm(s, cfg->max_sleep);
+        claim_in(s, cfg->max_sleep);
         return;
     }
     if (!clock_synced()) {
-        arm(s, cfg->max_sleep < CLOCK_WAIT_MS ? cfg->max_sleep : CLOCK_WAIT_MS);
+        claim_in(s, cfg->max_sleep < CLOCK_WAIT_MS ? cfg->max_sleep : CLOCK_WAIT_MS);
         return;
     }
     int64_t room = cfg->max_inflight - (int64_t)s->inflight;
@@ -216,7 +216,7 @@ static void claim(struct sched *s)
     snprintf(lease_s, sizeof lease_s, "%lld", (long long)(now + cfg->lease));
     const char *argv[] = {s->due_key, s->inflight_key, now_s, n_s, lease_s};
     if (redis_conn_eval(s->ctx->redis, &s->ctx->scripts.claim, on_claimed, s, 2, 5, argv, NULL) != 0) {
-        arm(s, cfg->max_sleep);
+        claim_in(s, cfg->max_sleep);
         return;
     }
     s->claiming = true;
@@ -236,7 +236,7 @@ static void on_reaped(struct redisReply *reply, void *arg)
     struct sched *s = arg;
     if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements > 0) {
         log_info("sched.reaped", "queue=%s count=%zu", s->queue, reply->elements);
-        arm(s, 0);
+        claim_in(s, 0);
     }
 }
 
@@ -352,10 +352,10 @@ void sched_done(struct sched *s, const char *id, int64_t next_due_ms)
     struct verdict v = {xstrdup(id), next_due_ms < 0 ? -1 : next_due_ms};
     batcher_add(s->verdicts, &v, 0); /* sent at the end of the loop turn */
     if (next_due_ms >= 0)
-        arm(s, next_due_ms - clock_wall_ms());
+        claim_in(s, next_due_ms - clock_wall_ms());
     if (s->starved) {
         s->starved = false;
-        arm(s, 0);
+        claim_in(s, 0);
     }
 }
 
@@ -364,7 +364,7 @@ void sched_wake(struct sched *s)
     if (s->claiming)
         s->woken = true;
     else
-        arm(s, 0);
+        claim_in(s, 0);
 }
 
 void sched_stop(struct sched *s)
@@ -413,17 +413,15 @@ struct sched *sched_new(struct hookd_ctx *ctx, const char *queue, sched_process_
     HOOKD_ASSERT(s->verdicts);
     s->reap_timer = event_new(ctx->base, -1, EV_PERSIST, on_reap_timer, s);
     int64_t reap_ms = ctx->cfg->lease / 2 < 1000 ? ctx->cfg->lease / 2 : 1000;
-    struct timeval tv = {reap_ms / 1000, (reap_ms % 1000) * 1000};
-    event_add(s->reap_timer, &tv);
+    loop_timer_arm(s->reap_timer, reap_ms);
     s->renew_timer = event_new(ctx->base, -1, EV_PERSIST, on_renew_timer, s);
     int64_t renew_ms = ctx->cfg->lease / 3 > 0 ? ctx->cfg->lease / 3 : 1;
-    struct timeval rtv = {renew_ms / 1000, (renew_ms % 1000) * 1000};
-    event_add(s->renew_timer, &rtv);
+    loop_timer_arm(s->renew_timer, renew_ms);
     char channel[160];
     snprintf(suffix, sizeof suffix, "wake:%s", queue);
     redis_conn_subscribe(ctx->redis_sub, ctx_key(ctx, suffix, channel, sizeof channel), on_wake, s);
     redis_conn_on_ready(ctx->redis, on_redis_ready, s);
-    arm(s, 0);
+    claim_in(s, 0);
     return s;
 }
 

@@ -32,6 +32,7 @@
 #include "encoding.h"
 #include "http_server.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "token.h"
 #include "query.h"
 #include "sched.h"
@@ -258,8 +259,7 @@ struct api *api_new(struct hookd_ctx *ctx, struct http_server *http)
     a->ctx = ctx;
     a->guard = admin_guard_new();
     a->purge_ev = event_new(ctx->base, -1, EV_PERSIST, on_purge_timer, a);
-    struct timeval tv = {PURGE_INTERVAL_S, 0};
-    event_add(a->purge_ev, &tv);
+    loop_timer_arm(a->purge_ev, PURGE_INTERVAL_S * 1000);
     a->msgs = api_msgs_new(ctx); /* NULL: each creation runs alone */
     http_server_route(http, "/api/v1/*", handle_api, a);
     return a;

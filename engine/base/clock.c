@@ -33,6 +33,18 @@ int64_t clock_mono_ms(void)
     return clock_mono_us() / 1000;
 }
 
+struct timeval clock_tv_from_ms(int64_t ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    return tv;
+}
+
+struct timeval clock_tv_from_us(int64_t us)
+{
+    struct timeval tv = {(time_t)(us / 1000000), (suseconds_t)(us % 1000000)};
+    return tv;
+}
+
 void clock_set_offset_ms(int64_t v)
 {
     atomic_store_explicit(&offset_ms, v, memory_order_relaxed);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 
 /* Wall-clock milliseconds since the Unix epoch, on Postgres's time base
  * (local wall clock + the measured offset). */
@@ -26,6 +27,11 @@ int64_t clock_local_wall_us(void);
 int64_t clock_mono_us(void);
 /* Monotonic milliseconds. */
 int64_t clock_mono_ms(void);
+
+/* A duration as the struct timeval libevent's timers take: ms milliseconds
+ * (clock_tv_from_ms) or us microseconds (clock_tv_from_us). */
+struct timeval clock_tv_from_ms(int64_t ms);
+struct timeval clock_tv_from_us(int64_t us);
 
 /* The offset clock_wall_ms() adds (server - local, ms). Thread-safe. */
 void clock_set_offset_ms(int64_t offset_ms);

@@ -16,9 +16,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 enum log_level log_min_level = LOG_INFO;
 static char log_worker[64];
@@ -219,12 +220,12 @@ static void format_line(struct log_buf *b, const char *fmt, va_list ap)
 void log_write(enum log_level lvl, const char *event, const char *fmt, ...)
 {
     char line[2048];
-    struct timeval tv;
     struct tm tm;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
+    int64_t now_us = clock_local_wall_us();
+    time_t now_s = (time_t)(now_us / 1000000);
+    gmtime_r(&now_s, &tm);
     size_t n = strftime(line, sizeof line, "ts=%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(line + n, sizeof line - n, ".%03dZ level=%s event=%s", (int)(tv.tv_usec / 1000),
+    n += (size_t)snprintf(line + n, sizeof line - n, ".%03dZ level=%s event=%s", (int)(now_us % 1000000 / 1000),
                           log_level_name(lvl), event);
     if (log_worker[0] && n < sizeof line)
         n += (size_t)snprintf(line + n, sizeof line - n, " worker=%s", log_worker);

@@ -43,6 +43,7 @@
 #include "http_server.h"
 #include "inbound.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "migrate.h"
 #include "reconcile.h"
 #include "sd_notify.h"
@@ -530,8 +531,7 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
     for (size_t i = 0; i < NPARTS; i++)
         if (runs(w, i) && parts[i].drain)
             parts[i].drain(w);
-    struct timeval tv = {0, 20 * 1000};
-    event_add(w->drain_ev, &tv);
+    loop_timer_arm(w->drain_ev, 20);
 }
 
 /* ---- start and stop ----------------------------------------------------- */
@@ -596,8 +596,7 @@ static int start(struct worker *w, char *err, size_t errlen)
     }
     struct event_base *base = w->ctx.base;
     w->readiness_ev = event_new(base, -1, EV_PERSIST, on_readiness_timer, w);
-    struct timeval second = {1, 0};
-    event_add(w->readiness_ev, &second);
+    loop_timer_arm(w->readiness_ev, 1000);
     on_readiness_timer(-1, 0, w);
     w->drain_ev = event_new(base, -1, EV_PERSIST, on_drain_timer, w);
     w->sig_hup = evsignal_new(base, SIGHUP, on_sighup, w);
@@ -608,8 +607,7 @@ static int start(struct worker *w, char *err, size_t errlen)
     evsignal_add(w->sig_int, NULL);
     uint64_t watchdog_usec = sd_notify_watchdog_usec();
     if (watchdog_usec > 0) {
-        uint64_t half = watchdog_usec / 2;
-        struct timeval tv = {(time_t)(half / 1000000), (suseconds_t)(half % 1000000)};
+        struct timeval tv = clock_tv_from_us((int64_t)(watchdog_usec / 2));
         w->watchdog_ev = event_new(base, -1, EV_PERSIST, on_watchdog_timer, w);
         event_add(w->watchdog_ev, &tv);
     }

@@ -35,6 +35,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "xmalloc.h"
 
 struct route {
@@ -249,8 +250,7 @@ static void note_limit(struct http_server *srv)
         log_limits(srv);
         return;
     }
-    struct timeval tv = {(time_t)(wait / 1000), (suseconds_t)(wait % 1000) * 1000};
-    evtimer_add(srv->log_ev, &tv);
+    loop_timer_arm(srv->log_ev, wait);
 }
 
 /* ---- limits: the listener --------------------------------------------- */
@@ -282,8 +282,7 @@ static void listener_update(struct http_server *srv)
     int64_t live = live_conns(srv), max = srv->limits.max_connections;
     bool full = live > max || (live >= max && !evictable(srv));
     if (full && live <= max && srv->recv_head && !evtimer_pending(srv->resume_ev, NULL)) {
-        struct timeval tv = {0, 100 * 1000};
-        evtimer_add(srv->resume_ev, &tv);
+        loop_timer_arm(srv->resume_ev, 100);
     }
     bool want = !srv->backing_off && !full && srv->nclosing < CLOSING_MAX;
     if (want == srv->listening)
@@ -347,8 +346,7 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
     }
     srv->backing_off = true;
     listener_update(srv);
-    struct timeval tv = {0, (suseconds_t)srv->backoff_ms * 1000};
-    evtimer_add(srv->accept_retry, &tv);
+    loop_timer_arm(srv->accept_retry, srv->backoff_ms);
 }
 
 /* ---- limits: connections ---------------------------------------------- */
@@ -381,9 +379,7 @@ static void conn_arm(struct http_conn *c)
     c->rnext = NULL;
     *(srv->recv_tail ? &srv->recv_tail->rnext : &srv->recv_head) = c;
     srv->recv_tail = c;
-    int64_t ms = srv->limits.request_timeout;
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    evtimer_add(c->deadline, &tv);
+    loop_timer_arm(c->deadline, srv->limits.request_timeout);
 }
 
 /* Closes c as a read timeout would: evhttp frees the connection (and any

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "loop_timer.h"
 #include "redis_cluster.h"
 #include "redis_link.h"
 #include "url.h"
@@ -376,8 +377,7 @@ static void schedule_reconnect(struct redis_conn *rc, int delay_ms)
         rc->backoff_ms = rc->backoff_ms ? (rc->backoff_ms * 2 > 2000 ? 2000 : rc->backoff_ms * 2) : 50;
         delay_ms = rc->backoff_ms;
     }
-    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
-    evtimer_add(rc->reconnect_ev, &tv);
+    loop_timer_arm(rc->reconnect_ev, delay_ms);
 }
 
 static void cluster_close(struct redis_conn *rc);
@@ -740,8 +740,7 @@ struct redis_conn *redis_conn_new(struct event_base *base, const char *url, cons
     }
     rc->reconnect_ev = evtimer_new(base, on_reconnect_timer, rc);
     rc->ping_ev = event_new(base, -1, EV_PERSIST, on_ping_timer, rc);
-    struct timeval tv = {1, 0};
-    event_add(rc->ping_ev, &tv);
+    loop_timer_arm(rc->ping_ev, 1000);
     on_reconnect_timer(-1, 0, rc);
     return rc;
 fail:
@@ -1309,8 +1308,7 @@ static bool cluster_redirected(struct redis_conn *rc, struct redis_link *l, stru
     if (again) {
         c->next = rc->delayed;
         rc->delayed = c;
-        struct timeval tv = {0, TRYAGAIN_MS * 1000};
-        evtimer_add(rc->retry_ev, &tv);
+        loop_timer_arm(rc->retry_ev, TRYAGAIN_MS);
         return true;
     }
     c->asking = ask;

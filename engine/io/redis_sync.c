@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
+#include "clock.h"
 #include "redis_cluster.h"
 #include "redis_conn.h"
 #include "redis_link.h"
@@ -122,7 +123,7 @@ static int sock_connect(const char *host, int port, int timeout_ms, char *err, s
         return -1;
     }
     int one = 1;
-    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    struct timeval tv = clock_tv_from_ms(timeout_ms);
     (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);

@@ -13,6 +13,7 @@
 #include "ctx.h"
 #include "db.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "retention.h"
 #include "xmalloc.h"
 
@@ -38,12 +39,6 @@ struct retainer {
     int run_rc, storage_rc;
     char err[256], storage_err[256];
 };
-
-static void arm(struct retainer *r, int64_t ms)
-{
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    evtimer_add(r->timer, &tv);
-}
 
 /* Postgres's words for SQLSTATE 42501 on DDL (a step that failed after
  * the owner check, e.g. a partition made by another role). */
@@ -106,7 +101,7 @@ static void done(void *arg)
     config_unref(r->cfg);
     r->cfg = NULL;
     if (!r->stopped)
-        arm(r, next_ms(r));
+        loop_timer_arm(r->timer, next_ms(r));
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
@@ -118,7 +113,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     if (!r->pool)
         r->pool = db_pool_new(r->ctx->base, r->ctx->cfg->database.text, 1, false);
     if (!r->pool) {
-        arm(r, next_ms(r));
+        loop_timer_arm(r->timer, next_ms(r));
         return;
     }
     r->busy = true;
@@ -133,7 +128,7 @@ struct retainer *retainer_new(struct hookd_ctx *ctx)
     struct retainer *r = xcalloc(1, sizeof *r);
     r->ctx = ctx;
     r->timer = evtimer_new(ctx->base, on_timer, r);
-    arm(r, FIRST_PASS_MS);
+    loop_timer_arm(r->timer, FIRST_PASS_MS);
     return r;
 }
 

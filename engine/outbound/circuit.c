@@ -24,6 +24,7 @@
 #include "ctx.h"
 #include "embedded.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "redis_conn.h"
 #include "xmalloc.h"
 
@@ -538,8 +539,7 @@ struct circuit *circuit_new(struct hookd_ctx *ctx, const char *due_key, const ch
     script(c, &c->unpark, "circuit_unpark");
     c->flush_ev = event_new(ctx->base, -1, 0, on_flush, c);
     c->timer = event_new(ctx->base, -1, EV_PERSIST, on_timer, c);
-    struct timeval tv = {0, CIRCUIT_REFRESH_MS * 1000};
-    event_add(c->timer, &tv);
+    loop_timer_arm(c->timer, CIRCUIT_REFRESH_MS);
     return c;
 }
 

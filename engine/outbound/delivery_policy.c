@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "ctx.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "ratelimit.h"
 #include "xmalloc.h"
 
@@ -148,8 +149,7 @@ static void on_acquired(void *arg, int64_t wait_ms, bool slot)
         free(w);
     } else if (slot) {
         w->ev = evtimer_new(w->p->ctx->base, on_slot, w);
-        struct timeval tv = {wait_ms / 1000, (wait_ms % 1000) * 1000};
-        evtimer_add(w->ev, &tv);
+        loop_timer_arm(w->ev, wait_ms);
     } else {
         unlink_waiter(w);
         w->later(w->arg, clock_wall_ms() + wait_ms);

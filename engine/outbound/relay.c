@@ -29,6 +29,7 @@
 #include "keyindex.h"
 #include "log.h"
 #include "loop_notify.h"
+#include "loop_timer.h"
 #include "query.h"
 #include "sched.h"
 #include "ctx.h"
@@ -534,8 +535,7 @@ static void send_first(struct pass *p)
         /* a zero timer, not event_active: active events run in the same
          * loop turn; a timer waits until the sockets that became ready have
          * had theirs */
-        struct timeval now = {0, 0};
-        evtimer_add(p->send_ev, &now);
+        loop_timer_arm(p->send_ev, 0);
         return;
     }
     if (p->nanswered == p->nsent)
@@ -554,9 +554,7 @@ static void start_sending(struct pass *p)
     struct relay *r = p->r;
     p->send_ev = evtimer_new(r->ctx->base, on_send, p);
     p->window_ev = evtimer_new(r->ctx->base, on_window, p);
-    int64_t ms = r->ctx->cfg->first_attempt_window;
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    evtimer_add(p->window_ev, &tv);
+    loop_timer_arm(p->window_ev, r->ctx->cfg->first_attempt_window);
     send_first(p);
 }
 
@@ -785,9 +783,8 @@ static void pass_end(struct pass *p)
     if (atomic_load(&r->stopping))
         return;
     if (failed) { /* the events are unfanned again: no tight loop of sends that never settle */
-        struct timeval tv = {FAILED_PASS_PAUSE_MS / 1000, (FAILED_PASS_PAUSE_MS % 1000) * 1000};
         if (r->running == 0)
-            event_add(r->active_ev, &tv);
+            loop_timer_arm(r->active_ev, FAILED_PASS_PAUSE_MS);
         return;
     }
     if (full || r->again) {
@@ -797,8 +794,7 @@ static void pass_end(struct pass *p)
             start_pass(r); /* a backlog: keep every lane going */
     } else if (r->active && (r->running == 0 || (r->running == 1 && rescanning(r)))) {
         /* (a claim before the mark is slow by nature: the other lane polls on) */
-        struct timeval tv = {0, ACTIVE_POLL_MS * 1000};
-        event_add(r->active_ev, &tv);
+        loop_timer_arm(r->active_ev, ACTIVE_POLL_MS);
     }
 }
 
@@ -946,8 +942,7 @@ static void start_pass(struct relay *r)
     r->set_listening = -1;
     db_pool_submit(lane->db, work_claim, done_claim, p);
     if (p->rescan && r->active && r->running == 1) { /* the other lane polls on meanwhile */
-        struct timeval tv = {0, ACTIVE_POLL_MS * 1000};
-        event_add(r->active_ev, &tv);
+        loop_timer_arm(r->active_ev, ACTIVE_POLL_MS);
     }
 }
 
@@ -1052,8 +1047,7 @@ struct relay *relay_new(struct hookd_ctx *ctx, struct delivery *delivery)
     }
     atomic_init(&r->stopping, false);
     r->poll_ev = event_new(ctx->base, -1, EV_PERSIST, on_poll, r);
-    struct timeval second = {1, 0};
-    event_add(r->poll_ev, &second);
+    loop_timer_arm(r->poll_ev, 1000);
     r->active_ev = event_new(ctx->base, -1, 0, on_poll, r);
     r->set_listening = 1; /* a relay that died while busy may have left it off */
     r->listener_started = pthread_create(&r->listener, NULL, listener_main, r) == 0;

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "http_client.h"
 #include "log.h"
+#include "loop_timer.h"
 #include "version.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -33,13 +34,6 @@ struct alerter {
     int failures;   /* consecutive failed POSTs */
 };
 
-static void arm(struct alerter *a, int64_t ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    a->waiting = true;
-    evtimer_add(a->timer, &tv);
-}
-
 static void on_sent(const struct http_client_result *res, void *arg)
 {
     struct alerter *a = arg;
@@ -54,13 +48,15 @@ static void on_sent(const struct http_client_result *res, void *arg)
         log_warn("alert.webhook_failed", "status=%d error=\"%s\" retry_in_ms=%lld", res->status,
                  res->error ? res->error : "", (long long)wait);
         a->in_flight = 0;
-        arm(a, wait);
+        a->waiting = true;
+        loop_timer_arm(a->timer, wait);
         return;
     }
     a->failures = 0;
     a->pending -= a->in_flight;
     a->in_flight = 0;
-    arm(a, a->ctx->cfg->alert_interval); /* coalescing window */
+    a->waiting = true;
+    loop_timer_arm(a->timer, a->ctx->cfg->alert_interval); /* coalescing window */
 }
 
 /* One POST carrying every pending dead letter (count + the latest). */
