@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "xmalloc.h"
 
 static const unsigned char v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -92,8 +93,7 @@ static int parse_range(const char *tok, size_t len, struct cidr_range *out, char
     int host_bits;
 
     if (cidr_addr_parse(tok, alen, &out->net) != 0) {
-        snprintf(err, errlen, "'%.*s' is not an IPv4 or IPv6 address", (int)(alen > 64 ? 64 : alen), tok);
-        return -1;
+        return err_set(err, errlen, "'%.*s' is not an IPv4 or IPv6 address", (int)(alen > 64 ? 64 : alen), tok);
     }
     out->prefix = addr_bits(&out->net);
     if (slash) {
@@ -117,14 +117,12 @@ static int parse_range(const char *tok, size_t len, struct cidr_range *out, char
     }
     mask_host_bits(&out->net, out->prefix, &host_bits);
     if (host_bits) {
-        snprintf(err, errlen, "'%.*s' has bits set after the /%d prefix (did you mean the network address?)",
-                 (int)(len > 64 ? 64 : len), tok, out->prefix);
-        return -1;
+        return err_set(err, errlen, "'%.*s' has bits set after the /%d prefix (did you mean the network address?)",
+                       (int)(len > 64 ? 64 : len), tok, out->prefix);
     }
     return 0;
 bad_prefix:
-    snprintf(err, errlen, "'%.*s' has a bad prefix length", (int)(len > 64 ? 64 : len), tok);
-    return -1;
+    return err_set(err, errlen, "'%.*s' has a bad prefix length", (int)(len > 64 ? 64 : len), tok);
 }
 
 static int is_sep(char c)
@@ -158,8 +156,7 @@ int cidr_list_parse(const char *text, struct cidr_list *out, char *err, size_t e
         p += n;
     }
     if (l.n == 0) {
-        snprintf(err, errlen, "the list of addresses is empty");
-        return -1;
+        return err_set(err, errlen, "the list of addresses is empty");
     }
     *out = l;
     return 0;

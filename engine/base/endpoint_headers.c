@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "errbuf.h"
+
 static bool reserved(const char *name)
 {
     static const char *const names[] = {"host",
@@ -40,12 +42,10 @@ static bool value_ok(const char *s)
 int endpoint_headers_check(const json_t *headers, bool nulls_ok, char *err, size_t errlen)
 {
     if (!json_is_object(headers)) {
-        snprintf(err, errlen, "the headers must be an object of names and values");
-        return -1;
+        return err_set(err, errlen, "the headers must be an object of names and values");
     }
     if (json_object_size(headers) > ENDPOINT_HEADERS_MAX) {
-        snprintf(err, errlen, "at most %d headers", ENDPOINT_HEADERS_MAX);
-        return -1;
+        return err_set(err, errlen, "at most %d headers", ENDPOINT_HEADERS_MAX);
     }
     const char *k;
     json_t *v;
@@ -54,12 +54,10 @@ int endpoint_headers_check(const json_t *headers, bool nulls_ok, char *err, size
         size_t n = strlen(k);
         if (n == 0 || n > 128 || strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n ||
             reserved(k)) {
-            snprintf(err, errlen, "a header name is malformed or reserved: '%.128s'", k);
-            return -1;
+            return err_set(err, errlen, "a header name is malformed or reserved: '%.128s'", k);
         }
         if (!(json_is_null(v) && nulls_ok) && !value_ok(json_string_value(v))) {
-            snprintf(err, errlen, "the value of %s must be a string without control characters", k);
-            return -1;
+            return err_set(err, errlen, "the value of %s must be a string without control characters", k);
         }
     }
     return 0;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "jsonpath.h"
 
 static bool is_number(const json_t *v)
@@ -27,7 +28,7 @@ static int check(const json_t *f, int depth, char *err, size_t errlen);
 static int check_condition(const char *path, const json_t *cond, char *err, size_t errlen)
 {
     if (!jsonpath_valid(path))
-        return snprintf(err, errlen, "'%s' is not a dotted path", path), -1;
+        return err_set(err, errlen, "'%s' is not a dotted path", path);
     if (!json_is_object(cond) || json_object_size(cond) == 0)
         return 0; /* a literal: $eq */
     const char *op;
@@ -38,17 +39,17 @@ static int check_condition(const char *path, const json_t *cond, char *err, size
             continue;
         if (strcmp(op, "$in") == 0) {
             if (!json_is_array(v))
-                return snprintf(err, errlen, "%s: $in takes an array", path), -1;
+                return err_set(err, errlen, "%s: $in takes an array", path);
         } else if (strcmp(op, "$gt") == 0 || strcmp(op, "$lt") == 0) {
             if (!is_number(v))
-                return snprintf(err, errlen, "%s: %s takes a number", path, op), -1;
+                return err_set(err, errlen, "%s: %s takes a number", path, op);
         } else if (strcmp(op, "$exists") == 0) {
             if (!json_is_boolean(v))
-                return snprintf(err, errlen, "%s: $exists takes true or false", path), -1;
+                return err_set(err, errlen, "%s: $exists takes true or false", path);
         } else if (op[0] == '$') {
-            return snprintf(err, errlen, "%s: unknown operator %s", path, op), -1;
+            return err_set(err, errlen, "%s: unknown operator %s", path, op);
         } else {
-            return snprintf(err, errlen, "%s: a condition mixes operators and fields ('%s')", path, op), -1;
+            return err_set(err, errlen, "%s: a condition mixes operators and fields ('%s')", path, op);
         }
     }
     return 0;
@@ -57,16 +58,16 @@ static int check_condition(const char *path, const json_t *cond, char *err, size
 static int check(const json_t *f, int depth, char *err, size_t errlen)
 {
     if (depth > PAYLOAD_FILTER_MAX_DEPTH)
-        return snprintf(err, errlen, "nested deeper than %d", PAYLOAD_FILTER_MAX_DEPTH), -1;
+        return err_set(err, errlen, "nested deeper than %d", PAYLOAD_FILTER_MAX_DEPTH);
     if (!json_is_object(f))
-        return snprintf(err, errlen, "a filter is a JSON object"), -1;
+        return err_set(err, errlen, "a filter is a JSON object");
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)f, key, v)
     {
         if (strcmp(key, "$and") == 0 || strcmp(key, "$or") == 0) {
             if (!json_is_array(v) || json_array_size(v) == 0)
-                return snprintf(err, errlen, "%s takes a non-empty array of filters", key), -1;
+                return err_set(err, errlen, "%s takes a non-empty array of filters", key);
             size_t i;
             json_t *sub;
             json_array_foreach(v, i, sub)
@@ -75,7 +76,7 @@ static int check(const json_t *f, int depth, char *err, size_t errlen)
                     return -1;
             }
         } else if (key[0] == '$') {
-            return snprintf(err, errlen, "unknown combinator %s (use $and or $or)", key), -1;
+            return err_set(err, errlen, "unknown combinator %s (use $and or $or)", key);
         } else if (check_condition(key, v, err, errlen) != 0) {
             return -1;
         }

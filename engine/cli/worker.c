@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "ops.h"
 #include "alert.h"
 #include "api.h"
@@ -211,7 +212,7 @@ static int start_relay(struct worker *w, char *err, size_t errlen)
 {
     w->relay = relay_new(&w->ctx, w->delivery);
     if (!w->relay)
-        return snprintf(err, errlen, "cannot start the outbox relay"), -1;
+        return err_set(err, errlen, "cannot start the outbox relay");
     return 0;
 }
 static void drain_relay(struct worker *w)
@@ -554,7 +555,7 @@ static int start_io(struct worker *w, char *err, size_t errlen)
     const struct hookd_config *cfg = ctx->cfg;
     ctx->db = db_pool_new(ctx->base, cfg->database.text, (int)cfg->db_pool_size, true);
     if (!ctx->db)
-        return snprintf(err, errlen, "cannot start the database threads"), -1;
+        return err_set(err, errlen, "cannot start the database threads");
     struct redis_options ropts;
     ctx_redis_options(cfg, &ropts);
     ctx->redis = redis_conn_new(ctx->base, cfg->redis.text, &ropts, "main", err, errlen);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "query.h"
 
@@ -19,7 +20,7 @@ int clock_sync_sample(PGconn *conn, struct clock_sample *out, char *err, size_t 
     if (!r)
         return -1;
     if (PQntuples(r) != 1) {
-        snprintf(err, errlen, "the server's clock: no row");
+        err_set(err, errlen, "the server's clock: no row");
         PQclear(r);
         return -1;
     }

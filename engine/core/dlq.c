@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "errbuf.h"
 #include "queries.h"
 
 /* dlq_show.sql begins with dlq_list.sql's columns, in the same order, so
@@ -96,7 +97,7 @@ static bool looks_like_uuid(const char *s)
 json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
 {
     if (!looks_like_uuid(id)) {
-        snprintf(err, errlen, "'%s' is not a dead letter id (a UUID)", id);
+        err_set(err, errlen, "'%s' is not a dead letter id (a UUID)", id);
         return NULL;
     }
     const char *p[] = {id};
@@ -106,7 +107,7 @@ json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
         return NULL;
     if (PQntuples(r) == 0) {
         PQclear(r);
-        snprintf(err, errlen, "no dead letter %s", id);
+        err_set(err, errlen, "no dead letter %s", id);
         return NULL;
     }
     json_t *o = row_json(r, 0, true);
@@ -132,7 +133,7 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
         return -1;
     if (PQntuples(r) == 0) {
         PQclear(r);
-        return snprintf(err, errlen, "no dead letter %s", id), -1;
+        return err_set(err, errlen, "no dead letter %s", id);
     }
     snprintf(out->source, sizeof out->source, "%s", PQgetvalue(r, 0, DLQ_LOCK_ENTRY_SOURCE));
     snprintf(out->source_id, sizeof out->source_id, "%s", PQgetvalue(r, 0, DLQ_LOCK_ENTRY_SOURCE_ID));
@@ -141,8 +142,8 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
     snprintf(when, sizeof when, "%s", PQgetvalue(r, 0, DLQ_LOCK_ENTRY_REPLAYED_AT));
     PQclear(r);
     if (replayed)
-        return snprintf(err, errlen, "dead letter %s was already replayed at %s; refusing to replay it twice", id,
-                        when),
+        return err_set(err, errlen, "dead letter %s was already replayed at %s; refusing to replay it twice", id,
+                       when),
                -1;
     const char *sp[] = {out->source_id};
     bool inbox = strcmp(out->source, "inbox") == 0;
@@ -151,21 +152,21 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
         return -1;
     if (PQntuples(r) == 0) {
         PQclear(r);
-        return snprintf(err, errlen, "the %s row %s of dead letter %s no longer exists", out->source, out->source_id,
-                        id),
+        return err_set(err, errlen, "the %s row %s of dead letter %s no longer exists", out->source, out->source_id,
+                       id),
                -1;
     }
     const char *status = PQgetvalue(r, 0, inbox ? DLQ_LOCK_INBOX_ROW_STATUS : DLQ_LOCK_DELIVERY_ROW_STATUS);
     if (strcmp(status, inbox ? "QUARANTINED" : "DEAD") != 0) {
-        snprintf(err, errlen, "the %s row %s is %s, not dead-lettered; nothing to replay", out->source, out->source_id,
-                 status);
+        err_set(err, errlen, "the %s row %s is %s, not dead-lettered; nothing to replay", out->source, out->source_id,
+                status);
         PQclear(r);
         return -1;
     }
     if (!inbox && PQgetvalue(r, 0, DLQ_LOCK_DELIVERY_ROW_ENABLED)[0] != 't') {
         const char *endpoint = PQgetvalue(r, 0, DLQ_LOCK_DELIVERY_ROW_NAME);
-        snprintf(err, errlen, "endpoint '%s' is disabled; enable it first (hookd endpoint enable %s)", endpoint,
-                 endpoint);
+        err_set(err, errlen, "endpoint '%s' is disabled; enable it first (hookd endpoint enable %s)", endpoint,
+                endpoint);
         PQclear(r);
         return -1;
     }
@@ -184,7 +185,7 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
 int dlq_replay(PGconn *conn, const char *id, bool dry_run, struct dlq_replayed *out, char *err, size_t errlen)
 {
     if (!looks_like_uuid(id))
-        return snprintf(err, errlen, "'%s' is not a dead letter id (a UUID)", id), -1;
+        return err_set(err, errlen, "'%s' is not a dead letter id (a UUID)", id);
     if (db_run(conn, "BEGIN", 0, NULL, err, errlen) != 0)
         return -1;
     if (replay_in_tx(conn, id, dry_run, out, err, errlen) != 0) {

@@ -10,6 +10,7 @@
 
 #include "db.h"
 #include "embedded.h"
+#include "errbuf.h"
 #include "queries.h"
 
 /* DDL, which cannot be prepared, and which must run before any migration: the
@@ -55,10 +56,10 @@ static int applied_state(PGconn *conn, const char *version, const char *sum, cha
         if (strcmp(applied, sum) == 0) {
             rc = 1;
         } else {
-            snprintf(err, errlen,
-                     "migration %s was changed after it was applied (applied checksum %.12s…, file %.12s…); "
-                     "add a new migration instead of editing an applied one",
-                     version, applied, sum);
+            err_set(err, errlen,
+                    "migration %s was changed after it was applied (applied checksum %.12s…, file %.12s…); "
+                    "add a new migration instead of editing an applied one",
+                    version, applied, sum);
             rc = -1;
         }
     }
@@ -84,7 +85,7 @@ static int apply_one(PGconn *conn, const struct embedded_file *f, const char *ve
     free(sql);
     if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
         const char *msg = PQresultErrorMessage(r);
-        snprintf(err, errlen, "migration %s failed: %.*s", version, (int)strcspn(msg, "\n"), msg);
+        err_set(err, errlen, "migration %s failed: %.*s", version, (int)strcspn(msg, "\n"), msg);
         PQclear(r);
         goto fail;
     }

@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "db.h"
+#include "errbuf.h"
 #include "query.h"
 #include "queries.h"
 
@@ -65,8 +66,7 @@ static int detach(PGconn *conn, const char *parent, const char *part, const char
 {
     char *qparent = PQescapeIdentifier(conn, parent, strlen(parent));
     if (!qparent) {
-        snprintf(err, errlen, "cannot quote %s: %s", parent, PQerrorMessage(conn));
-        return -1;
+        return err_set(err, errlen, "cannot quote %s: %s", parent, PQerrorMessage(conn));
     }
     size_t n = strlen(qparent) + strlen(part) + 64;
     char *sql = malloc(n);
@@ -277,10 +277,10 @@ static int owner_check(PGconn *conn, struct retention_report *rep, char *err, si
     int rc = 0;
     if (PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, RETENTION_OWNER_ALLOWED), "t") != 0) {
         rep->forbidden = true;
-        snprintf(err, errlen,
-                 "insufficient privilege (SQLSTATE 42501): role %s does not own hookd's tables (owner: %s); a "
-                 "retention pass creates, detaches and drops partitions",
-                 PQgetvalue(r, 0, RETENTION_OWNER_ROLE), PQgetvalue(r, 0, RETENTION_OWNER_OWNER));
+        err_set(err, errlen,
+                "insufficient privilege (SQLSTATE 42501): role %s does not own hookd's tables (owner: %s); a "
+                "retention pass creates, detaches and drops partitions",
+                PQgetvalue(r, 0, RETENTION_OWNER_ROLE), PQgetvalue(r, 0, RETENTION_OWNER_OWNER));
         rc = -1;
     }
     PQclear(r);

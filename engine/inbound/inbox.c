@@ -30,6 +30,7 @@
 #include "batcher.h"
 #include "clock.h"
 #include "db.h"
+#include "errbuf.h"
 #include "inbox_decide.h"
 #include "inbox_batch.h"
 #include "inbox_eval.h"
@@ -262,7 +263,7 @@ static int evaluate(PGconn *conn, const struct hookd_config *cfg, struct inbox_i
         return -1;
     struct entity_sql es;
     if (entity_sql_build(conn, m, &es) != 0)
-        return snprintf(err, errlen, "cannot quote the entity table's identifiers"), -1;
+        return err_set(err, errlen, "cannot quote the entity table's identifiers");
     int rc = -1;
     /* Entities were created (committed) before the batch began: see
      * prepare_batch(). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "backoff.h"
+#include "errbuf.h"
 #include "machine.h"
 
 const char *const inbox_outcome_names[] = {"none",  "applied", "noop", "ignored",  "deferred",
@@ -38,13 +39,13 @@ const struct machine_config *inbox_machine_for(const struct hookd_config *cfg, s
 {
     const struct machine_config *m = config_machine_for(cfg, it->entity_type, it->event_type);
     if (!m)
-        return snprintf(err, errlen, "no machine handles event type '%s'", it->event_type), NULL;
+        return err_set(err, errlen, "no machine handles event type '%s'", it->event_type), NULL;
     if (!machine_has_event(m->machine, it->event_type))
-        return snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type),
+        return err_set(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type),
                NULL;
     snprintf(it->entity_type, sizeof it->entity_type, "%s", m->name);
     if (!it->entity_id)
-        return snprintf(err, errlen, "event has no entity id (check the partner's entity_id source)"), NULL;
+        return err_set(err, errlen, "event has no entity id (check the partner's entity_id source)"), NULL;
     return m;
 }
 
@@ -92,10 +93,10 @@ void inbox_decide(const struct hookd_config *cfg, const struct machine_config *m
         d->outcome = OUT_DEAD;
         return;
     case MACHINE_UNKNOWN_STATE:
-        snprintf(err, errlen, "entity is in state '%s', which machine '%s' does not know", state, m->name);
+        err_set(err, errlen, "entity is in state '%s', which machine '%s' does not know", state, m->name);
         break;
     case MACHINE_UNKNOWN_EVENT:
-        snprintf(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type);
+        err_set(err, errlen, "machine '%s' has no transition for event type '%s'", m->name, it->event_type);
         break;
     }
     d->outcome = OUT_RETRY;

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "encoding.h"
 #include "db.h"
+#include "errbuf.h"
 #include "handshake.h"
 #include "http_server.h"
 #include "jsonpath.h"
@@ -248,7 +249,7 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
         const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
         *content = state && (strncmp(state, "22", 2) == 0 || strncmp(state, "23", 2) == 0);
         const char *msg = res && *PQresultErrorMessage(res) ? PQresultErrorMessage(res) : PQerrorMessage(conn);
-        snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+        err_set(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
         PQclear(res);
         return -1;
     }
@@ -708,7 +709,7 @@ struct ingest *ingest_new(struct hookd_ctx *ctx, struct http_server *http, char 
 {
     struct db_pool *db = db_pool_new(ctx->base, ctx->cfg->database.text, (int)ctx->cfg->ingest_concurrency, false);
     if (!db) {
-        snprintf(err, errlen, "cannot start the database threads");
+        err_set(err, errlen, "cannot start the database threads");
         return NULL;
     }
     struct ingest *in = xcalloc(1, sizeof *in);
@@ -720,7 +721,7 @@ struct ingest *ingest_new(struct hookd_ctx *ctx, struct http_server *http, char 
                                 (int)ctx->cfg->ingest_concurrency, BATCHER_LINGER_TURN};
     in->batcher = batcher_new(ctx->base, &bc, on_batch, in);
     if (!in->batcher) {
-        snprintf(err, errlen, "cannot create the ingest batcher");
+        err_set(err, errlen, "cannot create the ingest batcher");
         db_pool_free(db);
         free(in);
         return NULL;

@@ -150,7 +150,7 @@ PGconn *db_connect_timeout(const char *conninfo, int connect_timeout_s, char *er
     if (!c || PQstatus(c) != CONNECTION_OK) {
         char msg[512];
         one_line(msg, sizeof msg, c ? PQerrorMessage(c) : "out of memory");
-        snprintf(err, errlen, "cannot connect to Postgres: %s", msg);
+        err_set(err, errlen, "cannot connect to Postgres: %s", msg);
         PQfinish(c);
         return NULL;
     }
@@ -293,9 +293,9 @@ static PGconn *thread_conn(struct db_thread *t)
     char err[512];
     t->conn = db_connect(t->pool->conninfo, err, sizeof err);
     if (t->conn && server_read_only(t->conn)) {
-        snprintf(err, sizeof err,
-                 "the server is read-only (a standby, or default_transaction_read_only = on): "
-                 "list every host with target_session_attrs=read-write");
+        err_set(err, sizeof err,
+                "the server is read-only (a standby, or default_transaction_read_only = on): "
+                "list every host with target_session_attrs=read-write");
         PQfinish(t->conn);
         t->conn = NULL;
     }
@@ -662,7 +662,7 @@ PGresult *db_exec_fmt(PGconn *conn, const char *sql, int nparams, const char *co
                       const int *formats, char *err, size_t errlen)
 {
     if (!conn) {
-        snprintf(err, errlen, "database unavailable");
+        err_set(err, errlen, "database unavailable");
         return NULL;
     }
     return db_checked(conn, PQexecParams(conn, sql, nparams, NULL, params, lengths, formats, 0), NULL, err, errlen);
@@ -686,7 +686,7 @@ PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const 
                               size_t errlen)
 {
     if (!conn) {
-        snprintf(err, errlen, "database unavailable");
+        err_set(err, errlen, "database unavailable");
         return NULL;
     }
     PGresult *r = PQexec(conn, "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off");
@@ -695,7 +695,7 @@ PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const 
         (void)db_unavailable(conn, r);
     PQclear(r);
     if (!begun) {
-        snprintf(err, errlen, "%.*s", (int)strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
+        err_set(err, errlen, "%.*s", (int)strcspn(PQerrorMessage(conn), "\n"), PQerrorMessage(conn));
         db_rollback(conn);
         return NULL;
     }
@@ -714,8 +714,7 @@ PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const 
 int db_command(PGconn *conn, const char *command, char *err, size_t errlen)
 {
     if (!conn) {
-        snprintf(err, errlen, "database unavailable");
-        return -1;
+        return err_set(err, errlen, "database unavailable");
     }
     PGresult *r = db_checked(conn, PQexec(conn, command), NULL, err, errlen);
     if (!r)
@@ -807,7 +806,7 @@ PGresult *db_exec_prepared(PGconn *conn, unsigned id, const char *sql, int npara
                            const int *lengths, const int *formats, char *err, size_t errlen)
 {
     if (!conn) {
-        snprintf(err, errlen, "database unavailable");
+        err_set(err, errlen, "database unavailable");
         return NULL;
     }
     return db_checked(conn, db_prepared_raw(conn, id, sql, nparams, params, lengths, formats), NULL, err, errlen);

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "errbuf.h"
 #include "log.h"
 #include "loop_timer.h"
 #include "xmalloc.h"
@@ -749,12 +750,12 @@ struct http_server *http_server_new(struct event_base *base, const char *listen,
 {
     const char *colon = strrchr(listen, ':');
     if (!colon) {
-        snprintf(err, errlen, "listen '%s' must be HOST:PORT", listen);
+        err_set(err, errlen, "listen '%s' must be HOST:PORT", listen);
         return NULL;
     }
     if (limits->max_header_size < 1 || limits->max_headers < 1 || limits->request_timeout < 1 ||
         limits->max_connections < 1 || limits->max_buffered_body < 1) {
-        snprintf(err, errlen, "listener limits must be positive");
+        err_set(err, errlen, "listener limits must be positive");
         return NULL;
     }
     char host[256];
@@ -779,7 +780,7 @@ struct http_server *http_server_new(struct event_base *base, const char *listen,
     HOOKD_ASSERT(srv->accept_retry && srv->shed_ev && srv->log_ev && srv->resume_ev);
     srv->sock = evhttp_bind_socket_with_handle(srv->http, host, (ev_uint16_t)port);
     if (!srv->sock) {
-        snprintf(err, errlen, "cannot listen on %s", listen);
+        err_set(err, errlen, "cannot listen on %s", listen);
         http_server_free(srv);
         return NULL;
     }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "loop_timer.h"
 #include "redis_cluster.h"
@@ -135,11 +136,11 @@ static int take_scheme(const char *url, struct redis_url *out, const char **rest
         }
     }
     const char *sep = url ? strstr(url, "://") : NULL;
-    snprintf(err, errlen,
-             "redis URL must start with redis://, rediss://, redis+sentinel://, redis+cluster:// or their rediss+ "
-             "forms (%s%.*s%s)",
-             sep ? "scheme '" : "no scheme", sep ? (int)(sep - url > 20 ? 20 : sep - url) : 0, sep ? url : "",
-             sep ? "' is unknown" : "");
+    err_set(err, errlen,
+            "redis URL must start with redis://, rediss://, redis+sentinel://, redis+cluster:// or their rediss+ "
+            "forms (%s%.*s%s)",
+            sep ? "scheme '" : "no scheme", sep ? (int)(sep - url > 20 ? 20 : sep - url) : 0, sep ? url : "",
+            sep ? "' is unknown" : "");
     return -1;
 }
 
@@ -160,8 +161,7 @@ static int take_db(const char *p, struct redis_url *out, char *err, size_t errle
     char *end;
     long db = strtol(p, &end, 10);
     if (!isdigit((unsigned char)p[0]) || *end || db < 0 || db > 1000) {
-        snprintf(err, errlen, "redis URL has a bad database number");
-        return -1;
+        return err_set(err, errlen, "redis URL has a bad database number");
     }
     out->db = (int)db;
     return 0;
@@ -170,8 +170,7 @@ static int take_db(const char *p, struct redis_url *out, char *err, size_t errle
 static int redis_url_take(const struct url *u, struct redis_url *out, char *err, size_t errlen)
 {
     if (u->has_fragment || strchr(u->target, '?')) {
-        snprintf(err, errlen, "redis URL has unexpected text after the host");
-        return -1;
+        return err_set(err, errlen, "redis URL has unexpected text after the host");
     }
     snprintf(out->host, sizeof out->host, "%s", u->host);
     out->port = u->port > 0 ? u->port : 6379;
@@ -186,21 +185,19 @@ static int redis_url_take(const struct url *u, struct redis_url *out, char *err,
 static int take_service(const char *path, struct redis_url *out, char *err, size_t errlen)
 {
     if (*path != '/' || !path[1] || path[1] == '/') {
-        snprintf(err, errlen, "redis sentinel URL needs the master's service name (…/SERVICE[/db])");
-        return -1;
+        return err_set(err, errlen, "redis sentinel URL needs the master's service name (…/SERVICE[/db])");
     }
     const char *name = path + 1, *slash = strchr(name, '/');
     size_t n = slash ? (size_t)(slash - name) : strlen(name);
     if (n >= sizeof out->service) {
-        snprintf(err, errlen, "redis sentinel URL: the service name is longer than %zu bytes",
-                 sizeof out->service - 1);
-        return -1;
+        return err_set(err, errlen, "redis sentinel URL: the service name is longer than %zu bytes",
+                       sizeof out->service - 1);
     }
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)name[i];
         if (!isalnum(ch) && ch != '-' && ch != '_' && ch != '.') {
-            snprintf(err, errlen, "redis sentinel URL: the service name may hold letters, digits, '-', '_' and '.'");
-            return -1;
+            return err_set(err, errlen,
+                           "redis sentinel URL: the service name may hold letters, digits, '-', '_' and '.'");
         }
     }
     memcpy(out->service, name, n);
@@ -221,28 +218,23 @@ static int take_list_host(const char *hp, size_t len, struct redis_url *out, cha
     char buf[300], why[256];
     struct url u;
     if (len == 0) {
-        snprintf(err, errlen, "redis %s URL has an empty host in its host list", list_kind(out));
-        return -1;
+        return err_set(err, errlen, "redis %s URL has an empty host in its host list", list_kind(out));
     }
     if (out->nhosts == REDIS_URL_MAX_HOSTS) {
-        snprintf(err, errlen, "redis %s URL has more than %d hosts", list_kind(out), REDIS_URL_MAX_HOSTS);
-        return -1;
+        return err_set(err, errlen, "redis %s URL has more than %d hosts", list_kind(out), REDIS_URL_MAX_HOSTS);
     }
     if (len + 9 >= sizeof buf) {
-        snprintf(err, errlen, "redis %s URL: a host is too long", list_kind(out));
-        return -1;
+        return err_set(err, errlen, "redis %s URL: a host is too long", list_kind(out));
     }
     snprintf(buf, sizeof buf, "redis://%.*s", (int)len, hp);
     if (url_parse(buf, &u, why, sizeof why) != 0) {
-        snprintf(err, errlen, "redis %s URL, host %d: %s", list_kind(out), out->nhosts + 1, why);
-        return -1;
+        return err_set(err, errlen, "redis %s URL, host %d: %s", list_kind(out), out->nhosts + 1, why);
     }
     bool extra = u.has_fragment || (u.target[0] && strcmp(u.target, "/") != 0);
     url_wipe(&u);
     if (extra) {
-        snprintf(err, errlen, "redis %s URL, host %d: unexpected text after the host", list_kind(out),
-                 out->nhosts + 1);
-        return -1;
+        return err_set(err, errlen, "redis %s URL, host %d: unexpected text after the host", list_kind(out),
+                       out->nhosts + 1);
     }
     snprintf(out->hosts[out->nhosts].host, sizeof out->hosts[0].host, "%s", u.host);
     out->hosts[out->nhosts].port = u.port > 0 ? u.port : out->cluster ? 6379 : 26379;
@@ -258,8 +250,7 @@ static int take_cluster_path(const char *path, struct redis_url *out, char *err,
     if (take_db(path + 1, out, err, errlen) != 0)
         return -1;
     if (out->db != 0) {
-        snprintf(err, errlen, "redis cluster URL: Redis Cluster has database 0 only (…/0 or no path)");
-        return -1;
+        return err_set(err, errlen, "redis cluster URL: Redis Cluster has database 0 only (…/0 or no path)");
     }
     return 0;
 }
@@ -277,8 +268,7 @@ static int parse_host_list(const char *rest, struct redis_url *out, char *err, s
             at = p;
     const char *hosts = at ? at + 1 : rest;
     if (hosts == auth_end) {
-        snprintf(err, errlen, "redis %s URL has an empty host list", list_kind(out));
-        return -1;
+        return err_set(err, errlen, "redis %s URL has an empty host list", list_kind(out));
     }
     for (const char *p = hosts; p <= auth_end;) {
         const char *comma = memchr(p, ',', (size_t)(auth_end - p));
@@ -295,11 +285,10 @@ static int parse_host_list(const char *rest, struct redis_url *out, char *err, s
     OPENSSL_cleanse(one, strlen(one));
     free(one);
     if (rc != 0) {
-        snprintf(err, errlen, "redis %s URL: %s", list_kind(out), why);
-        return -1;
+        return err_set(err, errlen, "redis %s URL: %s", list_kind(out), why);
     }
     if (u.has_fragment || strchr(u.target, '?')) {
-        snprintf(err, errlen, "redis URL has unexpected text after the host");
+        err_set(err, errlen, "redis URL has unexpected text after the host");
         url_wipe(&u);
         return -1;
     }
@@ -331,11 +320,11 @@ int redis_url_parse(const char *url, struct redis_url *out, char *err, size_t er
         OPENSSL_cleanse(plain, strlen(plain));
         free(plain);
         if (rc != 0) {
-            snprintf(err, errlen, "redis URL: %s%s", why,
-                     strstr(why, "host list") ? " (for Sentinel: redis+sentinel://h1:p1,h2:p2/SERVICE; for Cluster: "
-                                                "redis+cluster://h1:p1,h2:p2)"
-                                              : "");
-            return -1;
+            return err_set(err, errlen, "redis URL: %s%s", why,
+                           strstr(why, "host list")
+                               ? " (for Sentinel: redis+sentinel://h1:p1,h2:p2/SERVICE; for Cluster: "
+                                 "redis+cluster://h1:p1,h2:p2)"
+                               : "");
         }
         rc = redis_url_take(&u, out, err, errlen);
         url_wipe(&u);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -48,7 +49,7 @@ SSL_CTX *redis_link_tls_ctx(const struct redis_tls_files *f, char *err, size_t e
     SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
     if (!ctx) {
         ossl_last(why, sizeof why);
-        snprintf(err, errlen, "cannot create a TLS context: %s", why);
+        err_set(err, errlen, "cannot create a TLS context: %s", why);
         return NULL;
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -57,28 +58,28 @@ SSL_CTX *redis_link_tls_ctx(const struct redis_tls_files *f, char *err, size_t e
     if (f && f->ca_file) {
         if (SSL_CTX_load_verify_locations(ctx, f->ca_file, NULL) != 1) {
             ossl_last(why, sizeof why);
-            snprintf(err, errlen, "cannot load redis_ca_file %s: %s", f->ca_file, why);
+            err_set(err, errlen, "cannot load redis_ca_file %s: %s", f->ca_file, why);
             goto fail;
         }
     } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
         ossl_last(why, sizeof why);
-        snprintf(err, errlen, "cannot load the system CA store: %s", why);
+        err_set(err, errlen, "cannot load the system CA store: %s", why);
         goto fail;
     }
     if (f && (f->cert_file || f->key_file)) {
         if (!f->cert_file || !f->key_file) {
-            snprintf(err, errlen, "redis_cert_file and redis_key_file go together");
+            err_set(err, errlen, "redis_cert_file and redis_key_file go together");
             goto fail;
         }
         if (SSL_CTX_use_certificate_chain_file(ctx, f->cert_file) != 1) {
             ossl_last(why, sizeof why);
-            snprintf(err, errlen, "cannot load redis_cert_file %s: %s", f->cert_file, why);
+            err_set(err, errlen, "cannot load redis_cert_file %s: %s", f->cert_file, why);
             goto fail;
         }
         if (SSL_CTX_use_PrivateKey_file(ctx, f->key_file, SSL_FILETYPE_PEM) != 1 ||
             SSL_CTX_check_private_key(ctx) != 1) {
             ossl_last(why, sizeof why);
-            snprintf(err, errlen, "cannot load redis_key_file %s: %s", f->key_file, why);
+            err_set(err, errlen, "cannot load redis_key_file %s: %s", f->key_file, why);
             goto fail;
         }
     }
@@ -281,7 +282,7 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
     hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
     int rc = evutil_getaddrinfo(host, portbuf, &hints, &ai);
     if (rc != 0 || !ai) {
-        snprintf(err, errlen, "cannot resolve %s: %s", host, evutil_gai_strerror(rc));
+        err_set(err, errlen, "cannot resolve %s: %s", host, evutil_gai_strerror(rc));
         return -1;
     }
     memcpy(ss, ai->ai_addr, ai->ai_addrlen);
@@ -314,7 +315,7 @@ int redis_link_open_as(struct redis_link *l, const char *host, int port, SSL_CTX
     if (tls_ctx) {
         ssl = SSL_new(tls_ctx);
         if (!ssl || redis_link_tls_bind(ssl, tls_name ? tls_name : host) != 0) {
-            snprintf(err, errlen, "cannot set up TLS for %s", tls_name ? tls_name : host);
+            err_set(err, errlen, "cannot set up TLS for %s", tls_name ? tls_name : host);
             SSL_free(ssl);
             return -1;
         }
@@ -325,14 +326,13 @@ int redis_link_open_as(struct redis_link *l, const char *host, int port, SSL_CTX
         bev = bufferevent_socket_new(l->base, -1, BEV_OPT_CLOSE_ON_FREE);
     }
     if (!bev) {
-        snprintf(err, errlen, "cannot create a connection");
-        return -1;
+        return err_set(err, errlen, "cannot create a connection");
     }
     /* Callbacks are set after connect: a socket that cannot even be created
      * is reported here, not through a callback inside this call. */
     if (bufferevent_socket_connect(bev, (struct sockaddr *)&ss, (int)sslen) != 0) {
-        snprintf(err, errlen, "cannot connect to %s:%d: %s", host, port,
-                 evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        err_set(err, errlen, "cannot connect to %s:%d: %s", host, port,
+                evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         bufferevent_free(bev); /* frees ssl */
         return -1;
     }

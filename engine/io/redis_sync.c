@@ -24,6 +24,7 @@
 #include <fcntl.h>
 
 #include "clock.h"
+#include "errbuf.h"
 #include "redis_cluster.h"
 #include "redis_conn.h"
 #include "redis_link.h"
@@ -102,8 +103,7 @@ static int sock_connect(const char *host, int port, int timeout_ms, char *err, s
     hints.ai_socktype = SOCK_STREAM;
     int rc = getaddrinfo(host, portbuf, &hints, &res);
     if (rc != 0) {
-        snprintf(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
-        return -1;
+        return err_set(err, errlen, "cannot resolve %s: %s", host, gai_strerror(rc));
     }
     int fd = -1, e = 0;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
@@ -119,8 +119,8 @@ static int sock_connect(const char *host, int port, int timeout_ms, char *err, s
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot connect to Redis at %s:%d: %s", host, port, strerror(e ? e : ECONNREFUSED));
-        return -1;
+        return err_set(err, errlen, "cannot connect to Redis at %s:%d: %s", host, port,
+                       strerror(e ? e : ECONNREFUSED));
     }
     int one = 1;
     struct timeval tv = clock_tv_from_ms(timeout_ms);
@@ -145,13 +145,13 @@ static struct redis_sync *node_connect_as(const char *host, int port, SSL_CTX *c
         s->ssl = SSL_new(ctx);
         if (!s->ssl || redis_link_tls_bind(s->ssl, tls_name ? tls_name : host) != 0 ||
             SSL_set_fd(s->ssl, s->fd) != 1) {
-            snprintf(err, errlen, "cannot set up TLS for %s", host);
+            err_set(err, errlen, "cannot set up TLS for %s", host);
             goto fail;
         }
         if (SSL_connect(s->ssl) != 1) {
             char why[320];
             redis_link_tls_reason(s->ssl, ERR_peek_last_error(), why, sizeof why);
-            snprintf(err, errlen, "Redis at %s:%d: %s", host, port, why);
+            err_set(err, errlen, "Redis at %s:%d: %s", host, port, why);
             SSL_free(s->ssl);
             s->ssl = NULL;
             goto fail;
@@ -243,7 +243,7 @@ static int sync_expect(struct redis_sync *s, int argc, const char **argv, const 
 {
     redisReply *r = sync_argv(s, argc, argv);
     if (!r || r->type == REDIS_REPLY_ERROR) {
-        snprintf(err, errlen, "Redis %s failed: %s", what, r ? r->str : "connection lost");
+        err_set(err, errlen, "Redis %s failed: %s", what, r ? r->str : "connection lost");
         freeReplyObject(r);
         return -1;
     }
@@ -282,8 +282,7 @@ static int sentinel_master(const struct redis_url *u, SSL_CTX *ctx, const struct
         freeReplyObject(r);
         redis_sync_free(s);
     }
-    snprintf(err, errlen, "no sentinel named the master of %s (last: %s)", u->service, last);
-    return -1;
+    return err_set(err, errlen, "no sentinel named the master of %s (last: %s)", u->service, last);
 }
 
 static int node_setup(struct redis_sync *s, const struct redis_url *u, char *err, size_t errlen)
@@ -305,7 +304,7 @@ static int node_setup(struct redis_sync *s, const struct redis_url *u, char *err
                   strcmp(r->element[0]->str, "master") == 0;
     freeReplyObject(r);
     if (!master)
-        snprintf(err, errlen, "the node the sentinels named is not a master");
+        err_set(err, errlen, "the node the sentinels named is not a master");
     return master ? 0 : -1;
 }
 
@@ -447,7 +446,7 @@ static struct redis_sync *cluster_connect(const struct redis_url *u, SSL_CTX *ct
         redis_sync_free(seed);
         redis_sync_free(s);
     }
-    snprintf(err, errlen, "no cluster seed node gave the slot map (last: %s)", last);
+    err_set(err, errlen, "no cluster seed node gave the slot map (last: %s)", last);
     return NULL;
 }
 

@@ -13,6 +13,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "errbuf.h"
+
 bool sd_notify_enabled(void)
 {
     const char *path = getenv("NOTIFY_SOCKET");
@@ -25,11 +27,11 @@ static int notify_address(const char *path, struct sockaddr_un *sa, socklen_t *s
 {
     size_t len = strlen(path);
     if ((path[0] != '/' && path[0] != '@') || len < 2) {
-        snprintf(err, errlen, "NOTIFY_SOCKET=%s: neither a path nor an abstract name", path);
+        err_set(err, errlen, "NOTIFY_SOCKET=%s: neither a path nor an abstract name", path);
         return -1;
     }
     if (len >= sizeof sa->sun_path) {
-        snprintf(err, errlen, "NOTIFY_SOCKET is longer than %zu bytes", sizeof sa->sun_path - 1);
+        err_set(err, errlen, "NOTIFY_SOCKET is longer than %zu bytes", sizeof sa->sun_path - 1);
         return -1;
     }
     memset(sa, 0, sizeof *sa);
@@ -54,16 +56,14 @@ int sd_notify_send(const char *msg, char *err, size_t errlen)
         return -1;
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        snprintf(err, errlen, "socket: %s", strerror(errno));
-        return -1;
+        return err_set(err, errlen, "socket: %s", strerror(errno));
     }
     size_t len = strlen(msg);
     ssize_t n = sendto(fd, msg, len, MSG_NOSIGNAL, (const struct sockaddr *)&sa, salen);
     int saved = errno;
     close(fd);
     if (n < 0 || (size_t)n != len) {
-        snprintf(err, errlen, "sendto NOTIFY_SOCKET: %s", n < 0 ? strerror(saved) : "short write");
-        return -1;
+        return err_set(err, errlen, "sendto NOTIFY_SOCKET: %s", n < 0 ? strerror(saved) : "short write");
     }
     return 0;
 }

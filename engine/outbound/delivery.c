@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "db.h"
 #include "delivery_policy.h"
+#include "errbuf.h"
 #include "http_client.h"
 #include "log.h"
 #include "netguard.h"
@@ -416,7 +417,7 @@ static PGresult *set_params_run(PGconn *conn, enum query_id id, struct set_param
     fmt[sp->n] = 0;
     PGresult *r = NULL;
     if (sp->bad)
-        snprintf(err, errlen, "a delivery id that is not one");
+        err_set(err, errlen, "a delivery id that is not one");
     else
         r = query_prepared_fmt(conn, id, p, len, fmt, err, errlen);
     for (int k = 0; k < sp->n; k++)
@@ -1563,7 +1564,7 @@ struct delivery *delivery_new(struct hookd_ctx *ctx, struct alerter *alerter, ch
     d->http = d->dns ? http_client_new(ctx->base, d->dns, &hc, err, errlen) : NULL;
     if (!d->http) {
         if (!d->dns)
-            snprintf(err, errlen, "cannot start the DNS resolver");
+            err_set(err, errlen, "cannot start the DNS resolver");
         if (d->dns)
             evdns_base_free(d->dns, 0);
         free(d);

@@ -26,6 +26,7 @@
 #include "delivery.h"
 #include "delivery_policy.h"
 #include "endpoint_match.h"
+#include "errbuf.h"
 #include "keyindex.h"
 #include "log.h"
 #include "loop_notify.h"
@@ -366,7 +367,7 @@ static int simple(PGconn *conn, const char *sql, char *err, size_t errlen)
     bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
     if (!ok) {
         const char *msg = PQerrorMessage(conn);
-        snprintf(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
+        err_set(err, errlen, "%.*s", (int)strcspn(msg, "\n"), msg);
         (void)db_unavailable(conn, res); /* a failover: the lane reconnects */
     }
     PQclear(res);

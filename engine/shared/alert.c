@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "errbuf.h"
 #include "http_client.h"
 #include "log.h"
 #include "loop_timer.h"
@@ -118,7 +119,7 @@ struct alerter *alerter_new(struct hookd_ctx *ctx, char *err, size_t errlen)
     a->http = a->dns ? http_client_new(ctx->base, a->dns, &hc, err, errlen) : NULL;
     if (!a->http) {
         if (!a->dns)
-            snprintf(err, errlen, "cannot start the DNS resolver");
+            err_set(err, errlen, "cannot start the DNS resolver");
         alerter_free(a);
         return NULL;
     }
