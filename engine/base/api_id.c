@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "xmalloc.h"
+
 int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
 {
     static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -46,19 +48,19 @@ void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37])
 
 void api_id_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[37])
 {
-    static const char hex[] = "0123456789abcdef";
     unsigned char b[16];
+    char hex[ENC_HEX_LEN(sizeof b) + 1];
     for (int i = 0; i < 6; i++)
         b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
     memcpy(b + 6, rnd, 10);
     b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
+    HOOKD_ASSERT(enc_hex_encode(b, sizeof b, hex, sizeof hex) == 0);
     size_t o = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
+    for (size_t i = 0; i < ENC_HEX_LEN(sizeof b); i++) {
+        if (i == 8 || i == 12 || i == 16 || i == 20)
             out[o++] = '-';
-        out[o++] = hex[b[i] >> 4];
-        out[o++] = hex[b[i] & 15];
+        out[o++] = hex[i];
     }
     out[o] = '\0';
 }

@@ -40,6 +40,7 @@
 #include "db.h"
 #include "outbound.h"
 #include "dlq.h"
+#include "encoding.h"
 #include "heartbeat.h"
 #include "http_server.h"
 #include "inbound.h"
@@ -545,7 +546,9 @@ static void make_id(struct hookd_ctx *ctx)
     if (gethostname(ctx->host, sizeof ctx->host) != 0)
         snprintf(ctx->host, sizeof ctx->host, "unknown");
     ctx->host[sizeof ctx->host - 1] = '\0';
-    snprintf(ctx->id, sizeof ctx->id, "%s-%d-%02x%02x%02x", ctx->host, (int)getpid(), rnd[0], rnd[1], rnd[2]);
+    char hex[ENC_HEX_LEN(sizeof rnd) + 1];
+    HOOKD_ASSERT(enc_hex_encode(rnd, sizeof rnd, hex, sizeof hex) == 0);
+    snprintf(ctx->id, sizeof ctx->id, "%s-%d-%s", ctx->host, (int)getpid(), hex);
 }
 
 /* The shared I/O every part sees through the context, and the listener. */

@@ -10,8 +10,10 @@
 
 #include "db.h"
 #include "embedded.h"
+#include "encoding.h"
 #include "errbuf.h"
 #include "queries.h"
+#include "xmalloc.h"
 
 /* DDL, which cannot be prepared, and which must run before any migration: the
  * one statement here that is not in sql/queries/. */
@@ -24,8 +26,7 @@ static void checksum(const struct embedded_file *f, char out[65])
 {
     unsigned char md[SHA256_DIGEST_LENGTH];
     SHA256((const unsigned char *)f->data, f->len, md);
-    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    HOOKD_ASSERT(enc_hex_encode(md, sizeof md, out, 65) == 0);
 }
 
 /* "sql/0001_inbox.sql" -> "0001_inbox"; -1 for anything else (Lua scripts,

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoding.h"
 #include "errbuf.h"
 #include "log.h"
 #include "loop_timer.h"
@@ -110,8 +111,7 @@ void redis_script_init(struct redis_script *s, const char *name, const char *bod
     s->body = body;
     s->len = len;
     SHA1((const unsigned char *)body, len, md);
-    for (int i = 0; i < SHA_DIGEST_LENGTH; i++)
-        snprintf(s->sha + 2 * i, 3, "%02x", md[i]);
+    HOOKD_ASSERT(enc_hex_encode(md, sizeof md, s->sha, sizeof s->sha) == 0);
 }
 
 /* The schemes: plain or TLS; one node, Sentinel or Cluster. */
