@@ -6,8 +6,6 @@
 #include "cli_tenant.h"
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 #include "config.h"
 #include "db.h"
 #include "queries.h"
+#include "token.h"
 
 static int fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(const char *cmd, const char *fmt, ...)
@@ -160,21 +159,6 @@ static int run_tenant_delete(const struct cli_args *a, const struct hookd_config
 
 /* ---- token ---- */
 
-static int new_token(char out[80], char sha[65])
-{
-    unsigned char raw[32], md[SHA256_DIGEST_LENGTH];
-    if (RAND_bytes(raw, sizeof raw) != 1)
-        return -1;
-    int o = snprintf(out, 80, "hk_");
-    for (size_t i = 0; i < sizeof raw; i++)
-        o += snprintf(out + o, (size_t)(80 - o), "%02x", raw[i]);
-    SHA256((const unsigned char *)out, strlen(out), md);
-    for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
-        snprintf(sha + 2 * i, 3, "%02x", md[i]);
-    OPENSSL_cleanse(raw, sizeof raw);
-    return 0;
-}
-
 static int run_token_create(const struct cli_args *a, const struct hookd_config *cfg)
 {
     const char *name = cli_args_value(a, "name"), *tenant = cli_args_value(a, "tenant");
@@ -183,11 +167,11 @@ static int run_token_create(const struct cli_args *a, const struct hookd_config 
     PGconn *conn = connect_db(cfg, "token create");
     if (!conn)
         return 1;
-    char tid[128], token[80], sha[65], prefix[12], err[512];
+    char tid[128], token[TOKEN_LEN], sha[TOKEN_SHA_HEX], prefix[12], err[512];
     int rc = 1;
     if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "token create") != 0)
         goto done;
-    if (new_token(token, sha) != 0) {
+    if (token_new("hk_", token, sha) != 0) {
         fail("token create", "cannot generate a token");
         goto done;
     }

@@ -16,7 +16,6 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +38,7 @@
 #include "portal.h"
 #include "portal_link.h"
 #include "sched.h"
+#include "token.h"
 #include "xmalloc.h"
 
 enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY, PAGE_PORTAL };
@@ -48,7 +48,7 @@ struct admin {
     const struct heartbeat *hb;              /* borrowed: queue depths and live workers */
     const struct retainer *ret;              /* borrowed: storage figures */
     struct admin_guard *guard;               /* throttle and sessions */
-    unsigned char token_digest[32];          /* the admin token the sessions were signed in with */
+    char token_digest[TOKEN_SHA_HEX];        /* the admin token the sessions were signed in with */
     char csrf_direct[ADMIN_GUARD_TOKEN_HEX]; /* CSRF token of bearer/basic requests: random per worker */
     bool secure_cookie;                      /* admin_listen is not loopback: the cookie is Secure */
 };
@@ -94,11 +94,8 @@ static void client_addr(struct evhttp_request *req, char key[ADMIN_GUARD_ADDR_LE
 /* A token change ends every session that was signed in with the old one. */
 static void sync_token(struct admin *a)
 {
-    const char *token = a->ctx->cfg->admin_token.text;
-    unsigned char d[32];
-    unsigned int n = sizeof d;
-    if (EVP_Digest(token, strlen(token), d, &n, EVP_sha256(), NULL) != 1)
-        memset(d, 0, sizeof d);
+    char d[TOKEN_SHA_HEX];
+    token_digest(a->ctx->cfg->admin_token.text, d);
     if (CRYPTO_memcmp(d, a->token_digest, sizeof d) != 0) {
         admin_guard_sessions_clear(a->guard);
         memcpy(a->token_digest, d, sizeof d);
