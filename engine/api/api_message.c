@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/rand.h>
 
 #include "api_id.h"
 #include "api_internal.h"
@@ -409,12 +408,9 @@ static PGresult *step(PGconn *conn, enum query_id q, struct db_array *a, int n, 
  * and every message given its ids. -1 without random bytes. */
 static int prepare(struct msg_batch *b)
 {
-    unsigned char *rnd = xmalloc(10 * b->n);
-    if (RAND_bytes(rnd, (int)(10 * b->n)) != 1) {
-        free(rnd);
+    struct api_id_batch ids;
+    if (api_id_batch_init(&ids, b->n, clock_wall_ms()) != 0)
         return -1;
-    }
-    int64_t ms = clock_wall_ms();
     for (size_t i = 0; i < b->n; i++) {
         struct item *it = &b->it[i];
         it->valid = message_fields(it->r, &it->in, it->r->cfg ? it->r->cfg->retention.outbox : 0);
@@ -423,13 +419,13 @@ static int prepare(struct msg_batch *b)
             if (it->in.hours > 0)
                 snprintf(it->hours, sizeof it->hours, "%lld", (long long)it->in.hours);
         }
-        api_id_uuid7(ms, rnd + 10 * i, it->uuid);
+        api_id_batch_uuid(&ids, i, NULL, it->uuid);
         if (api_id_of_uuid("msg", it->uuid, it->api_id, sizeof it->api_id) != 0) {
-            free(rnd);
+            api_id_batch_release(&ids);
             return -1; /* cannot happen: a UUID made just above */
         }
     }
-    free(rnd);
+    api_id_batch_release(&ids);
     return 0;
 }
 

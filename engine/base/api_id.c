@@ -3,7 +3,9 @@
 
 #include "encoding.h"
 
+#include <openssl/rand.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xmalloc.h"
@@ -82,4 +84,34 @@ int api_id_uuid7_ms(const char *uuid, int64_t *ms)
     }
     *ms = v;
     return 0;
+}
+
+int api_id_batch_init(struct api_id_batch *b, size_t n, int64_t ms)
+{
+    b->rnd = xmalloc(10 * n + 1);
+    b->n = n;
+    b->ms = ms;
+    if (RAND_bytes(b->rnd, (int)(10 * n)) != 1) {
+        free(b->rnd);
+        b->rnd = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void api_id_batch_uuid(const struct api_id_batch *b, size_t i, const char *like, char out[37])
+{
+    HOOKD_ASSERT(i < b->n);
+    int64_t ms = b->ms;
+    if (like && api_id_uuid7_ms(like, &ms) != 0)
+        api_id_uuid(b->ms, 4, b->rnd + 10 * i, out);
+    else
+        api_id_uuid7(ms, b->rnd + 10 * i, out);
+}
+
+void api_id_batch_release(struct api_id_batch *b)
+{
+    free(b->rnd);
+    b->rnd = NULL;
+    b->n = 0;
 }

@@ -30,6 +30,27 @@ void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37]);
  * random as far as anyone reading the id knows). */
 void api_id_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[37]);
 
+/* The ids of one batch (an ingest batch's requests, a message batch's
+ * messages, a relay pass's deliveries): the random bits of n UUIDs, drawn
+ * from OpenSSL in one call rather than one call an id, and the batch's
+ * clock. */
+struct api_id_batch {
+    unsigned char *rnd; /* 10 bytes an id; owned */
+    size_t n;
+    int64_t ms; /* the batch's clock, Unix milliseconds */
+};
+
+/* Draws the random bits of n ids on clock ms. -1 when OpenSSL has no random
+ * bytes; b then holds nothing to release. */
+__attribute__((warn_unused_result)) int api_id_batch_init(struct api_id_batch *b, size_t n, int64_t ms);
+/* The i-th id of the batch (i < n) in text form into out (37 bytes): a
+ * version 7 UUID on the batch's clock; with like set, on the clock of the
+ * version 7 UUID like instead, so that the id falls in like's partition
+ * (a version 4 UUID when like is not a version 7 one). */
+void api_id_batch_uuid(const struct api_id_batch *b, size_t i, const char *like, char out[37]);
+/* Frees the random bits. Accepts a released batch. */
+void api_id_batch_release(struct api_id_batch *b);
+
 /* The millisecond clock of a version 7 UUID in text form: 0 and *ms set, or
  * -1 when uuid is not a version 7 one (sql/0018: such an id tells no
  * part_at). */

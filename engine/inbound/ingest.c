@@ -13,7 +13,6 @@
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
-#include <openssl/rand.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,16 +281,16 @@ static int insert_rows(PGconn *conn, struct pending **items, size_t n, bool retr
  * OpenSSL has no random bytes. */
 static int make_ids(struct pending **items, size_t n)
 {
-    unsigned char *rnd = xmalloc(10 * n + 1);
-    int rc = RAND_bytes(rnd, (int)(10 * n)) == 1 ? 0 : -1;
-    int64_t ms = clock_wall_ms();
+    struct api_id_batch ids;
+    if (api_id_batch_init(&ids, n, clock_wall_ms()) != 0)
+        return -1;
     /* version 7 on this clock: the id's clock is the row's part_at
      * (ingest_insert.sql, sql/0018_ids_carry_partition.sql), so lookups by
      * id prune to its partition */
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        api_id_uuid7(ms, rnd + 10 * i, items[i]->id);
-    free(rnd);
-    return rc;
+    for (size_t i = 0; i < n; i++)
+        api_id_batch_uuid(&ids, i, NULL, items[i]->id);
+    api_id_batch_release(&ids);
+    return 0;
 }
 
 static void work_batch(PGconn *conn, void *arg)

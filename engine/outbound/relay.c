@@ -9,7 +9,6 @@
 
 #include <event2/event.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -231,20 +230,6 @@ struct pass {
 
 static void start_pass(struct relay *r);
 
-/* A delivery lives in its event's partition (relay_settle.sql), so its id
- * carries its event's clock (sql/0018_ids_carry_partition.sql): a version 7
- * event id's first 48 bits; the ids of one pass sort together, at the right
- * edge of the index. An event id of another version tells no part_at, and
- * the delivery's id is then a version 4 one (never pruned). */
-static void new_delivery_id(const char *event_id, int64_t now_ms, const unsigned char rnd[10], char out[40])
-{
-    int64_t ms;
-    if (api_id_uuid7_ms(event_id, &ms) == 0)
-        api_id_uuid7(ms, rnd, out);
-    else
-        api_id_uuid(now_ms, 4, rnd, out);
-}
-
 static int cmp_event(const void *a, const void *b)
 {
     const struct claimed_event *x = a, *y = b;
@@ -433,16 +418,19 @@ static void work_claim(PGconn *conn, void *arg)
                sizeof p->err) != 0)
         goto fail;
     if (p->nrows > 0) {
-        unsigned char *rnd = xmalloc(10 * p->nrows);
-        int rc = RAND_bytes(rnd, (int)(10 * p->nrows));
-        int64_t ms = clock_wall_ms();
-        for (size_t i = 0; rc == 1 && i < p->nrows; i++)
-            new_delivery_id(p->rows[i].event_id, ms, rnd + 10 * i, p->rows[i].id);
-        free(rnd);
-        if (rc != 1) {
+        /* A delivery lives in its event's partition (relay_settle.sql), so its id
+         * carries its event's clock (sql/0018_ids_carry_partition.sql): a version 7
+         * event id's first 48 bits; the ids of one pass sort together, at the right
+         * edge of the index. An event id of another version tells no part_at, and
+         * the delivery's id is then a version 4 one (never pruned). */
+        struct api_id_batch ids;
+        if (api_id_batch_init(&ids, p->nrows, clock_wall_ms()) != 0) {
             snprintf(p->err, sizeof p->err, "no random bytes for delivery ids");
             goto fail;
         }
+        for (size_t i = 0; i < p->nrows; i++)
+            api_id_batch_uuid(&ids, i, p->rows[i].event_id, p->rows[i].id);
+        api_id_batch_release(&ids);
         int64_t now = clock_wall_ms() / 1000;
         for (size_t i = 0; i < p->nrows; i++) { /* a bad secret: left unsigned, the send reports it */
             struct row *row = &p->rows[i];

@@ -46,11 +46,45 @@ static void refuses_bad_input(void **state)
     assert_int_equal(api_id_of_uuid("msg", "0192f2a4-7b3c-7d1e-9f00-123456789abc", small, sizeof small), -1);
 }
 
+static void uuid_text_form(void **state)
+{
+    (void)state;
+    static const unsigned char rnd[10] = {0x0d, 0x1e, 0xdf, 0x00, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc};
+    char out[37];
+    api_id_uuid7(0x0192f2a47b3cLL, rnd, out); /* version and variant bits set over rnd's */
+    assert_string_equal(out, "0192f2a4-7b3c-7d1e-9f00-123456789abc");
+    api_id_uuid(0x0192f2a47b3cLL, 4, rnd, out);
+    assert_string_equal(out, "0192f2a4-7b3c-4d1e-9f00-123456789abc");
+}
+
+static void batch_ids_carry_their_clock(void **state)
+{
+    (void)state;
+    struct api_id_batch ids;
+    int64_t ms;
+    char a[37], b[37], c[37];
+    assert_int_equal(api_id_batch_init(&ids, 3, 0x0190000000ffLL), 0);
+    api_id_batch_uuid(&ids, 0, NULL, a); /* the batch's clock */
+    assert_int_equal(api_id_uuid7_ms(a, &ms), 0);
+    assert_int_equal(ms, 0x0190000000ffLL);
+    api_id_batch_uuid(&ids, 1, "0192f2a4-7b3c-7d1e-9f00-123456789abc", b); /* like's clock */
+    assert_int_equal(api_id_uuid7_ms(b, &ms), 0);
+    assert_int_equal(ms, 0x0192f2a47b3cLL);
+    api_id_batch_uuid(&ids, 2, "0192f2a4-7b3c-4d1e-9f00-123456789abc", c); /* like tells no clock */
+    assert_int_equal(c[14], '4');
+    assert_int_equal(api_id_uuid7_ms(c, &ms), -1);
+    assert_memory_not_equal(a + 14, b + 14, 22); /* each id its own random bits */
+    api_id_batch_release(&ids);
+    api_id_batch_release(&ids); /* twice is harmless */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_as_sql),
         cmocka_unit_test(refuses_bad_input),
+        cmocka_unit_test(uuid_text_form),
+        cmocka_unit_test(batch_ids_carry_their_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
