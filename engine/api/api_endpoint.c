@@ -10,7 +10,6 @@
  * (payload_filter.h) and `ordered`. Unknown fields are ignored, as Svix
  * does. */
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "endpoint_headers.h"
 #include "payload_filter.h"
 #include "signature.h"
+#include "token.h"
 #include "xmalloc.h"
 
 /* The endpoint the path names (params[1]) in the application (params[0]),
@@ -161,14 +161,10 @@ static bool make_secret(struct api_req *r, const char *given, const char *field,
         sig_key_clear(&key);
         return true;
     }
-    unsigned char raw[24];
-    char b64[48];
-    if (RAND_bytes(raw, sizeof raw) != 1 || enc_base64_encode(raw, sizeof raw, b64, sizeof b64) != 0) {
+    if (token_whsec_new(out, 128) != 0) {
         api_error(r, 500, "server_error", "no random bytes for a secret");
         return false;
     }
-    snprintf(out, 128, "whsec_%s", b64);
-    OPENSSL_cleanse(raw, sizeof raw);
     return true;
 }
 

@@ -3,11 +3,11 @@
 
 #include "encoding.h"
 
-#include <openssl/rand.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rand.h"
 #include "xmalloc.h"
 
 int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
@@ -91,7 +91,7 @@ int api_id_batch_init(struct api_id_batch *b, size_t n, int64_t ms)
     b->rnd = xmalloc(10 * n + 1);
     b->n = n;
     b->ms = ms;
-    if (RAND_bytes(b->rnd, (int)(10 * n)) != 1) {
+    if (rand_bytes(b->rnd, 10 * n) != 0) {
         free(b->rnd);
         b->rnd = NULL;
         return -1;

@@ -32,7 +32,7 @@ void api_id_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[
 
 /* The ids of one batch (an ingest batch's requests, a message batch's
  * messages, a relay pass's deliveries): the random bits of n UUIDs, drawn
- * from OpenSSL in one call rather than one call an id, and the batch's
+ * in one call rather than one call an id, and the batch's
  * clock. */
 struct api_id_batch {
     unsigned char *rnd; /* 10 bytes an id; owned */
@@ -40,8 +40,8 @@ struct api_id_batch {
     int64_t ms; /* the batch's clock, Unix milliseconds */
 };
 
-/* Draws the random bits of n ids on clock ms. -1 when OpenSSL has no random
- * bytes; b then holds nothing to release. */
+/* Draws the random bits of n ids on clock ms. -1 when the generator fails;
+ * b then holds nothing to release. */
 __attribute__((warn_unused_result)) int api_id_batch_init(struct api_id_batch *b, size_t n, int64_t ms);
 /* The i-th id of the batch (i < n) in text form into out (37 bytes): a
  * version 7 UUID on the batch's clock; with like set, on the clock of the

@@ -11,7 +11,6 @@
 #include "cli_endpoint.h"
 
 #include <netdb.h>
-#include <openssl/rand.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include "payload_filter.h"
 #include "queries.h"
 #include "signature.h"
+#include "token.h"
 #include "xmalloc.h"
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -39,16 +39,6 @@ static int fail(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return 1;
-}
-
-static int new_secret(char *out, size_t outlen)
-{
-    unsigned char raw[24];
-    char b64[48];
-    if (RAND_bytes(raw, sizeof raw) != 1 || enc_base64_encode(raw, sizeof raw, b64, sizeof b64) != 0)
-        return -1;
-    snprintf(out, outlen, "whsec_%s", b64);
-    return 0;
 }
 
 static int check_secret(const char *secret)
@@ -68,7 +58,7 @@ static const char *secret_arg(const struct cli_args *a, char *buf, size_t buflen
     const char *secret = cli_args_value(a, "secret");
     if (secret)
         return check_secret(secret) == 0 ? secret : NULL;
-    if (new_secret(buf, buflen) != 0) {
+    if (token_whsec_new(buf, buflen) != 0) {
         fail("cannot generate a secret");
         return NULL;
     }

@@ -21,7 +21,6 @@
 
 #include <event2/event.h>
 #include <event2/http.h>
-#include <openssl/rand.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +44,7 @@
 #include "http_server.h"
 #include "inbound.h"
 #include "log.h"
+#include "rand.h"
 #include "loop_timer.h"
 #include "migrate.h"
 #include "reconcile.h"
@@ -541,7 +541,7 @@ static void on_sigterm(evutil_socket_t fd, short what, void *arg)
 static void make_id(struct hookd_ctx *ctx)
 {
     unsigned char rnd[3];
-    if (RAND_bytes(rnd, sizeof rnd) != 1)
+    if (rand_bytes(rnd, sizeof rnd) != 0)
         memset(rnd, 0, sizeof rnd);
     if (gethostname(ctx->host, sizeof ctx->host) != 0)
         snprintf(ctx->host, sizeof ctx->host, "unknown");

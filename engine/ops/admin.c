@@ -37,6 +37,7 @@
 #include "config.h"
 #include "portal.h"
 #include "portal_link.h"
+#include "rand.h"
 #include "sched.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -463,7 +464,7 @@ static void render_error(struct job *j, struct evbuffer *b, struct evhttp_reques
         evbuffer_add_printf(b, "</p>");
     } else {
         char ref[9];
-        if (admin_guard_random_hex(ref, 4) != 0)
+        if (rand_hex(ref, 4) != 0)
             snprintf(ref, sizeof ref, "%08llx", (unsigned long long)clock_wall_ms() & 0xffffffffULL);
         log_error("admin.error", "ref=%s page=%s id=%s error=\"%s\"", ref, pages[j->page], j->id, j->err);
         evbuffer_add_printf(b,
@@ -793,7 +794,7 @@ struct admin *admin_new(struct hookd_ctx *ctx, struct http_server *http, const s
     a->hb = hb;
     a->guard = admin_guard_new();
     a->secure_cookie = !loopback(config_admin_listen(ctx->cfg));
-    if (admin_guard_random_hex(a->csrf_direct, 32) != 0)
+    if (rand_hex(a->csrf_direct, 32) != 0)
         a->csrf_direct[0] = '\0'; /* never matches: replays need a session then */
     http_server_route(http, "/admin", handle_admin, a);
     http_server_route(http, "/admin/*", handle_admin, a);

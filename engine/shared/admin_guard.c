@@ -6,11 +6,10 @@
 
 #include <arpa/inet.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "encoding.h"
+#include "rand.h"
 #include "xmalloc.h"
 
 struct client {
@@ -111,16 +110,6 @@ int admin_guard_failed(struct admin_guard *g, const char *key, int64_t now_ms, b
 
 /* ---- sessions ------------------------------------------------------------- */
 
-int admin_guard_random_hex(char *out, size_t nbytes)
-{
-    unsigned char rnd[64];
-    if (nbytes > sizeof rnd || RAND_bytes(rnd, (int)nbytes) != 1)
-        return -1;
-    int rc = enc_hex_encode(rnd, nbytes, out, nbytes * 2 + 1);
-    OPENSSL_cleanse(rnd, sizeof rnd);
-    return rc;
-}
-
 bool admin_guard_same(const char *a, const char *b)
 {
     size_t n = strlen(a);
@@ -140,7 +129,7 @@ struct admin_session *admin_guard_session_new(struct admin_guard *g, int64_t now
             slot = s;
     }
     admin_guard_session_end(g, slot);
-    if (admin_guard_random_hex(slot->id, 32) != 0 || admin_guard_random_hex(slot->csrf, 32) != 0) {
+    if (rand_hex(slot->id, 32) != 0 || rand_hex(slot->csrf, 32) != 0) {
         admin_guard_session_end(g, slot);
         return NULL;
     }

@@ -62,9 +62,6 @@ void admin_guard_session_end(struct admin_guard *g, struct admin_session *s);
 /* Ends every session (the admin token changed). */
 void admin_guard_sessions_clear(struct admin_guard *g);
 
-/* 32 random bytes as hex into out (ADMIN_GUARD_TOKEN_HEX bytes); -1 when the
- * random generator failed. */
-__attribute__((warn_unused_result)) int admin_guard_random_hex(char *out, size_t nbytes);
 /* Constant-time equality of two NUL-terminated strings; empty never matches. */
 bool admin_guard_same(const char *a, const char *b);
 

@@ -6,26 +6,34 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "encoding.h"
+#include "rand.h"
 
 int token_new(const char *prefix, char out[TOKEN_LEN], char sha[TOKEN_SHA_HEX])
 {
-    unsigned char raw[32];
     size_t plen = strlen(prefix);
-    if (plen > 12 || RAND_bytes(raw, sizeof raw) != 1)
+    if (plen > 12)
         return -1;
     memcpy(out, prefix, plen);
-    int rc = enc_hex_encode(raw, sizeof raw, out + plen, TOKEN_LEN - plen);
-    OPENSSL_cleanse(raw, sizeof raw);
-    if (rc != 0)
+    if (rand_hex(out + plen, 32) != 0)
         return -1;
     token_digest(out, sha);
     return 0;
+}
+
+int token_whsec_new(char *out, size_t outlen)
+{
+    unsigned char raw[24];
+    if (outlen < TOKEN_WHSEC_LEN || rand_bytes(raw, sizeof raw) != 0)
+        return -1;
+    memcpy(out, "whsec_", 6);
+    int rc = enc_base64_encode(raw, sizeof raw, out + 6, outlen - 6);
+    OPENSSL_cleanse(raw, sizeof raw);
+    return rc;
 }
 
 void token_digest(const char *token, char sha[TOKEN_SHA_HEX])

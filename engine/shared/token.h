@@ -12,6 +12,11 @@
 
 /* A new random token "<prefix><64 hex>" into out and its digest into sha. */
 __attribute__((warn_unused_result)) int token_new(const char *prefix, char out[TOKEN_LEN], char sha[TOKEN_SHA_HEX]);
+/* A new endpoint signing secret into out: "whsec_" and the base64 of 24
+ * random bytes (the Standard Webhooks form). -1 when the generator fails or
+ * outlen is below TOKEN_WHSEC_LEN. */
+#define TOKEN_WHSEC_LEN 39 /* "whsec_" + 32 base64 + NUL */
+__attribute__((warn_unused_result)) int token_whsec_new(char *out, size_t outlen);
 /* The SHA-256 of token, as lowercase hex. */
 void token_digest(const char *token, char sha[TOKEN_SHA_HEX]);
 /* The CSRF token of a session: hex HMAC-SHA256 keyed with the session token. */
