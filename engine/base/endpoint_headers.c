@@ -9,7 +9,7 @@
 
 #include "errbuf.h"
 
-static bool reserved(const char *name)
+bool endpoint_headers_reserved(const char *name)
 {
     static const char *const names[] = {"host",
                                         "content-length",
@@ -53,7 +53,7 @@ int endpoint_headers_check(const json_t *headers, bool nulls_ok, char *err, size
     {
         size_t n = strlen(k);
         if (n == 0 || n > 128 || strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n ||
-            reserved(k)) {
+            endpoint_headers_reserved(k)) {
             return err_set(err, errlen, "a header name is malformed or reserved: '%.128s'", k);
         }
         if (!(json_is_null(v) && nulls_ok) && !value_ok(json_string_value(v))) {

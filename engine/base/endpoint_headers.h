@@ -24,6 +24,11 @@
 __attribute__((warn_unused_result)) int endpoint_headers_check(const json_t *headers, bool nulls_ok, char *err,
                                                                size_t errlen);
 
+/* Whether name (any case) is one the HTTP client owns or hookd sets, so that
+ * an endpoint's headers may not name it: the one list, checked when the
+ * headers are stored and again when a delivery sends them. */
+bool endpoint_headers_reserved(const char *name);
+
 /* Whether a header's value is kept from the API's listing. */
 bool endpoint_headers_sensitive(const char *name);
 

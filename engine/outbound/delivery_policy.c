@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "ctx.h"
+#include "endpoint_headers.h"
 #include "log.h"
 #include "loop_timer.h"
 #include "ratelimit.h"
@@ -82,12 +83,8 @@ void delivery_policy_free(struct delivery_policy *p, void (*drop)(void *arg))
 /* Names the HTTP client owns (http_client_post refuses them) or hookd sets. */
 static bool reserved(const char *name, const struct http_header *base, size_t nbase)
 {
-    static const char *const own[] =
-        {"host",       "content-length",    "transfer-encoding", "connection", "content-type", "user-agent",
-         "webhook-id", "webhook-timestamp", "webhook-signature", "keep-alive", "te",           "upgrade"};
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
-        if (strcasecmp(name, own[i]) == 0)
-            return true;
+    if (endpoint_headers_reserved(name))
+        return true;
     for (size_t i = 0; i < nbase; i++)
         if (strcasecmp(name, base[i].name) == 0)
             return true;

@@ -103,11 +103,30 @@ static void test_sensitive(void **state)
     assert_false(endpoint_headers_sensitive("X-Team"));
 }
 
+static void test_reserved(void **state)
+{
+    (void)state;
+    static const char *const owned[] = {"Host",
+                                        "content-length",
+                                        "Content-Type",
+                                        "webhook-id",
+                                        "Webhook-Signature",
+                                        "webhook-timestamp",
+                                        "User-Agent",
+                                        "TE",
+                                        "upgrade"};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        assert_true(endpoint_headers_reserved(owned[i]));
+    assert_false(endpoint_headers_reserved("X-Team"));
+    assert_false(endpoint_headers_reserved("webhook-idx"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_sensitive),
+        cmocka_unit_test(test_reserved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
