@@ -5,7 +5,6 @@
 #include "cli_dlq.h"
 
 #include <hiredis.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "backoff.h"
 #include "clock.h"
 #include "clock_sync.h"
+#include "cli_util.h"
 #include "config.h"
 #include "db.h"
 #include "dlq.h"
@@ -21,18 +21,6 @@
 #include "ctx.h"
 #include "query.h"
 #include "redis_conn.h"
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hookd dlq: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
-}
 
 struct opts {
     struct dlq_filter f;
@@ -56,15 +44,15 @@ static int read_opts(const struct cli_args *a, struct opts *o)
     o->f.tenant = cli_args_maybe(a, "tenant");
     o->f.source = source;
     if (source && strcmp(source, "inbox") != 0 && strcmp(source, "delivery") != 0)
-        return fail("--source must be inbox or delivery (got '%s')", source), 2;
+        return cli_fail("dlq", "--source must be inbox or delivery (got '%s')", source), 2;
     if (since && backoff_parse_duration(since, &o->f.since_ms, err, sizeof err) != 0)
-        return fail("--since: %s", err), 2;
+        return cli_fail("dlq", "--since: %s", err), 2;
     if (limit && ((o->f.limit = atoi(limit)) < 1 || o->f.limit > 100000))
-        return fail("--limit must be from 1 to 100000"), 2;
+        return cli_fail("dlq", "--limit must be from 1 to 100000"), 2;
     if (older_than && backoff_parse_duration(older_than, &o->older_than, err, sizeof err) != 0)
-        return fail("--older-than: %s", err), 2;
+        return cli_fail("dlq", "--older-than: %s", err), 2;
     if (older_than && o->older_than <= 0)
-        return fail("--older-than must be positive"), 2;
+        return cli_fail("dlq", "--older-than must be positive"), 2;
     return 0;
 }
 
@@ -92,7 +80,7 @@ static int cmd_list(PGconn *conn, const struct hookd_config *cfg, const struct o
     char err[512];
     json_t *rows = dlq_list(conn, &o->f, err, sizeof err);
     if (!rows)
-        return fail("%s", err);
+        return cli_fail("dlq", "%s", err);
     if (o->json)
         json_dumpf(rows, stdout, JSON_INDENT(2)), putchar('\n');
     else
@@ -108,7 +96,7 @@ static int cmd_show(PGconn *conn, const struct hookd_config *cfg, const struct o
     (void)cfg;
     json_t *e = dlq_show(conn, id, err, sizeof err);
     if (!e)
-        return fail("%s", err);
+        return cli_fail("dlq", "%s", err);
     if (o->json) {
         json_dumpf(e, stdout, JSON_INDENT(2));
         putchar('\n');
@@ -217,7 +205,7 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
         f.limit = f.limit ? f.limit : 100000;
         json_t *rows = dlq_list(conn, &f, err, sizeof err);
         if (!rows)
-            return json_decref(targets), fail("%s", err);
+            return json_decref(targets), cli_fail("dlq", "%s", err);
         size_t i;
         json_t *r;
         json_array_foreach(rows, i, r) json_array_append(targets, json_object_get(r, "id"));
@@ -230,10 +218,10 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
     ctx_redis_options(cfg, &ropts);
     struct redis_sync *rc = o->dry_run ? NULL : redis_sync_connect(cfg->redis.text, &ropts, 2000, err, sizeof err);
     if (!o->dry_run && !rc)
-        fprintf(stderr, "hookd dlq: %s; the reconciler will schedule replayed events\n", err);
+        cli_fail("dlq", "%s; the reconciler will schedule replayed events", err);
     /* The schedule's scores are on Postgres's clock: measure this machine's offset once. */
     if (rc && clock_sync_once(conn, err, sizeof err) != 0)
-        fprintf(stderr, "hookd dlq: cannot read Postgres's clock (%s); scheduling on this machine's\n", err);
+        cli_fail("dlq", "cannot read Postgres's clock (%s); scheduling on this machine's", err);
     int refused = 0, done = 0;
     size_t i;
     json_t *id;
@@ -242,7 +230,7 @@ static int cmd_replay(PGconn *conn, const struct hookd_config *cfg, const struct
         struct dlq_replayed r;
         const char *s = json_string_value(id);
         if (dlq_replay(conn, s, o->dry_run, &r, err, sizeof err) != 0) {
-            fprintf(stderr, "hookd dlq: refused %s: %s\n", s, err);
+            cli_fail("dlq", "refused %s: %s", s, err);
             refused++;
             continue;
         }
@@ -269,14 +257,13 @@ static int cmd_skip(PGconn *conn, const struct hookd_config *cfg, const struct o
     ctx_redis_options(cfg, &ropts);
     struct redis_sync *rc = redis_sync_connect(cfg->redis.text, &ropts, 2000, rerr, sizeof rerr);
     if (!rc)
-        fprintf(stderr, "hookd dlq: %s; the deliveries held behind go on at their next check\n", rerr);
+        cli_fail("dlq", "%s; the deliveries held behind go on at their next check", rerr);
     for (int i = 0; i < a->nargs; i++) {
         char err[512];
         const char *p[] = {a->args[i]};
         PGresult *r = query_exec(conn, Q_DLQ_SKIP, p, err, sizeof err);
         if (!r || PQntuples(r) == 0) {
-            fprintf(stderr, "hookd dlq: refused %s: %s\n", a->args[i],
-                    r ? "no open dead letter of a delivery with that id" : err);
+            cli_fail("dlq", "refused %s: %s", a->args[i], r ? "no open dead letter of a delivery with that id" : err);
             refused++;
         } else {
             printf("skipped %s (delivery %s)\n", PQgetvalue(r, 0, DLQ_SKIP_ID), PQgetvalue(r, 0, DLQ_SKIP_SOURCE_ID));
@@ -297,7 +284,7 @@ static int cmd_purge(PGconn *conn, const struct hookd_config *cfg, const struct 
     (void)cfg, (void)a;
     long n = dlq_purge(conn, o->older_than, o->dry_run, err, sizeof err);
     if (n < 0)
-        return fail("%s", err);
+        return cli_fail("dlq", "%s", err);
     printf("%ld dead letter%s %s\n", n, n == 1 ? "" : "s", o->dry_run ? "would be purged" : "purged");
     return 0;
 }
@@ -309,12 +296,11 @@ typedef int dlq_action(PGconn *, const struct hookd_config *, const struct opts 
 static int with_db(const struct cli_args *a, const struct hookd_config *cfg, dlq_action *action)
 {
     struct opts o;
-    char err[512];
     if (read_opts(a, &o) != 0)
         return 2;
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
+    PGconn *conn = cli_connect_db(cfg, "dlq", 0);
     if (!conn)
-        return fail("%s", err);
+        return 1;
     int rc = action(conn, cfg, &o, a);
     PQfinish(conn);
     return rc;
@@ -334,10 +320,11 @@ static int run_replay(const struct cli_args *a, const struct hookd_config *cfg)
 {
     bool all = cli_args_flag(a, "all");
     if (all && a->nargs > 0)
-        return fail("give either ids or --all, not both"), 2;
+        return cli_fail("dlq", "give either ids or --all, not both"), 2;
     if (!all && a->nargs == 0)
-        return fail("usage: dlq replay ID... | dlq replay --all [--source S] [--partner P] [--event-type T] "
-                    "[--since D] [--limit N] [--dry-run]"),
+        return cli_fail("dlq",
+                        "usage: dlq replay ID... | dlq replay --all [--source S] [--partner P] [--event-type T] "
+                        "[--since D] [--limit N] [--dry-run]"),
                2;
     return with_db(a, cfg, cmd_replay);
 }
@@ -350,7 +337,7 @@ static int run_skip(const struct cli_args *a, const struct hookd_config *cfg)
 static int run_purge(const struct cli_args *a, const struct hookd_config *cfg)
 {
     if (!cli_args_value(a, "older-than"))
-        return fail("usage: dlq purge --older-than 30d [--dry-run]"), 2;
+        return cli_fail("dlq", "usage: dlq purge --older-than 30d [--dry-run]"), 2;
     return with_db(a, cfg, cmd_purge);
 }
 

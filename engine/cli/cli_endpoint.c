@@ -11,13 +11,13 @@
 #include "cli_endpoint.h"
 
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backoff.h"
 #include "cli_tenant.h"
+#include "cli_util.h"
 #include "config.h"
 #include "db.h"
 #include "encoding.h"
@@ -29,24 +29,12 @@
 #include "token.h"
 #include "xmalloc.h"
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hookd endpoint: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
-}
-
 static int check_secret(const char *secret)
 {
     struct sig_key key;
     char err[128];
     if (strncmp(secret, "whsec_", 6) != 0 || sig_key_decode(SIG_STANDARD_WEBHOOKS, secret, &key, err, sizeof err) != 0)
-        return fail("the secret must be whsec_ followed by base64 (got something else)");
+        return cli_fail("endpoint", "the secret must be whsec_ followed by base64 (got something else)");
     sig_key_clear(&key);
     return 0;
 }
@@ -59,7 +47,7 @@ static const char *secret_arg(const struct cli_args *a, char *buf, size_t buflen
     if (secret)
         return check_secret(secret) == 0 ? secret : NULL;
     if (token_whsec_new(buf, buflen) != 0) {
-        fail("cannot generate a secret");
+        cli_fail("endpoint", "cannot generate a secret");
         return NULL;
     }
     return buf;
@@ -71,21 +59,22 @@ static int check_url(const char *url, bool allow_private)
     struct netguard_url u;
     char err[256];
     if (netguard_parse_url(url, &u, err, sizeof err) != 0)
-        return fail("bad URL: %s", err);
+        return cli_fail("endpoint", "bad URL: %s", err);
     if (allow_private)
         return 0;
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
     int rc = getaddrinfo(u.host, NULL, &hints, &res);
     if (rc != 0)
-        return fail("cannot resolve %s: %s", u.host, gai_strerror(rc));
+        return cli_fail("endpoint", "cannot resolve %s: %s", u.host, gai_strerror(rc));
     int bad = 0;
     for (struct addrinfo *a = res; a && !bad; a = a->ai_next)
         bad = netguard_is_private(a->ai_addr);
     freeaddrinfo(res);
     if (bad)
-        return fail("%s resolves to a private, loopback or link-local address; deliveries there are refused "
-                    "unless [hookd] allow_private_networks = true",
-                    u.host);
+        return cli_fail("endpoint",
+                        "%s resolves to a private, loopback or link-local address; deliveries there are refused "
+                        "unless [hookd] allow_private_networks = true",
+                        u.host);
     return 0;
 }
 
@@ -94,24 +83,14 @@ static int exec_print(PGconn *conn, const char *sql, int n, const char *const *p
     char err[512];
     PGresult *r = db_exec(conn, sql, n, p, err, sizeof err);
     if (!r)
-        return fail("%s", err);
+        return cli_fail("endpoint", "%s", err);
     int rows = PQntuples(r);
     if (expect_rows && rows == 0 && PQresultStatus(r) == PGRES_TUPLES_OK) {
         PQclear(r);
-        return fail("no endpoint named '%s'", what);
+        return cli_fail("endpoint", "no endpoint named '%s'", what);
     }
     PQclear(r);
     return 0;
-}
-
-/* The database of the config, or NULL after saying why. */
-static PGconn *connect_db(const struct hookd_config *cfg)
-{
-    char err[512];
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
-    if (!conn)
-        fail("%s", err);
-    return conn;
 }
 
 /* The policy options shared by add and update, checked, as statement
@@ -130,9 +109,9 @@ static int read_policies(const struct cli_args *a, struct policy_opts *o, bool u
     int64_t ms = 1; /* stays when the duration does not parse */
     long n = 0;
     if (timeout && (backoff_parse_duration(timeout, &ms, err, sizeof err) != 0 || ms <= 0))
-        return fail("--timeout: %s", ms <= 0 ? "must be positive" : err);
+        return cli_fail("endpoint", "--timeout: %s", ms <= 0 ? "must be positive" : err);
     if (inflight && ((n = strtol(inflight, &end, 10)) < 1 || n > 10000 || *end))
-        return fail("--max-inflight must be a whole number from 1 to 10000");
+        return cli_fail("endpoint", "--max-inflight must be a whole number from 1 to 10000");
     snprintf(o->timeout_ms, sizeof o->timeout_ms, "%lld", (long long)(timeout ? ms : 10000));
     snprintf(o->max_inflight, sizeof o->max_inflight, "%ld", inflight ? n : 16);
     o->timeout = timeout || !update ? o->timeout_ms : NULL;
@@ -143,7 +122,7 @@ static int read_policies(const struct cli_args *a, struct policy_opts *o, bool u
         int bad = !f || payload_filter_check(f, err, sizeof err) != 0;
         json_decref(f);
         if (bad)
-            return fail("--filter: %s", f ? err : jerr.text);
+            return cli_fail("endpoint", "--filter: %s", f ? err : jerr.text);
     } else if (o->filter) {
         o->filter = "null";
     }
@@ -153,17 +132,18 @@ static int read_policies(const struct cli_args *a, struct policy_opts *o, bool u
         int bad = !h || endpoint_headers_check(h, false, err, sizeof err) != 0;
         json_decref(h);
         if (bad)
-            return fail("--headers: %s", h ? err : jerr.text);
+            return cli_fail("endpoint", "--headers: %s", h ? err : jerr.text);
     }
     if ((o->rate = cli_args_value(a, "rate-limit"))) {
         bool none = update && strcmp(o->rate, "none") == 0;
         if (!none && ((n = strtol(o->rate, &end, 10)) < 1 || n > 1000000 || *end))
-            return fail("--rate-limit must be a whole number of deliveries per second from 1 to 1000000%s",
-                        update ? " (or none)" : "");
+            return cli_fail("endpoint",
+                            "--rate-limit must be a whole number of deliveries per second from 1 to 1000000%s",
+                            update ? " (or none)" : "");
         o->rate = none ? "0" : o->rate;
     }
     if (cli_args_flag(a, "ordered") && cli_args_maybe(a, "unordered"))
-        return fail("--ordered and --unordered contradict each other");
+        return cli_fail("endpoint", "--ordered and --unordered contradict each other");
     o->ordered = cli_args_flag(a, "ordered") ? "true" : cli_args_maybe(a, "unordered") || !update ? "false" : NULL;
     return 0;
 }
@@ -178,7 +158,7 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
     if (read_policies(a, &o, false) != 0)
         return 1;
     if (!url)
-        return fail("endpoint add needs --url (see 'hookd help endpoint add')");
+        return cli_fail("endpoint", "endpoint add needs --url (see 'hookd help endpoint add')");
     events = events ? events : "*";
     if (check_url(url, cfg->allow_private_networks) != 0)
         return 1;
@@ -186,9 +166,9 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
         return 1;
     struct netguard_url u;
     if (netguard_parse_url(url, &u, err, sizeof err) != 0)
-        return fail("bad URL: %s", err);
+        return cli_fail("endpoint", "bad URL: %s", err);
     const char *ename = name ? name : u.host;
-    PGconn *conn = connect_db(cfg);
+    PGconn *conn = cli_connect_db(cfg, "endpoint", 0);
     if (!conn)
         return 1;
     /* "order.*, user.*" -> {order.*,user.*}: Postgres splits the list. */
@@ -203,7 +183,8 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
                        o.filter, o.headers, o.rate, o.ordered};
     r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 11, p, err, sizeof err);
     if (!r) {
-        rc = fail("%s", strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
+        rc = cli_fail("endpoint", "%s",
+                      strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
         goto done;
     }
     printf("endpoint %s added (id %s)\nurl: %s\nevents: %s\nsecret: %s\n", ename, PQgetvalue(r, 0, ENDPOINT_ADD_ID),
@@ -220,7 +201,7 @@ static int run_update(const struct cli_args *a, const struct hookd_config *cfg)
     struct policy_opts o;
     if (read_policies(a, &o, true) != 0 || (url && check_url(url, cfg->allow_private_networks) != 0))
         return 1;
-    PGconn *conn = connect_db(cfg);
+    PGconn *conn = cli_connect_db(cfg, "endpoint", 0);
     if (!conn)
         return 1;
     const char *p[] = {name, url, events, o.timeout, o.inflight, o.filter, o.headers, o.rate, o.ordered};
@@ -240,7 +221,7 @@ static int list(PGconn *conn, const struct cli_args *a)
     const char *p[] = {tenant ? tid : NULL};
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 1, p, err, sizeof err);
     if (!r)
-        return fail("%s", err);
+        return cli_fail("endpoint", "%s", err);
     printf("%-24s %-7s %-24s %s\n", "NAME", "ENABLED", "EVENTS", "URL");
     for (int i = 0; i < PQntuples(r); i++) {
 #define V(col) PQgetvalue(r, i, ENDPOINT_LIST_##col)
@@ -262,10 +243,10 @@ static int show(PGconn *conn, const struct cli_args *a)
     const char *p[] = {name};
     PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_SHOW), 1, p, err, sizeof err);
     if (!r)
-        return fail("%s", err);
+        return cli_fail("endpoint", "%s", err);
     if (PQntuples(r) == 0) {
         PQclear(r);
-        return fail("no endpoint named '%s'", name);
+        return cli_fail("endpoint", "no endpoint named '%s'", name);
     }
 #define V(col) PQgetvalue(r, 0, ENDPOINT_SHOW_##col)
     printf("id: %s\nname: %s\nurl: %s\nevents: %s\nenabled: %s%s%s\ntimeout_ms: %s\nmax_inflight: %s\n"
@@ -309,7 +290,7 @@ static int rotate(PGconn *conn, const char *name, const char *secret, int64_t gr
 static int with_db(const struct cli_args *a, const struct hookd_config *cfg,
                    int (*fn)(PGconn *conn, const struct cli_args *a))
 {
-    PGconn *conn = connect_db(cfg);
+    PGconn *conn = cli_connect_db(cfg, "endpoint", 0);
     if (!conn)
         return 1;
     int rc = fn(conn, a);
@@ -338,10 +319,10 @@ static int run_rotate(const struct cli_args *a, const struct hookd_config *cfg)
     int64_t grace = 24LL * 3600 * 1000;
     char err[256], generated[80];
     if (grace_arg && backoff_parse_duration(grace_arg, &grace, err, sizeof err) != 0)
-        return fail("--grace: %s", err);
+        return cli_fail("endpoint", "--grace: %s", err);
     if (!(secret = secret_arg(a, generated, sizeof generated)))
         return 1;
-    PGconn *conn = connect_db(cfg);
+    PGconn *conn = cli_connect_db(cfg, "endpoint", 0);
     if (!conn)
         return 1;
     int rc = rotate(conn, a->args[0], secret, grace);

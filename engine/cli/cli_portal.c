@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "backoff.h"
+#include "cli_util.h"
 #include "config.h"
 #include "db.h"
 #include "portal_link.h"
@@ -23,7 +24,7 @@ static int resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen
     if (rc == 0)
         snprintf(out, outlen, "%s", PQgetvalue(r, 0, TENANT_RESOLVE_ID));
     else
-        fprintf(stderr, "hookd tenant portal-link: %s\n", r ? "no such tenant" : err);
+        cli_fail("tenant portal-link", "%s", r ? "no such tenant" : err);
     PQclear(r);
     return rc;
 }
@@ -31,16 +32,14 @@ static int resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen
 static int run_portal_link(const struct cli_args *a, const struct hookd_config *cfg)
 {
     char err[512], id[128], url[768], token[TOKEN_LEN], ttl[BACKOFF_DURATION_BUFLEN];
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
-    if (!conn) {
-        fprintf(stderr, "hookd tenant portal-link: %s\n", err);
+    PGconn *conn = cli_connect_db(cfg, "tenant portal-link", 0);
+    if (!conn)
         return 1;
-    }
     int rc = 1;
     if (resolve(conn, a->args[0], id, sizeof id) != 0)
         goto done;
     if (portal_link_mint(conn, cfg, id, url, sizeof url, token, err, sizeof err) != 0) {
-        fprintf(stderr, "hookd tenant portal-link: %s\n", err);
+        cli_fail("tenant portal-link", "%s", err);
         goto done;
     }
     backoff_format_duration(cfg->portal.link_ttl, ttl, sizeof ttl);

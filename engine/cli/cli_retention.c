@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "cli_util.h"
 #include "config.h"
 #include "db.h"
 #include "retention.h"
@@ -53,7 +54,7 @@ static int print_storage(PGconn *conn, const struct hookd_config *cfg, bool json
     char err[512];
     struct retention_storage s;
     if (retention_storage(conn, &cfg->retention, &s, err, sizeof err) != 0) {
-        fprintf(stderr, "hookd retention: storage: %s\n", err);
+        cli_fail("retention", "storage: %s", err);
         return -1;
     }
     if (json) {
@@ -70,16 +71,14 @@ static int print_storage(PGconn *conn, const struct hookd_config *cfg, bool json
 static int run_pass(const struct cli_args *a, const struct hookd_config *cfg)
 {
     char err[512];
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
-    if (!conn) {
-        fprintf(stderr, "hookd retention: %s\n", err);
+    PGconn *conn = cli_connect_db(cfg, "retention", 0);
+    if (!conn)
         return 1;
-    }
     bool dry = cli_args_flag(a, "dry-run");
     struct retention_report rep;
     int status = 0;
     if (retention_run(conn, &cfg->retention, dry, a->json ? NULL : stdout, &rep, err, sizeof err) != 0) {
-        fprintf(stderr, "hookd retention: %s\n", err);
+        cli_fail("retention", "%s", err);
         status = 1;
     } else if (a->json) {
         json_t *o = json_pack("{s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "dry_run", dry, "skipped", rep.skipped,

@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "clock_sync.h"
+#include "cli_util.h"
 #include "config.h"
 #include "cli_retention.h"
 #include "cli_tenant.h"
@@ -296,7 +297,7 @@ static json_t *tenant_snapshot(PGconn *conn, const char *id)
     PGresult *t = db_exec(conn, query_sql(Q_STATUS_TENANT), 1, p, err, sizeof err);
     PGresult *e = t ? db_exec(conn, query_sql(Q_STATUS_TENANT_ENDPOINTS), 1, p, err, sizeof err) : NULL;
     if (!t || !e || PQntuples(t) != 1) {
-        fprintf(stderr, "hookd status: %s\n", t && e ? "the tenant is gone" : err);
+        cli_fail("status", "%s", t && e ? "the tenant is gone" : err);
         PQclear(t);
         PQclear(e);
         return NULL;
@@ -361,13 +362,11 @@ static void print_tenant_text(json_t *s)
 
 static int run_tenant_status(const struct cli_args *a, const struct hookd_config *cfg, const char *tenant)
 {
-    char err[512], id[128];
+    char id[128];
     bool watch = cli_args_flag(a, "watch");
-    PGconn *conn = db_connect_timeout(cfg->database.text, STATUS_PG_TIMEOUT_S, err, sizeof err);
-    if (!conn) {
-        fprintf(stderr, "hookd status: %s\n", err);
+    PGconn *conn = cli_connect_db(cfg, "status", STATUS_PG_TIMEOUT_S);
+    if (!conn)
         return 1;
-    }
     int rc = cli_tenant_resolve(conn, tenant, id, sizeof id, "status") == 0 ? 0 : 1;
     while (rc == 0) {
         json_t *s = tenant_snapshot(conn, id);
@@ -395,7 +394,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
     ctx_redis_options(cfg, &ropts);
     struct redis_sync *c = redis_sync_connect(cfg->redis.text, &ropts, 2000, err, sizeof err);
     if (!c) {
-        fprintf(stderr, "hookd status: %s\n", err);
+        cli_fail("status", "%s", err);
         return 1;
     }
     struct status_clock sc = {0};
@@ -404,7 +403,7 @@ static int run_status(const struct cli_args *a, const struct hookd_config *cfg)
         json_t *s = snapshot(c, cfg, &sc);
         add_storage(s, sc.conn, cfg);
         if (redis_sync_error(c)) {
-            fprintf(stderr, "hookd status: Redis: %s\n", redis_sync_error(c));
+            cli_fail("status", "Redis: %s", redis_sync_error(c));
             json_decref(s);
             redis_sync_free(c);
             PQfinish(sc.conn);

@@ -6,36 +6,15 @@
 #include "cli_tenant.h"
 
 #include <openssl/crypto.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli_portal.h"
+#include "cli_util.h"
 #include "config.h"
 #include "db.h"
 #include "queries.h"
 #include "token.h"
-
-static int fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "hookd %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
-}
-
-static PGconn *connect_db(const struct hookd_config *cfg, const char *cmd)
-{
-    char err[512];
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
-    if (!conn)
-        fail(cmd, "%s", err);
-    return conn;
-}
 
 int cli_tenant_resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen, const char *who)
 {
@@ -43,12 +22,12 @@ int cli_tenant_resolve(PGconn *conn, const char *id_or_uid, char *out, size_t ou
     const char *p[] = {id_or_uid};
     PGresult *r = db_exec(conn, query_sql(Q_TENANT_RESOLVE), 1, p, err, sizeof err);
     if (!r)
-        return fail(who, "%s", err), -1;
+        return cli_fail(who, "%s", err), -1;
     int rc = PQntuples(r) == 1 ? 0 : -1;
     if (rc == 0)
         snprintf(out, outlen, "%s", PQgetvalue(r, 0, TENANT_RESOLVE_ID));
     else
-        fail(who, "no tenant '%s'", id_or_uid);
+        cli_fail(who, "no tenant '%s'", id_or_uid);
     PQclear(r);
     return rc;
 }
@@ -65,8 +44,8 @@ static int run_tenant_add(const struct cli_args *a, const struct hookd_config *c
 {
     const char *uid = a->args[0], *name = cli_args_value(a, "name");
     if (!valid_uid(uid))
-        return fail("tenant add", "the uid must be 1 to 256 characters of a-z, A-Z, 0-9, '-', '_' and '.'");
-    PGconn *conn = connect_db(cfg, "tenant add");
+        return cli_fail("tenant add", "the uid must be 1 to 256 characters of a-z, A-Z, 0-9, '-', '_' and '.'");
+    PGconn *conn = cli_connect_db(cfg, "tenant add", 0);
     if (!conn)
         return 1;
     char err[512];
@@ -74,7 +53,7 @@ static int run_tenant_add(const struct cli_args *a, const struct hookd_config *c
     PGresult *r = db_exec(conn, query_sql(Q_TENANT_ADD), 2, p, err, sizeof err);
     int rc = 0;
     if (!r)
-        rc = fail("tenant add", "%s", strstr(err, "duplicate key") ? "a tenant with that uid exists" : err);
+        rc = cli_fail("tenant add", "%s", strstr(err, "duplicate key") ? "a tenant with that uid exists" : err);
     else
         printf("tenant %s added (id %s)\n", uid, PQgetvalue(r, 0, TENANT_ADD_ID));
     PQclear(r);
@@ -84,14 +63,14 @@ static int run_tenant_add(const struct cli_args *a, const struct hookd_config *c
 
 static int run_tenant_list(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    PGconn *conn = connect_db(cfg, "tenant list");
+    PGconn *conn = cli_connect_db(cfg, "tenant list", 0);
     if (!conn)
         return 1;
     char err[512];
     PGresult *r = db_exec(conn, query_sql(Q_TENANT_LIST), 0, NULL, err, sizeof err);
     int rc = 0;
     if (!r) {
-        rc = fail("tenant list", "%s", err);
+        rc = cli_fail("tenant list", "%s", err);
     } else if (a->json) {
         printf("[");
         for (int i = 0; i < PQntuples(r); i++)
@@ -111,7 +90,7 @@ static int run_tenant_list(const struct cli_args *a, const struct hookd_config *
 
 static int run_tenant_show(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    PGconn *conn = connect_db(cfg, "tenant show");
+    PGconn *conn = cli_connect_db(cfg, "tenant show", 0);
     if (!conn)
         return 1;
     char id[128], err[512];
@@ -121,7 +100,7 @@ static int run_tenant_show(const struct cli_args *a, const struct hookd_config *
         goto done;
     const char *p[] = {id};
     if (!(r = db_exec(conn, query_sql(Q_TENANT_SHOW), 1, p, err, sizeof err))) {
-        fail("tenant show", "%s", err);
+        cli_fail("tenant show", "%s", err);
         goto done;
     }
 #define V(col) PQgetvalue(r, 0, TENANT_SHOW_##col)
@@ -139,7 +118,7 @@ done:
 
 static int run_tenant_delete(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    PGconn *conn = connect_db(cfg, "tenant delete");
+    PGconn *conn = cli_connect_db(cfg, "tenant delete", 0);
     if (!conn)
         return 1;
     char id[128], err[512];
@@ -148,7 +127,7 @@ static int run_tenant_delete(const struct cli_args *a, const struct hookd_config
         const char *p[] = {id};
         PGresult *r = db_exec(conn, query_sql(Q_TENANT_DELETE), 1, p, err, sizeof err);
         if (!r)
-            fail("tenant delete", "%s", err);
+            cli_fail("tenant delete", "%s", err);
         else
             printf("tenant %s deleted, with its endpoints and tokens\n", a->args[0]), rc = 0;
         PQclear(r);
@@ -163,8 +142,8 @@ static int run_token_create(const struct cli_args *a, const struct hookd_config 
 {
     const char *name = cli_args_value(a, "name"), *tenant = cli_args_value(a, "tenant");
     if (!name || !*name)
-        return fail("token create", "needs --name N");
-    PGconn *conn = connect_db(cfg, "token create");
+        return cli_fail("token create", "needs --name N");
+    PGconn *conn = cli_connect_db(cfg, "token create", 0);
     if (!conn)
         return 1;
     char tid[128], token[TOKEN_LEN], sha[TOKEN_SHA_HEX], prefix[12], err[512];
@@ -172,14 +151,14 @@ static int run_token_create(const struct cli_args *a, const struct hookd_config 
     if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "token create") != 0)
         goto done;
     if (token_new("hk_", token, sha) != 0) {
-        fail("token create", "cannot generate a token");
+        cli_fail("token create", "cannot generate a token");
         goto done;
     }
     snprintf(prefix, sizeof prefix, "%.10s", token);
     const char *p[] = {name, tenant ? tid : NULL, sha, prefix};
     PGresult *r = db_exec(conn, query_sql(Q_TOKEN_CREATE), 4, p, err, sizeof err);
     if (!r) {
-        fail("token create", "%s", strstr(err, "duplicate key") ? "a token with that name exists" : err);
+        cli_fail("token create", "%s", strstr(err, "duplicate key") ? "a token with that name exists" : err);
     } else {
         printf("token %s created for %s; it is shown once, store it now:\n%s\n", name,
                tenant ? tenant : "every tenant", token);
@@ -195,14 +174,14 @@ done:
 static int run_token_list(const struct cli_args *a, const struct hookd_config *cfg)
 {
     (void)a;
-    PGconn *conn = connect_db(cfg, "token list");
+    PGconn *conn = cli_connect_db(cfg, "token list", 0);
     if (!conn)
         return 1;
     char err[512];
     PGresult *r = db_exec(conn, query_sql(Q_TOKEN_LIST), 0, NULL, err, sizeof err);
     int rc = 0;
     if (!r) {
-        rc = fail("token list", "%s", err);
+        rc = cli_fail("token list", "%s", err);
     } else {
         printf("%-24s %-24s %-12s %-8s %s\n", "NAME", "TENANT", "PREFIX", "STATE", "LAST USED");
         for (int i = 0; i < PQntuples(r); i++)
@@ -218,7 +197,7 @@ static int run_token_list(const struct cli_args *a, const struct hookd_config *c
 
 static int run_token_revoke(const struct cli_args *a, const struct hookd_config *cfg)
 {
-    PGconn *conn = connect_db(cfg, "token revoke");
+    PGconn *conn = cli_connect_db(cfg, "token revoke", 0);
     if (!conn)
         return 1;
     char err[512];
@@ -226,9 +205,9 @@ static int run_token_revoke(const struct cli_args *a, const struct hookd_config 
     PGresult *r = db_exec(conn, query_sql(Q_TOKEN_REVOKE), 1, p, err, sizeof err);
     int rc = 1;
     if (!r)
-        fail("token revoke", "%s", err);
+        cli_fail("token revoke", "%s", err);
     else if (PQntuples(r) == 0)
-        fail("token revoke", "no active token named '%s'", a->args[0]);
+        cli_fail("token revoke", "no active token named '%s'", a->args[0]);
     else
         printf("token %s revoked\n", a->args[0]), rc = 0;
     PQclear(r);

@@ -15,6 +15,7 @@
 #include "cli_retention.h"
 #include "cli_status.h"
 #include "cli_tenant.h"
+#include "cli_util.h"
 #include "config.h"
 #include "db.h"
 #include "migrate.h"
@@ -27,7 +28,7 @@ static struct hookd_config *load_or_complain(const char *path)
     char err[512];
     struct hookd_config *cfg = config_load(path, err, sizeof err);
     if (!cfg)
-        fprintf(stderr, "hookd: %s\n", err);
+        cli_fail(NULL, "%s", err);
     return cfg;
 }
 
@@ -41,24 +42,20 @@ static int run_migrate(const struct cli_args *a, const struct hookd_config *cfg)
 {
     (void)a;
     char err[512];
-    int status = 1;
-    PGconn *conn = db_connect(cfg->database.text, err, sizeof err);
-    if (conn) {
-        int n = migrate_apply(conn, stdout, err, sizeof err);
-        if (n >= 0 && retention_prepare(conn, &cfg->retention, err, sizeof err) != 0)
-            n = -1;
-        if (n >= 0) {
-            if (n)
-                printf("migrations: %d applied\n", n);
-            else
-                printf("migrations: up to date\n");
-            status = 0;
-        }
-        PQfinish(conn);
-    }
-    if (status)
-        fprintf(stderr, "hookd migrate: %s\n", err);
-    return status;
+    PGconn *conn = cli_connect_db(cfg, "migrate", 0);
+    if (!conn)
+        return 1;
+    int n = migrate_apply(conn, stdout, err, sizeof err);
+    if (n >= 0 && retention_prepare(conn, &cfg->retention, err, sizeof err) != 0)
+        n = -1;
+    PQfinish(conn);
+    if (n < 0)
+        return cli_fail("migrate", "%s", err);
+    if (n)
+        printf("migrations: %d applied\n", n);
+    else
+        printf("migrations: up to date\n");
+    return 0;
 }
 
 /* `config check FILE` checks FILE; without it, the file of -c (or the default). */

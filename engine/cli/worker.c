@@ -33,6 +33,7 @@
 #include "alert.h"
 #include "api.h"
 #include "portal.h"
+#include "cli_util.h"
 #include "clock.h"
 #include "clock_sync.h"
 #include "ctx.h"
@@ -676,7 +677,7 @@ int worker_run(const char *config_path)
     char err[512];
     struct hookd_config *cfg = config_load(config_path, err, sizeof err);
     if (!cfg) {
-        fprintf(stderr, "hookd: %s\n", err);
+        cli_fail(NULL, "%s", err);
         return 2;
     }
     enum log_level lvl;
@@ -691,7 +692,7 @@ int worker_run(const char *config_path)
     log_set_worker(w->ctx.id);
     int status = 0;
     if (start(w, err, sizeof err) != 0) {
-        fprintf(stderr, "hookd: %s\n", err);
+        cli_fail(NULL, "%s", err);
         status = 1;
     } else {
         log_info("worker.started", "listen=%s port=%d admin_listen=%s admin_port=%d config=%s", cfg->listen,
