@@ -17,7 +17,7 @@
 #include "db.h"
 #include "log.h"
 #include "loop_timer.h"
-#include "queries.h"
+#include "query.h"
 #include "sched.h"
 #include "ctx.h"
 #include "xmalloc.h"
@@ -75,7 +75,7 @@ static void work_page(PGconn *conn, void *arg)
     snprintf(limit, sizeof limit, "%d", PAGE);
     const char *params[] = {p->horizon, p->ts, p->id, limit};
     /* An ordered scan of the partial index from the cursor on (see db.h). */
-    PGresult *res = db_exec_index_order(conn, query_sql(p->q->query), 4, params, p->err, sizeof p->err);
+    PGresult *res = query_exec_index_order(conn, p->q->query, params, p->err, sizeof p->err);
     if (!res)
         return;
     p->n = (size_t)PQntuples(res);

@@ -127,7 +127,7 @@ static void store_answer(PGconn *conn, struct api_req *r, const char *scope)
 static void run_op(PGconn *conn, struct api_req *r)
 {
     char err[256], scope[512];
-    if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0) {
+    if (db_command(conn, "BEGIN", err, sizeof err) != 0) {
         api_error(r, 503, "unavailable", "the database is unavailable");
         return;
     }
@@ -138,7 +138,7 @@ static void run_op(PGconn *conn, struct api_req *r)
         api_idem_scope(r, scope, sizeof scope);
         int c = claim_key(conn, r, scope);
         if (c <= 0) {
-            if (c == 0 && db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0)
+            if (c == 0 && db_command(conn, "COMMIT", err, sizeof err) == 0)
                 return;
             db_rollback(conn);
             return;
@@ -154,7 +154,7 @@ static void run_op(PGconn *conn, struct api_req *r)
     }
     if (keyed)
         store_answer(conn, r, scope);
-    if (r->status >= 300 || db_run(conn, "COMMIT", 0, NULL, err, sizeof err) != 0) {
+    if (r->status >= 300 || db_command(conn, "COMMIT", err, sizeof err) != 0) {
         db_rollback(conn);
         if (r->status < 300) {
             json_decref(r->reply);

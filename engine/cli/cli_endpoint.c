@@ -24,7 +24,7 @@
 #include "endpoint_headers.h"
 #include "netguard.h"
 #include "payload_filter.h"
-#include "queries.h"
+#include "query.h"
 #include "signature.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -78,10 +78,10 @@ static int check_url(const char *url, bool allow_private)
     return 0;
 }
 
-static int exec_print(PGconn *conn, const char *sql, int n, const char *const *p, int expect_rows, const char *what)
+static int exec_print(PGconn *conn, enum query_id q, const char *const *p, int expect_rows, const char *what)
 {
     char err[512];
-    PGresult *r = db_exec(conn, sql, n, p, err, sizeof err);
+    PGresult *r = query_exec(conn, q, p, err, sizeof err);
     if (!r)
         return cli_fail("endpoint", "%s", err);
     int rows = PQntuples(r);
@@ -181,7 +181,7 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
     }
     const char *p[] = {ename,    url,       secret, events,   o.timeout, o.inflight, tenant ? tid : NULL,
                        o.filter, o.headers, o.rate, o.ordered};
-    r = db_exec(conn, query_sql(Q_ENDPOINT_ADD), 11, p, err, sizeof err);
+    r = query_exec(conn, Q_ENDPOINT_ADD, p, err, sizeof err);
     if (!r) {
         rc = cli_fail("endpoint", "%s",
                       strstr(err, "duplicate key") ? "an endpoint with that name exists (use --name)" : err);
@@ -205,7 +205,7 @@ static int run_update(const struct cli_args *a, const struct hookd_config *cfg)
     if (!conn)
         return 1;
     const char *p[] = {name, url, events, o.timeout, o.inflight, o.filter, o.headers, o.rate, o.ordered};
-    int rc = exec_print(conn, query_sql(Q_ENDPOINT_UPDATE), 9, p, 1, name);
+    int rc = exec_print(conn, Q_ENDPOINT_UPDATE, p, 1, name);
     if (rc == 0)
         printf("endpoint %s updated\n", name);
     PQfinish(conn);
@@ -219,7 +219,7 @@ static int list(PGconn *conn, const struct cli_args *a)
     if (tenant && cli_tenant_resolve(conn, tenant, tid, sizeof tid, "endpoint list") != 0)
         return 1;
     const char *p[] = {tenant ? tid : NULL};
-    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_LIST), 1, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_ENDPOINT_LIST, p, err, sizeof err);
     if (!r)
         return cli_fail("endpoint", "%s", err);
     printf("%-24s %-7s %-24s %s\n", "NAME", "ENABLED", "EVENTS", "URL");
@@ -241,7 +241,7 @@ static int show(PGconn *conn, const struct cli_args *a)
     bool show_secret = cli_args_flag(a, "show-secret");
     char err[512];
     const char *p[] = {name};
-    PGresult *r = db_exec(conn, query_sql(Q_ENDPOINT_SHOW), 1, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_ENDPOINT_SHOW, p, err, sizeof err);
     if (!r)
         return cli_fail("endpoint", "%s", err);
     if (PQntuples(r) == 0) {
@@ -266,7 +266,7 @@ static int set_enabled(PGconn *conn, const struct cli_args *a)
     const char *name = a->args[0];
     bool enable = strcmp(a->cmd->name, "enable") == 0;
     const char *p[] = {name, enable ? "true" : "false"};
-    int rc = exec_print(conn, query_sql(Q_ENDPOINT_SET_ENABLED), 2, p, 1, name);
+    int rc = exec_print(conn, Q_ENDPOINT_SET_ENABLED, p, 1, name);
     if (rc == 0)
         printf("endpoint %s %s\n", name, enable ? "enabled" : "disabled");
     return rc;
@@ -278,7 +278,7 @@ static int rotate(PGconn *conn, const char *name, const char *secret, int64_t gr
     snprintf(g, sizeof g, "%lld", (long long)grace);
     backoff_format_duration(grace, grace_text, sizeof grace_text);
     const char *p[] = {name, secret, g};
-    int rc = exec_print(conn, query_sql(Q_ENDPOINT_ROTATE_SECRET), 3, p, 1, name);
+    int rc = exec_print(conn, Q_ENDPOINT_ROTATE_SECRET, p, 1, name);
     if (rc == 0)
         printf("endpoint %s: new secret %s\n(the previous secret still signs for %s)\n", name, secret, grace_text);
     return rc;

@@ -12,14 +12,14 @@
 #include "config.h"
 #include "db.h"
 #include "portal_link.h"
-#include "queries.h"
+#include "query.h"
 
 /* The tenant's id (by id or uid) into out; -1 after printing why. */
 static int resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen)
 {
     char err[512];
     const char *p[] = {id_or_uid};
-    PGresult *r = db_exec(conn, query_sql(Q_TENANT_RESOLVE), 1, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TENANT_RESOLVE, p, err, sizeof err);
     int rc = r && PQntuples(r) == 1 ? 0 : -1;
     if (rc == 0)
         snprintf(out, outlen, "%s", PQgetvalue(r, 0, TENANT_RESOLVE_ID));

@@ -36,7 +36,7 @@
 #include "cli_tenant.h"
 #include "ctx.h"
 #include "db.h"
-#include "queries.h"
+#include "query.h"
 #include "retention.h"
 #include "redis_conn.h"
 
@@ -294,8 +294,8 @@ static json_t *tenant_snapshot(PGconn *conn, const char *id)
 {
     char err[512];
     const char *p[] = {id};
-    PGresult *t = db_exec(conn, query_sql(Q_STATUS_TENANT), 1, p, err, sizeof err);
-    PGresult *e = t ? db_exec(conn, query_sql(Q_STATUS_TENANT_ENDPOINTS), 1, p, err, sizeof err) : NULL;
+    PGresult *t = query_exec(conn, Q_STATUS_TENANT, p, err, sizeof err);
+    PGresult *e = t ? query_exec(conn, Q_STATUS_TENANT_ENDPOINTS, p, err, sizeof err) : NULL;
     if (!t || !e || PQntuples(t) != 1) {
         cli_fail("status", "%s", t && e ? "the tenant is gone" : err);
         PQclear(t);

@@ -13,14 +13,14 @@
 #include "cli_util.h"
 #include "config.h"
 #include "db.h"
-#include "queries.h"
+#include "query.h"
 #include "token.h"
 
 int cli_tenant_resolve(PGconn *conn, const char *id_or_uid, char *out, size_t outlen, const char *who)
 {
     char err[512];
     const char *p[] = {id_or_uid};
-    PGresult *r = db_exec(conn, query_sql(Q_TENANT_RESOLVE), 1, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TENANT_RESOLVE, p, err, sizeof err);
     if (!r)
         return cli_fail(who, "%s", err), -1;
     int rc = PQntuples(r) == 1 ? 0 : -1;
@@ -50,7 +50,7 @@ static int run_tenant_add(const struct cli_args *a, const struct hookd_config *c
         return 1;
     char err[512];
     const char *p[] = {uid, name ? name : uid};
-    PGresult *r = db_exec(conn, query_sql(Q_TENANT_ADD), 2, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TENANT_ADD, p, err, sizeof err);
     int rc = 0;
     if (!r)
         rc = cli_fail("tenant add", "%s", strstr(err, "duplicate key") ? "a tenant with that uid exists" : err);
@@ -67,7 +67,7 @@ static int run_tenant_list(const struct cli_args *a, const struct hookd_config *
     if (!conn)
         return 1;
     char err[512];
-    PGresult *r = db_exec(conn, query_sql(Q_TENANT_LIST), 0, NULL, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TENANT_LIST, NULL, err, sizeof err);
     int rc = 0;
     if (!r) {
         rc = cli_fail("tenant list", "%s", err);
@@ -99,7 +99,7 @@ static int run_tenant_show(const struct cli_args *a, const struct hookd_config *
     if (cli_tenant_resolve(conn, a->args[0], id, sizeof id, "tenant show") != 0)
         goto done;
     const char *p[] = {id};
-    if (!(r = db_exec(conn, query_sql(Q_TENANT_SHOW), 1, p, err, sizeof err))) {
+    if (!(r = query_exec(conn, Q_TENANT_SHOW, p, err, sizeof err))) {
         cli_fail("tenant show", "%s", err);
         goto done;
     }
@@ -125,7 +125,7 @@ static int run_tenant_delete(const struct cli_args *a, const struct hookd_config
     int rc = 1;
     if (cli_tenant_resolve(conn, a->args[0], id, sizeof id, "tenant delete") == 0) {
         const char *p[] = {id};
-        PGresult *r = db_exec(conn, query_sql(Q_TENANT_DELETE), 1, p, err, sizeof err);
+        PGresult *r = query_exec(conn, Q_TENANT_DELETE, p, err, sizeof err);
         if (!r)
             cli_fail("tenant delete", "%s", err);
         else
@@ -156,7 +156,7 @@ static int run_token_create(const struct cli_args *a, const struct hookd_config 
     }
     snprintf(prefix, sizeof prefix, "%.10s", token);
     const char *p[] = {name, tenant ? tid : NULL, sha, prefix};
-    PGresult *r = db_exec(conn, query_sql(Q_TOKEN_CREATE), 4, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TOKEN_CREATE, p, err, sizeof err);
     if (!r) {
         cli_fail("token create", "%s", strstr(err, "duplicate key") ? "a token with that name exists" : err);
     } else {
@@ -178,7 +178,7 @@ static int run_token_list(const struct cli_args *a, const struct hookd_config *c
     if (!conn)
         return 1;
     char err[512];
-    PGresult *r = db_exec(conn, query_sql(Q_TOKEN_LIST), 0, NULL, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TOKEN_LIST, NULL, err, sizeof err);
     int rc = 0;
     if (!r) {
         rc = cli_fail("token list", "%s", err);
@@ -202,7 +202,7 @@ static int run_token_revoke(const struct cli_args *a, const struct hookd_config 
         return 1;
     char err[512];
     const char *p[] = {a->args[0]};
-    PGresult *r = db_exec(conn, query_sql(Q_TOKEN_REVOKE), 1, p, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_TOKEN_REVOKE, p, err, sizeof err);
     int rc = 1;
     if (!r)
         cli_fail("token revoke", "%s", err);

@@ -8,7 +8,7 @@
 
 #include "db.h"
 #include "errbuf.h"
-#include "queries.h"
+#include "query.h"
 
 /* dlq_show.sql begins with dlq_list.sql's columns, in the same order, so
  * that one reader serves both results. */
@@ -56,7 +56,7 @@ json_t *dlq_list(PGconn *conn, const struct dlq_filter *f, char *err, size_t err
     snprintf(since, sizeof since, "%lld", (long long)f->since_ms);
     snprintf(limit, sizeof limit, "%d", f->limit > 0 ? f->limit : 100);
     const char *p[] = {f->source, f->partner, f->event_type, f->since_ms > 0 ? since : NULL, limit, f->tenant};
-    PGresult *r = db_exec(conn, query_sql(Q_DLQ_LIST), 6, p, err, errlen);
+    PGresult *r = query_exec(conn, Q_DLQ_LIST, p, err, errlen);
     if (!r)
         return NULL;
     json_t *arr = json_array();
@@ -69,7 +69,7 @@ json_t *dlq_list(PGconn *conn, const struct dlq_filter *f, char *err, size_t err
 static json_t *attempt_history(PGconn *conn, const char *source, const char *source_id, char *err, size_t errlen)
 {
     const char *p[] = {source, source_id};
-    PGresult *r = db_exec(conn, query_sql(Q_DLQ_ATTEMPTS), 2, p, err, errlen);
+    PGresult *r = query_exec(conn, Q_DLQ_ATTEMPTS, p, err, errlen);
     if (!r)
         return NULL;
     json_t *arr = json_array();
@@ -102,7 +102,7 @@ json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
     }
     const char *p[] = {id};
     /* By the entry's id, else the newest entry of that source row. */
-    PGresult *r = db_exec(conn, query_sql(Q_DLQ_SHOW), 1, p, err, errlen);
+    PGresult *r = query_exec(conn, Q_DLQ_SHOW, p, err, errlen);
     if (!r)
         return NULL;
     if (PQntuples(r) == 0) {
@@ -128,7 +128,7 @@ json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
 static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_replayed *out, char *err, size_t errlen)
 {
     const char *p[] = {id};
-    PGresult *r = db_exec(conn, query_sql(Q_DLQ_LOCK_ENTRY), 1, p, err, errlen);
+    PGresult *r = query_exec(conn, Q_DLQ_LOCK_ENTRY, p, err, errlen);
     if (!r)
         return -1;
     if (PQntuples(r) == 0) {
@@ -147,7 +147,7 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
                -1;
     const char *sp[] = {out->source_id};
     bool inbox = strcmp(out->source, "inbox") == 0;
-    r = db_exec(conn, query_sql(inbox ? Q_DLQ_LOCK_INBOX_ROW : Q_DLQ_LOCK_DELIVERY_ROW), 1, sp, err, errlen);
+    r = query_exec(conn, inbox ? Q_DLQ_LOCK_INBOX_ROW : Q_DLQ_LOCK_DELIVERY_ROW, sp, err, errlen);
     if (!r)
         return -1;
     if (PQntuples(r) == 0) {
@@ -173,20 +173,20 @@ static int replay_in_tx(PGconn *conn, const char *id, bool dry_run, struct dlq_r
     PQclear(r);
     if (dry_run)
         return 0;
-    if (db_run(conn, query_sql(Q_DLQ_MARK_REPLAYED), 1, p, err, errlen) != 0)
+    if (query_run(conn, Q_DLQ_MARK_REPLAYED, p, err, errlen) != 0)
         return -1;
     if (inbox)
-        return db_run(conn, query_sql(Q_DLQ_REPLAY_INBOX), 1, sp, err, errlen);
-    if (db_run(conn, query_sql(Q_DLQ_REPLAY_DELIVERY), 1, sp, err, errlen) != 0)
+        return query_run(conn, Q_DLQ_REPLAY_INBOX, sp, err, errlen);
+    if (query_run(conn, Q_DLQ_REPLAY_DELIVERY, sp, err, errlen) != 0)
         return -1;
-    return db_run(conn, query_sql(Q_DLQ_REOPEN_EVENT), 1, sp, err, errlen);
+    return query_run(conn, Q_DLQ_REOPEN_EVENT, sp, err, errlen);
 }
 
 int dlq_replay(PGconn *conn, const char *id, bool dry_run, struct dlq_replayed *out, char *err, size_t errlen)
 {
     if (!looks_like_uuid(id))
         return err_set(err, errlen, "'%s' is not a dead letter id (a UUID)", id);
-    if (db_run(conn, "BEGIN", 0, NULL, err, errlen) != 0)
+    if (db_command(conn, "BEGIN", err, errlen) != 0)
         return -1;
     if (replay_in_tx(conn, id, dry_run, out, err, errlen) != 0) {
         db_rollback(conn);
@@ -196,7 +196,7 @@ int dlq_replay(PGconn *conn, const char *id, bool dry_run, struct dlq_replayed *
         db_rollback(conn);
         return 0;
     }
-    return db_run(conn, "COMMIT", 0, NULL, err, errlen);
+    return db_command(conn, "COMMIT", err, errlen);
 }
 
 long dlq_purge(PGconn *conn, int64_t older_than_ms, bool dry_run, char *err, size_t errlen)
@@ -204,7 +204,7 @@ long dlq_purge(PGconn *conn, int64_t older_than_ms, bool dry_run, char *err, siz
     char ms[24];
     snprintf(ms, sizeof ms, "%lld", (long long)older_than_ms);
     const char *p[] = {ms};
-    PGresult *r = db_exec(conn, query_sql(dry_run ? Q_DLQ_COUNT_OLDER : Q_DLQ_PURGE), 1, p, err, errlen);
+    PGresult *r = query_exec(conn, dry_run ? Q_DLQ_COUNT_OLDER : Q_DLQ_PURGE, p, err, errlen);
     if (!r)
         return -1;
     _Static_assert((int)DLQ_COUNT_OLDER_ENTRIES == (int)DLQ_PURGE_ENTRIES, "one reader for both counts");
@@ -216,7 +216,7 @@ long dlq_purge(PGconn *conn, int64_t older_than_ms, bool dry_run, char *err, siz
 long dlq_count(PGconn *conn)
 {
     char err[128];
-    PGresult *r = db_exec(conn, query_sql(Q_DLQ_COUNT), 0, NULL, err, sizeof err);
+    PGresult *r = query_exec(conn, Q_DLQ_COUNT, NULL, err, sizeof err);
     if (!r)
         return -1;
     long n = atol(PQgetvalue(r, 0, DLQ_COUNT_ENTRIES));

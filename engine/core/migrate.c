@@ -12,7 +12,7 @@
 #include "embedded.h"
 #include "encoding.h"
 #include "errbuf.h"
-#include "queries.h"
+#include "query.h"
 #include "xmalloc.h"
 
 /* DDL, which cannot be prepared, and which must run before any migration: the
@@ -48,7 +48,7 @@ static int version_of(const struct embedded_file *f, char *out, size_t outlen)
 static int applied_state(PGconn *conn, const char *version, const char *sum, char *err, size_t errlen)
 {
     const char *params[] = {version};
-    PGresult *r = db_exec(conn, query_sql(Q_MIGRATE_APPLIED_CHECKSUM), 1, params, err, errlen);
+    PGresult *r = query_exec(conn, Q_MIGRATE_APPLIED_CHECKSUM, params, err, errlen);
     if (!r)
         return -1;
     int rc = 0;
@@ -71,9 +71,9 @@ static int applied_state(PGconn *conn, const char *version, const char *sum, cha
 static int apply_one(PGconn *conn, const struct embedded_file *f, const char *version, const char *sum, FILE *out,
                      char *err, size_t errlen)
 {
-    if (db_run(conn, "BEGIN", 0, NULL, err, errlen) != 0)
+    if (db_command(conn, "BEGIN", err, errlen) != 0)
         return -1;
-    if (db_run(conn, query_sql(Q_MIGRATE_LOCK), 0, NULL, err, errlen) != 0)
+    if (query_run(conn, Q_MIGRATE_LOCK, NULL, err, errlen) != 0)
         goto fail;
     int st = applied_state(conn, version, sum, err, errlen);
     if (st != 0) { /* changed, failed, or applied meanwhile by another process */
@@ -92,9 +92,9 @@ static int apply_one(PGconn *conn, const struct embedded_file *f, const char *ve
     }
     PQclear(r);
     const char *params[] = {version, sum};
-    if (db_run(conn, query_sql(Q_MIGRATE_RECORD), 2, params, err, errlen) != 0)
+    if (query_run(conn, Q_MIGRATE_RECORD, params, err, errlen) != 0)
         goto fail;
-    if (db_run(conn, "COMMIT", 0, NULL, err, errlen) != 0)
+    if (db_command(conn, "COMMIT", err, errlen) != 0)
         return -1;
     if (out)
         fprintf(out, "applied %s\n", version);
@@ -106,7 +106,7 @@ fail:
 
 int migrate_apply(PGconn *conn, FILE *out, char *err, size_t errlen)
 {
-    if (db_run(conn, create_table_sql, 0, NULL, err, errlen) != 0)
+    if (db_command(conn, create_table_sql, err, errlen) != 0)
         return -1;
     int applied = 0;
     for (size_t i = 0; i < embedded_nfiles; i++) {
@@ -130,7 +130,7 @@ int migrate_apply(PGconn *conn, FILE *out, char *err, size_t errlen)
 
 int migrate_check(PGconn *conn, char *err, size_t errlen)
 {
-    PGresult *r = db_exec(conn, query_sql(Q_MIGRATE_HAS_LEDGER), 0, NULL, err, errlen);
+    PGresult *r = query_exec(conn, Q_MIGRATE_HAS_LEDGER, NULL, err, errlen);
     if (!r)
         return -1;
     int exists = PQgetvalue(r, 0, MIGRATE_HAS_LEDGER_PRESENT)[0] == 't';

@@ -12,6 +12,16 @@ PGresult *query_exec(PGconn *conn, enum query_id q, const char *const *params, c
     return db_exec(conn, query_sql(q), query_defs[q].nparams, params, err, errlen);
 }
 
+int query_run(PGconn *conn, enum query_id q, const char *const *params, char *err, size_t errlen)
+{
+    return db_run(conn, query_sql(q), query_defs[q].nparams, params, err, errlen);
+}
+
+PGresult *query_exec_index_order(PGconn *conn, enum query_id q, const char *const *params, char *err, size_t errlen)
+{
+    return db_exec_index_order(conn, query_sql(q), query_defs[q].nparams, params, err, errlen);
+}
+
 PGresult *query_exec_fmt(PGconn *conn, enum query_id q, const char *const *params, const int *lengths,
                          const int *formats, char *err, size_t errlen)
 {

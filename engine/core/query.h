@@ -15,6 +15,13 @@
  * statements run rarely, or whose plan must see each call's parameters.
  * The result (caller PQclear()s), or NULL with err. */
 PGresult *query_exec(PGconn *conn, enum query_id q, const char *const *params, char *err, size_t errlen);
+/* query_exec for a statement whose result is not needed: 0, or -1 with err. */
+__attribute__((warn_unused_result)) int query_run(PGconn *conn, enum query_id q, const char *const *params, char *err,
+                                                  size_t errlen);
+/* query_exec in a transaction of its own in which Postgres may neither
+ * bitmap-scan nor sort (db_exec_index_order): for a keyset page that must
+ * walk its index in order. */
+PGresult *query_exec_index_order(PGconn *conn, enum query_id q, const char *const *params, char *err, size_t errlen);
 /* The same with per-parameter lengths and formats (binary db_array
  * parameters: format 1); NULL lengths/formats: all text. */
 PGresult *query_exec_fmt(PGconn *conn, enum query_id q, const char *const *params, const int *lengths,

@@ -73,7 +73,7 @@ static int detach(PGconn *conn, const char *parent, const char *part, const char
     int rc = -1;
     if (sql) {
         snprintf(sql, n, "ALTER TABLE %s DETACH PARTITION %s %s", qparent, part, how);
-        rc = db_run(conn, sql, 0, NULL, err, errlen);
+        rc = db_command(conn, sql, err, errlen);
         free(sql);
     }
     PQfreemem(qparent);
@@ -308,7 +308,7 @@ int retention_run(PGconn *conn, const struct retention_config *r, bool dry_run, 
         {"attempts", r->attempts},
     };
     int64_t deadline = clock_mono_ms() + PRUNE_BUDGET_MS;
-    int rc = db_run(conn, lock_timeout_sql, 0, NULL, err, errlen);
+    int rc = db_command(conn, lock_timeout_sql, err, errlen);
     for (size_t i = 0; rc == 0 && i < sizeof tables / sizeof tables[0]; i++)
         rc = run_table(conn, &tables[i], dry_run, out, rep, deadline, err, errlen);
     if (rc == 0)
@@ -319,7 +319,7 @@ int retention_run(PGconn *conn, const struct retention_config *r, bool dry_run, 
         rc = clear_payloads(conn, dry_run, out, rep, deadline, err, errlen);
     /* the lock and the setting go with the session anyway if this fails */
     char ignored[128];
-    if (db_run(conn, lock_timeout_reset_sql, 0, NULL, ignored, sizeof ignored) != 0 ||
+    if (db_command(conn, lock_timeout_reset_sql, ignored, sizeof ignored) != 0 ||
         boolean(conn, Q_RETENTION_UNLOCK, &locked, ignored, sizeof ignored) != 0)
         PQreset(conn);
     return rc;

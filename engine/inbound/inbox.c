@@ -436,7 +436,7 @@ static void prepare_batch(PGconn *conn, struct inbox_job *job)
         struct entity_sql es;
         if (entity_sql_build(conn, m, &es) == 0) {
             const char *k[] = {m->name, eid, machine_initial(m->machine)};
-            PQclear(db_exec(conn, es.create, 3, k, err, sizeof err));
+            PQclear(db_exec(conn, es.create, query_defs[Q_INBOX_ENTITY_CREATE].nparams, k, err, sizeof err));
         }
         entity_sql_free(&es);
     }
@@ -807,7 +807,7 @@ static void work_batch(PGconn *conn, void *arg)
         db_rollback(conn);
         return;
     }
-    if (db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0)
+    if (db_command(conn, "COMMIT", err, sizeof err) == 0)
         job->committed = true;
     else
         log_warn("inbox.commit_failed", "error=\"%s\"", err);

@@ -122,8 +122,9 @@ __attribute__((warn_unused_result)) int db_run(PGconn *conn, const char *sql, in
  * which turns a pass over n rows into n²/page row visits. */
 PGresult *db_exec_index_order(PGconn *conn, const char *sql, int nparams, const char *const *params, char *err,
                               size_t errlen);
-/* Runs a transaction-control command (SAVEPOINT, RELEASE SAVEPOINT,
- * ROLLBACK TO SAVEPOINT) as it is. 0, or -1 with err when it failed: the
+/* Runs a command without parameters as it is: transaction control (BEGIN,
+ * COMMIT, SAVEPOINT, RELEASE SAVEPOINT, ROLLBACK TO SAVEPOINT), SET, LISTEN,
+ * DDL. 0, or -1 with err when it failed: the
  * transaction is then aborted (or the connection gone), so nothing done in
  * it may be reported as done — the caller rolls it back. */
 __attribute__((warn_unused_result)) int db_command(PGconn *conn, const char *command, char *err, size_t errlen);

@@ -633,7 +633,7 @@ static void work_record(PGconn *conn, void *arg)
     for (size_t i = 0; i < job->n; i++)
         job->items[i]->batch_index = i;
     mark_twice(job);
-    if (!conn || db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0)
+    if (!conn || db_command(conn, "BEGIN", err, sizeof err) != 0)
         return;
     if (db_command(conn, "SAVEPOINT finals", err, sizeof err) != 0)
         goto abandon;
@@ -673,7 +673,7 @@ static void work_record(PGconn *conn, void *arg)
         if (db_conn_lost(conn))
             return;
     }
-    job->committed = db_run(conn, "COMMIT", 0, NULL, err, sizeof err) == 0;
+    job->committed = db_command(conn, "COMMIT", err, sizeof err) == 0;
     if (job->committed)
         ordered_next(conn, job);
     return;

@@ -440,7 +440,7 @@ static void work_claim(PGconn *conn, void *arg)
     }
     if (p->nevents == 0) {
         p->in_tx = false;
-        if (db_run(conn, "COMMIT", 0, NULL, p->err, sizeof p->err) != 0)
+        if (db_command(conn, "COMMIT", p->err, sizeof p->err) != 0)
             return;
     }
     p->ok = true;
@@ -672,7 +672,7 @@ static void work_settle(PGconn *conn, void *arg)
         keyindex_free(ix);
         PQclear(res);
     }
-    if (db_run(conn, "COMMIT", 0, NULL, p->err, sizeof p->err) != 0)
+    if (db_command(conn, "COMMIT", p->err, sizeof p->err) != 0)
         goto fail;
     p->ok = true;
     return;
@@ -961,8 +961,7 @@ static void *listener_main(void *arg)
             conn = db_connect(conninfo, err, sizeof err);
             /* LISTEN fails on a standby (25006); a read-only primary is
              * refused too (db_unavailable), as the DB pools refuse it */
-            if (!conn || db_unavailable(conn, NULL) ||
-                db_run(conn, "LISTEN hookd_outbox", 0, NULL, err, sizeof err) != 0) {
+            if (!conn || db_unavailable(conn, NULL) || db_command(conn, "LISTEN hookd_outbox", err, sizeof err) != 0) {
                 PQfinish(conn);
                 conn = NULL;
                 poll(NULL, 0, backoff_ms);

@@ -81,13 +81,13 @@ static void change(PGconn *conn, struct portal_req *q, const char *op, const cha
                    const char *back, const char *code)
 {
     char err[256];
-    if (db_run(conn, "BEGIN", 0, NULL, err, sizeof err) != 0) {
+    if (db_command(conn, "BEGIN", err, sizeof err) != 0) {
         portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
         return;
     }
     json_t *reply = NULL;
     int status = call(conn, q, op, a, b, body, NULL, &reply);
-    if (status >= 300 || db_run(conn, "COMMIT", 0, NULL, err, sizeof err) != 0) {
+    if (status >= 300 || db_command(conn, "COMMIT", err, sizeof err) != 0) {
         db_rollback(conn);
         for (size_t i = 0; i < q->ndue; i++)
             free(q->due[i]);
