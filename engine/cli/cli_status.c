@@ -165,7 +165,7 @@ static json_t *snapshot(struct redis_sync *c, const struct hookd_config *cfg, co
                      clock_json(sc));
 }
 
-static const char *str(json_t *o, const char *k)
+static const char *text_member(json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));
     return s ? s : "-";
@@ -178,7 +178,7 @@ static void print_text(json_t *s)
     json_t *clk = json_object_get(s, "clock");
     const char *clk_err = json_string_value(json_object_get(clk, "error"));
     long long offset = (long long)json_integer_value(json_object_get(clk, "offset_ms"));
-    if (strcmp(str(clk, "base"), "postgres") != 0)
+    if (strcmp(text_member(clk, "base"), "postgres") != 0)
         printf("CLOCK: Postgres unreachable (%s): ages are on this host's clock, not the workers' time base\n\n",
                clk_err ? clk_err : "-");
     else if (clk_err)
@@ -191,11 +191,11 @@ static void print_text(json_t *s)
     json_array_foreach(ws, i, w)
     {
         /* CLOCK: Postgres's clock minus the worker's (ms), the offset its due times take */
-        printf("  %-34s %-6s %-16s %-8s %-20s %7llds %8lldms %4s %7sms\n", str(w, "id"), str(w, "state"),
-               str(w, "host"), str(w, "pid"), str(w, "roles"),
+        printf("  %-34s %-6s %-16s %-8s %-20s %7llds %8lldms %4s %7sms\n", text_member(w, "id"),
+               text_member(w, "state"), text_member(w, "host"), text_member(w, "pid"), text_member(w, "roles"),
                (long long)json_integer_value(json_object_get(w, "uptime_s")),
-               (long long)json_integer_value(json_object_get(w, "last_beat_ms_ago")), str(w, "config_generation"),
-               str(w, "clock_offset_ms"));
+               (long long)json_integer_value(json_object_get(w, "last_beat_ms_ago")),
+               text_member(w, "config_generation"), text_member(w, "clock_offset_ms"));
     }
     printf("\nQUEUES\n  %-10s %10s %10s %16s\n", "QUEUE", "DUE", "INFLIGHT", "OLDEST OVERDUE");
     const char *names[] = {"inbox", "delivery"};
@@ -335,16 +335,17 @@ static json_t *tenant_snapshot(PGconn *conn, const char *id)
 static void print_tenant_text(json_t *s)
 {
     json_t *t = json_object_get(s, "tenant"), *eps = json_object_get(s, "endpoints"), *ep;
-    printf("TENANT %s (%s) %s\nCLOCK: ages on Postgres's clock\n\n", str(t, "uid"), str(t, "id"), str(t, "name"));
+    printf("TENANT %s (%s) %s\nCLOCK: ages on Postgres's clock\n\n", text_member(t, "uid"), text_member(t, "id"),
+           text_member(t, "name"));
     printf("ENDPOINTS (%zu)\n  %-24s %-7s %8s %8s %8s %14s %6s %6s  %s\n", json_array_size(eps), "NAME", "ENABLED",
            "PENDING", "RETRYING", "DUE", "OLDEST OVERDUE", "DEAD", "DLQ", "URL");
     size_t i;
     json_array_foreach(eps, i, ep)
     {
 #define N(k) (long long)json_integer_value(json_object_get(ep, k))
-        printf("  %-24s %-7s %8lld %8lld %8lld %12lldms %6lld %6lld  %s\n", str(ep, "name"),
+        printf("  %-24s %-7s %8lld %8lld %8lld %12lldms %6lld %6lld  %s\n", text_member(ep, "name"),
                json_is_true(json_object_get(ep, "enabled")) ? "yes" : "no", N("pending"), N("retrying"), N("due"),
-               N("oldest_overdue_ms"), N("dead"), N("dlq"), str(ep, "url"));
+               N("oldest_overdue_ms"), N("dead"), N("dlq"), text_member(ep, "url"));
 #undef N
     }
     json_t *q = json_object_get(s, "queues"), *relay = json_object_get(q, "relay"),

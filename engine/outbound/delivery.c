@@ -173,13 +173,10 @@ static void item_free(struct delivery_item *it)
 /* ---- recording outcomes (DB thread) --------------------------------------- */
 
 /* Every statement here is prepared once per connection (query.h). */
-static PGresult *q(PGconn *conn, enum query_id id, const char *const *p, char *err, size_t errlen)
-{
-    return query_prepared(conn, id, p, err, errlen);
-}
 
-/* The same with one binary uuid[] parameter. */
-static PGresult *q_ids(PGconn *conn, enum query_id id, const struct db_array *ids, char *err, size_t errlen)
+/* A prepared statement with one binary uuid[] parameter. */
+static PGresult *prepared_with_ids(PGconn *conn, enum query_id id, const struct db_array *ids, char *err,
+                                   size_t errlen)
 {
     const char *p[] = {ids->buf};
     const int len[] = {(int)ids->len}, bin[] = {1};
@@ -189,7 +186,7 @@ static PGresult *q_ids(PGconn *conn, enum query_id id, const struct db_array *id
 static int finish_event_if_done(PGconn *conn, const char *event_id, char *err, size_t errlen)
 {
     const char *p[] = {event_id};
-    PGresult *r = q(conn, Q_DELIVERY_FINISH_EVENT, p, err, errlen);
+    PGresult *r = query_prepared(conn, Q_DELIVERY_FINISH_EVENT, p, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -203,7 +200,7 @@ static int insert_attempt(PGconn *conn, const struct record_job *job, const stru
     snprintf(dur, sizeof dur, "%.3f", (double)it->duration_us / 1000.0);
     snprintf(status, sizeof status, "%d", it->status);
     const char *p[] = {it->id, outcome, dur, it->status ? status : NULL, it->error, it->excerpt, job->worker_id};
-    PGresult *r = q(conn, Q_DELIVERY_INSERT_ATTEMPT, p, err, errlen);
+    PGresult *r = query_prepared(conn, Q_DELIVERY_INSERT_ATTEMPT, p, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -216,12 +213,12 @@ static int record_dead(PGconn *conn, struct delivery_item *it, const char *reaso
     snprintf(attempts, sizeof attempts, "%d", it->attempts);
     snprintf(status, sizeof status, "%d", it->status);
     const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error};
-    PGresult *r = q(conn, Q_DELIVERY_MARK_DEAD, p, err, errlen);
+    PGresult *r = query_prepared(conn, Q_DELIVERY_MARK_DEAD, p, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
     const char *p2[] = {it->id, reason, attempts, it->error};
-    r = q(conn, Q_DELIVERY_DEAD_LETTER, p2, err, errlen);
+    r = query_prepared(conn, Q_DELIVERY_DEAD_LETTER, p2, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
@@ -268,12 +265,12 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
      * would never be marked processed. (Items are sorted by event id, so
      * two record jobs take these locks in the same order.) */
     const char *pev[] = {it->event_id};
-    PGresult *r = q(conn, Q_DELIVERY_LOCK_EVENT, pev, err, errlen);
+    PGresult *r = query_prepared(conn, Q_DELIVERY_LOCK_EVENT, pev, err, errlen);
     if (!r)
         return -1;
     PQclear(r);
     const char *pid[] = {it->id};
-    r = q(conn, Q_DELIVERY_LOCK_DELIVERY, pid, err, errlen);
+    r = query_prepared(conn, Q_DELIVERY_LOCK_DELIVERY, pid, err, errlen);
     if (!r)
         return -1;
     if (PQntuples(r) == 0) { /* finished elsewhere meanwhile */
@@ -299,7 +296,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
         char at[24];
         snprintf(at, sizeof at, "%lld", (long long)it->answered_ms);
         const char *p[] = {it->id, attempts, status, at};
-        r = q(conn, Q_DELIVERY_MARK_SUCCEEDED, p, err, errlen);
+        r = query_prepared(conn, Q_DELIVERY_MARK_SUCCEEDED, p, err, errlen);
         if (!r)
             return -1;
         PQclear(r);
@@ -307,7 +304,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
     }
     if (it->kind == R_GONE) {
         const char *p[] = {it->endpoint_name};
-        r = q(conn, Q_DELIVERY_DISABLE_GONE_ENDPOINT, p, err, errlen);
+        r = query_prepared(conn, Q_DELIVERY_DISABLE_GONE_ENDPOINT, p, err, errlen);
         if (!r)
             return -1;
         PQclear(r);
@@ -318,7 +315,7 @@ static int record_one(PGconn *conn, const struct record_job *job, struct deliver
     char ms[24];
     snprintf(ms, sizeof ms, "%lld", (long long)(wait > 0 ? wait : 0));
     const char *p[] = {it->id, attempts, it->status ? status : NULL, it->error, ms};
-    r = q(conn, Q_DELIVERY_RETRY, p, err, errlen);
+    r = query_prepared(conn, Q_DELIVERY_RETRY, p, err, errlen);
     if (!r)
         return -1;
     it->next_due_ms = strtoll(PQgetvalue(r, 0, DELIVERY_RETRY_DUE_MS), NULL, 10);
@@ -440,7 +437,7 @@ static int record_successes(PGconn *conn, struct record_job *job, json_t *rows, 
 {
     char *r_text = json_dumps(rows, JSON_COMPACT);
     const char *pr[] = {r_text, job->worker_id};
-    PGresult *r = q(conn, Q_DELIVERY_RECORD_SUCCESSES, pr, err, errlen);
+    PGresult *r = query_prepared(conn, Q_DELIVERY_RECORD_SUCCESSES, pr, err, errlen);
     free(r_text);
     if (!r)
         return -1;
@@ -515,7 +512,7 @@ static int record_finals(PGconn *conn, struct record_job *job, char *err, size_t
     if (nevents > 0) {
         struct db_array e_ids;
         db_array_uuids(&e_ids, events, nevents);
-        PGresult *r = q_ids(conn, Q_DELIVERY_LOCK_EVENTS, &e_ids, err, errlen);
+        PGresult *r = prepared_with_ids(conn, Q_DELIVERY_LOCK_EVENTS, &e_ids, err, errlen);
         if (r)
             PQclear(r);
         else
@@ -524,7 +521,7 @@ static int record_finals(PGconn *conn, struct record_job *job, char *err, size_t
             rc = record_successes(conn, job, rows, err, errlen);
         if (rc == 0 && ndead > 0)
             rc = record_dead_set(conn, job, dead, reasons, outcomes, ndead, err, errlen);
-        if (rc == 0 && (r = q_ids(conn, Q_DELIVERY_FINISH_EVENTS, &e_ids, err, errlen)) != NULL)
+        if (rc == 0 && (r = prepared_with_ids(conn, Q_DELIVERY_FINISH_EVENTS, &e_ids, err, errlen)) != NULL)
             PQclear(r);
         else if (rc == 0)
             rc = -1;
@@ -603,7 +600,7 @@ static void ordered_next(PGconn *conn, struct record_job *job)
         char err[256];
         struct db_array a;
         db_array_uuids(&a, ids, n);
-        PGresult *r = q_ids(conn, Q_DELIVERY_ORDERED_NEXT, &a, err, sizeof err);
+        PGresult *r = prepared_with_ids(conn, Q_DELIVERY_ORDERED_NEXT, &a, err, sizeof err);
         free(a.buf);
         if (r) {
             job->nwake = (size_t)PQntuples(r);
@@ -982,7 +979,7 @@ static void work_load(PGconn *conn, void *arg)
     struct db_array ids;
     db_array_uuids(&ids, each, job->n);
     free(each);
-    PGresult *r = q_ids(conn, Q_DELIVERY_LOAD, &ids, err, sizeof err);
+    PGresult *r = prepared_with_ids(conn, Q_DELIVERY_LOAD, &ids, err, sizeof err);
     free(ids.buf);
     if (!r)
         return;
