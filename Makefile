@@ -186,9 +186,12 @@ run: deps $(BUILD)/hookd
 format:
 	clang-format -i $(foreach d,$(LAYERS),$(wildcard $(d)/*.[ch])) tests/unit/*.c tests/tools/*.c tests/fuzz/*.[ch]
 
-# The tree as .clang-format has it (CI runs this).
+# The tree as .clang-format has it, and comments without history (no issue,
+# session or helper words; the checker tests itself first). CI runs this.
 format-check:
 	scripts/format-check.sh -q
+	scripts/comment-check.sh --self-test
+	scripts/comment-check.sh
 
 # No include or call cycle between modules, nothing used from a layer above
 # or from a domain the table in scripts/layers.mk does not allow
