@@ -565,8 +565,8 @@ static void buf_free(struct buf *b)
 /* ---- MACs ------------------------------------------------------------------ */
 
 /* The HMAC implementation, fetched from the provider once: a fetch per
- * signature was 5% of a relay's CPU at 15,000 deliveries/s. EVP_MAC objects
- * may be shared between threads. */
+ * signature would search the provider's method store on every delivery.
+ * EVP_MAC objects may be shared between threads. */
 static EVP_MAC *hmac_alg;
 static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
 

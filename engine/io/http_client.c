@@ -1052,19 +1052,18 @@ static void add_request_headers(struct hc_request *r, struct evkeyvalq *h)
 
 /* A request on an open plain-TCP connection is written at once, not on the
  * next loop turn: a bufferevent only writes when the loop reports the socket
- * writable, so every request cost an extra turn and two epoll_ctl calls
- * (add, then drop, EPOLLOUT; measured: 4% of the relay's loop CPU at
- * 22,000 deliveries/s). What the socket does not take now the bufferevent
- * writes as before; when all of it went, the write callback evhttp waits
- * for (to start reading the response) is run here, as the bufferevent
- * itself would run it. TLS connections are left alone: their output is
- * plaintext for the TLS layer. */
+ * writable, so every request would cost an extra turn and two epoll_ctl
+ * calls (add, then drop, EPOLLOUT). What the socket does not take now, the
+ * bufferevent writes on later turns; when all of it went, the write
+ * callback evhttp waits for (to start reading the response) is run here,
+ * as the bufferevent itself would run it. TLS connections are left alone:
+ * their output is plaintext for the TLS layer. */
 static void write_now(struct hc_conn *conn)
 {
 #if LIBEVENT_VERSION_NUMBER < 0x02010000 || LIBEVENT_VERSION_NUMBER >= 0x02020000
     /* Written against 2.1's evhttp (one request per connection at a time,
      * the state moved on by the write callback): another series writes on
-     * the next turn, as before. */
+     * the next turn, as the bufferevent does. */
     (void)conn;
     return;
 #endif

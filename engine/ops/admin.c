@@ -2,7 +2,7 @@
  * a DB job produced with the same queries as `hookd dlq` (dlq.c), so the CLI
  * and the page can never disagree.
  *
- * Hostile clients (issue 14): failed attempts are throttled per address
+ * Hostile clients: failed attempts are throttled per address
  * (admin_guard.c; 429 + Retry-After, never a held connection) and each is
  * logged with the address; sessions and CSRF tokens are random and
  * server-side; pages carry a CSP without 'unsafe-inline' (the little script

@@ -25,7 +25,7 @@
 -- eventId claims' foreign key, which locked the application per message, is
 -- replaced by this lock and a delete trigger): a delete of one waits for
 -- this statement, or, committed first, leaves it unknown here (404).
--- Costs (Postgres CPU per message, perf): every CTE read more than once is
+-- Postgres's CPU per message stays low: every CTE read more than once is
 -- materialized once; the answers are built from the rows inserted, not
 -- joined back to the insert's RETURNING; the timestamp is formatted once.
 -- parameters: $1 = token SHA-256 digests, hex (text[]), $2 = the paths' application ids or uids (text[]),
@@ -77,7 +77,7 @@ WITH x AS (SELECT u.*
            FROM w),
  -- created_at: now(), the same for every row; hookd_api_ts's format
  -- written out (a call of the SQL function costs a plan of its body per
- -- statement, 0.1 ms)
+ -- statement)
  ts AS MATERIALIZED (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS v),
  ans AS (SELECT w.i, w.scope, w.k,
                 jsonb_build_object('id', w.api_id, 'eventId', w.e, 'eventType', w.t,

@@ -8,12 +8,10 @@
 -- endpoints first): engine/core/endpoint_match.c finds a tenant's rows by
 -- binary search. channels: the endpoint's (comma-separated; NULL: every message).
 -- Each arm reads and locks its endpoint rows itself (a locking clause is not
--- allowed on a UNION, hence the subqueries): the earlier form, ids IN (the
--- two arms) joined back to the table by primary key, took twice as long for
--- a pass of 333 tenants x 3 endpoints (a hash of 1,000 ids and 1,000 index
--- probes; 8.6 vs 4.6 ms in the claim's settings), and on two shared cores
--- this statement was what a pass to many tenants cost Postgres beyond a pass
--- to one endpoint (issue 19, make bench-tenants with BENCH_PGSS=1).
+-- allowed on a UNION, hence the subqueries): ids IN (the two arms) joined
+-- back to the table by primary key would hash every id and probe the index
+-- once more per endpoint, and this statement is most of what a pass to many
+-- tenants costs Postgres beyond a pass to one endpoint.
 -- parameters: $1 = the claimed events' tenant ids (text[], binary)
 -- columns: id, name, url, secret, previous_secret, timeout_ms, max_inflight, filter, tenant_id, payload_filter,
 --   headers, rate_limit, ordered, channels

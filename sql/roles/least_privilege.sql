@@ -54,7 +54,7 @@ GRANT DELETE         ON dead_letters      TO hookd_operator;
 REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) FROM PUBLIC;
 GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) TO hookd_app;
 
--- The API (issue 19) runs in the worker: tenants, endpoints, messages, event
+-- The API runs in the worker: tenants, endpoints, messages, event
 -- types, tokens and idempotency keys are written through it.
 GRANT SELECT, INSERT, UPDATE, DELETE ON hookd_tenants, hookd_message_ids, hookd_event_types,
                                         hookd_idempotency_keys TO hookd_worker;
