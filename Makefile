@@ -119,7 +119,7 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
 
-# Issue 17: the scenarios on tables with history next to empty ones, and the
+# The scenarios on tables with history next to empty ones, and the
 # time `hookd migrate` takes to convert an installation (scripts/bench_scale.py;
 # SCALE_INBOX, SCALE_ATTEMPTS, SCALE_EVENTS, SCALE_MIGRATE, SCALE_ONLY=scale|migrate).
 bench-scale: deps $(BUILD)/hookd $(TOOLS)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench-scale` (issue 17): hookd's speed with months of history in its
+"""`make bench-scale`: hookd's speed with months of history in its
 tables, next to the same scenarios on empty tables, in the same run.
 
 1. Two databases with the steady-state layout of a 30-day window (partitions

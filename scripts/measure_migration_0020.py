@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Migration 0020's cost (issue 19): `hookd migrate` from 0019 to the latest
+"""Migration 0020's cost: `hookd migrate` from 0019 to the latest
 over an outbox of N events (N_TENANT of them API messages, N_MARKED of those
 marked expunged the old way, {"expired": true}), in a throw-away Postgres
 (fsync on, the tests' settings), with pg_locks sampled every 100 ms and a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Ordered delivery (issue 19): the time from one delivery's answer to its
+"""Ordered delivery: the time from one delivery's answer to its
 successor's send (delivered_at minus the attempt's duration, less the
 predecessor's delivered_at), per aggregate, with binaries alternated round by
 round: AGGREGATES x EVENTS emitted in one statement to one ordered endpoint

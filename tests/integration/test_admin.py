@@ -320,7 +320,7 @@ def test_replaying_twice_is_refused(env):
     assert status == 200 and b"id=replay" not in body and b"<th>replayed_at</th>" in body
 
 
-# ---- issue 14: admin_listen, throttling, sessions, CSP, errors ----------------------
+# ---- admin_listen, throttling, sessions, CSP, errors ----------------------
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 

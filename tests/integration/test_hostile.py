@@ -1,4 +1,4 @@
-"""Hostile clients against the public listener (issue 14, findings 1 and 2):
+"""Hostile clients against the public listener:
 header floods (many short lines, one huge line, many headers), slow drips,
 connection floods at a 256-fd limit, accept errors at an fd limit below
 that, and body floods of almost-max bodies. Each runs WHILE legitimate

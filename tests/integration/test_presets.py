@@ -1,4 +1,4 @@
-"""Provider presets (`[partner NAME] scheme = …`, issue 21): for each HMAC-family
+"""Provider presets (`[partner NAME] scheme = …`): for each HMAC-family
 preset, a request signed the provider's way is accepted and stored with the
 preset's event id and type; one byte changed, a wrong key, a missing signature
 header and (where the provider signs a timestamp) a stale timestamp are

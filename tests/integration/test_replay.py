@@ -1,5 +1,5 @@
-"""Replays of captured inbound requests, for every signature scheme (issue 14,
-finding 4). An attacker who saw one correctly signed request sends it again:
+"""Replays of captured inbound requests, for every signature scheme. An
+attacker who saw one correctly signed request sends it again:
 unchanged, with a new event id, with another event type, with a new
 timestamp. Whatever the scheme, the event is stored and applied once, and the
 entity keeps the state the original gave it.

@@ -1,4 +1,4 @@
-"""Retention (issue 17): terminal rows older than their [retention] window are
+"""Retention: terminal rows older than their [retention] window are
 dropped with their partition, rows that are not terminal survive whatever
 their age (moved to the table's _kept partition), a duplicate within the
 dedup window is refused and stored nowhere, a replayed dead letter's source

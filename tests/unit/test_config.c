@@ -613,7 +613,7 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
                      "log_level = loud\n", /* 5 */
            5, "log_level 'loud' is not one of debug, info, warn, error");
     refuse(HOOKD_MIN "listen = 8080\n", 4, "listen '8080' must be HOST:PORT");
-    /* issue 14 finding 5: a short admin token is refused, without echoing it */
+    /* a short admin token is refused, without echoing it */
     refuse(HOOKD_MIN "admin_token = 12345678901234567890123\n", 4,
            "[hookd] admin_token must be at least 24 characters (it has 23)");
     refuse(HOOKD_MIN "admin_listen = 8081\n", 4, "admin_listen '8081' must be HOST:PORT or off");
@@ -835,7 +835,7 @@ static void test_refuse_retry_policies(void **state)
     config_unref(c);
 }
 
-/* The endpoint circuit keys (issue 18): defaults, inheritance from [retry],
+/* The endpoint circuit keys: defaults, inheritance from [retry],
  * and the sections they may not appear in. */
 static void test_retry_circuit_keys(void **state)
 {
@@ -934,7 +934,7 @@ static void test_refuse_partners(void **state)
            14, "too many secrets (at most 8)");
 }
 
-/* [hookd] redact_headers (issue 14, finding 8): globs over header names,
+/* [hookd] redact_headers: globs over header names,
  * any letter case; the default covers credentials and signatures. */
 static void test_redact_headers(void **state)
 {
@@ -964,7 +964,7 @@ static void test_redact_headers(void **state)
            "[hookd] redact_headers: 'x api key' is not a header name glob");
 }
 
-/* content_dedup follows what the signature covers (issue 14, finding 4). */
+/* content_dedup follows what the signature covers. */
 static void test_content_dedup_follows_what_is_signed(void **state)
 {
     (void)state;
@@ -1646,7 +1646,7 @@ static void test_ref_unref(void **state)
     config_unref(NULL);
 }
 
-/* ---- the public listener's limits (issue 14) ----------------------------- */
+/* ---- the public listener's limits ----------------------------------------- */
 
 static void test_listener_limits_defaults_and_units(void **state)
 {

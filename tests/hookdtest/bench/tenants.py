@@ -1,4 +1,4 @@
-"""10. Fan-out with tenants (issue 19): deliveries/s to one local sink with
+"""10. Fan-out with tenants: deliveries/s to one local sink with
 one global endpoint, with 10,000 tenants x 3 endpoints (each tenant's
 endpoints get each of its events; the events are spread so every endpoint
 gets the same number), and the same with a payload filter on every
