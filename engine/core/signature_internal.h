@@ -76,6 +76,7 @@ struct sig_verify_state {
      * only formatted on an error: "Stripe-Signature" " " "t=" */
     const char *tl[3];
     struct sig_request alt_req; /* Twilio's other URL form; alt_req.url owned */
+    bool without_timestamp;     /* rendering for sig_event_digest() */
     /* The rendered signed bytes, as segments: the body (and any other
      * borrowed bytes) by reference, rendered text in `content`, so that
      * the body is never copied for an HMAC. */
@@ -110,11 +111,18 @@ struct sig_span sig_seg_span(const struct sig_verify_state *st, size_t i);
 /* The signed content in one piece (public-key verifiers take it whole):
  * borrowed when it is one segment, else a copy the caller frees (*owned). */
 const unsigned char *sig_content_whole(const struct sig_verify_state *st, size_t *len, unsigned char **owned);
-/* SHA-256 of the signed content, streamed over its segments. */
-void sig_content_sha256(const struct sig_verify_state *st, unsigned char out[SIG_DIGEST_LEN]);
 /* Renders the spec's template into st's segments (the timestamp, when the
  * spec has one, must be found first). */
 enum sig_result sig_render_content(struct sig_verify_state *st, char *err, size_t errlen);
+/* The identity of the event a verified request carries: the SHA-256 of its
+ * signed content rendered again without the timestamp ({timestamp}, and a
+ * {json:…} naming the spec's timestamp field). A provider re-signs every
+ * retry of an event with a new timestamp, so a digest that covered it would
+ * name the delivery attempt, and each retry would be stored as a new event;
+ * the tolerance check has already held the timestamp. What stays (body, URL,
+ * method, signed headers such as an event type) names the event. Replaces
+ * st's rendered content. */
+void sig_event_digest(struct sig_verify_state *st, unsigned char out[SIG_DIGEST_LEN]);
 
 /* ---- MACs (signature_mac.c) ---- */
 

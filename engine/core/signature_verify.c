@@ -646,7 +646,7 @@ enum sig_result sig_verify_digest(const struct sig_params *params, const struct 
         return r;
     r = verify_state_run(&st, err, errlen);
     if (r == SIG_OK && digest != NULL)
-        sig_content_sha256(&st, digest);
+        sig_event_digest(&st, digest);
     json_decref(st.doc);
     sig_buf_free(&st.content);
     free((char *)st.alt_req.url);
