@@ -370,6 +370,9 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                .entity_id = "json:for_user_id",
                .bodies = JSON_ONLY,
                .handshake = SIG_HANDSHAKE_X,
+               .requires_allow_ips = "its CRC check (GET ?crc_token=T) answers HMAC-SHA256(secret, T), which is the "
+                                     "X-Twitter-Webhooks-Signature of a POST of T, to whoever asks: set allow_ips to "
+                                     "X's published webhook ranges",
                .verified = "HMAC-SHA256 (base64) of the body with the consumer secret, "
                            "`X-Twitter-Webhooks-Signature: sha256=…`"},
     [SIG_HMAC] = {.name = "hmac",

@@ -199,6 +199,11 @@ struct sig_preset {
     unsigned bodies;       /* SIG_BODY_* */
     bool needs_public_url; /* {url} is signed: `public_url` should be set (else built from Host) */
     enum sig_handshake handshake;
+    /* Non-NULL: the partner must set `allow_ips` (ranges, not every
+     * address), and this says why for the config's error: the handshake
+     * answers whoever asks with a MAC over bytes the asker chooses, which is
+     * also a valid signature of a request carrying those bytes. */
+    const char *requires_allow_ips;
     const char *verified; /* one line for the README's preset table */
 };
 
