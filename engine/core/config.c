@@ -1137,6 +1137,24 @@ static int decode_partner_keys(struct parse_state *st, struct partner_config *p)
     return 0;
 }
 
+/* A preset whose handshake signs what anyone asks for (x's CRC) is only
+ * safe behind allow_ips that name ranges. */
+static int check_required_allow_ips(struct parse_state *st, const struct partner_config *p)
+{
+    const char *why = p->preset->requires_allow_ips;
+
+    if (!why)
+        return 0;
+    if (p->allow_ips.n == 0)
+        return fail(st, p->line, "[partner %s] scheme %s needs allow_ips: %s", p->name, p->preset->name, why), -1;
+    for (size_t i = 0; i < p->allow_ips.n; i++)
+        if (p->allow_ips.v[i].prefix == 0)
+            return fail(st, p->line, "[partner %s] scheme %s needs allow_ips narrower than every address: %s", p->name,
+                        p->preset->name, why),
+                   -1;
+    return 0;
+}
+
 static int validate_partner(struct parse_state *st, struct partner_config *p)
 {
     if ((int)p->scheme == -1)
@@ -1162,7 +1180,7 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
                    -1;
         p->spec.signature_header = p->header;
     }
-    if (decode_partner_keys(st, p) != 0)
+    if (decode_partner_keys(st, p) != 0 || check_required_allow_ips(st, p) != 0)
         return -1;
     if (!p->tolerance_set && p->preset->tolerance_s > 0)
         p->tolerance = p->preset->tolerance_s * 1000;
