@@ -30,12 +30,12 @@ static int read_fields(struct api_req *r, struct app_fields *f, bool name_requir
     f->has_uid = json_object_get(b, "uid") != NULL;
     f->uid = api_str(r, b, "uid", false);
     if (f->uid)
-        api_check_uid(r, "uid", f->uid);
+        api_check_uid(r, "uid", f->uid, "app");
     const char *rk = json_object_get(b, "rateLimit") ? "rateLimit" : "throttleRate";
     f->has_rate = json_object_get(b, rk) != NULL;
     f->rate = api_int(r, b, rk, 1, 65535);
     snprintf(f->rate_text, sizeof f->rate_text, "%lld", (long long)f->rate);
-    f->metadata = api_object_text(r, b, "metadata", true);
+    f->metadata = api_metadata_text(r, b, "metadata");
     if (api_failed(r)) {
         free(f->metadata);
         f->metadata = NULL;
@@ -136,7 +136,7 @@ void api_app_update(PGconn *conn, struct api_req *r)
         update(conn, r, &f, true);
     } else if (r->tenant[0]) {
         api_not_found(r, "Application");
-    } else if (api_check_uid(r, "uid", r->params[0])) {
+    } else if (api_check_uid(r, "uid", r->params[0], "app")) {
         f.uid = f.uid ? f.uid : r->params[0]; /* Svix: the path names the new application's uid */
         create(conn, r, &f);
     }
