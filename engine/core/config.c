@@ -76,6 +76,10 @@ static const struct key_def hookd_keys[] = {
     HK(request_timeout, KT_DURATION, "10s", false),
     HK(max_connections, KT_INT, "4096", false),
     HK(max_buffered_body, KT_SIZE, "64MiB", false),
+    /* a tenant's budget: endpoints per application, and the bytes of their
+     * event types and payload filters (the API refuses what passes them) */
+    HK(tenant_max_endpoints, KT_INT, "100", true),
+    HK(tenant_max_filter_bytes, KT_SIZE, "256KiB", true),
 };
 #undef HK
 
