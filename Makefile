@@ -37,7 +37,7 @@ OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/embedded.o
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql) $(wildcard assets/portal/*))
+EMBEDDED := $(sort $(wildcard sql/[0-9]*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql) $(wildcard assets/portal/*))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 PYTEST   := /usr/bin/python3 -m pytest
@@ -192,6 +192,15 @@ format-check:
 	scripts/format-check.sh -q
 	scripts/comment-check.sh --self-test
 	scripts/comment-check.sh
+
+# sql/schema.sql: the schema the migrations make (scripts/schema.py, on a
+# throw-away Postgres). `make schema` writes it; `make schema-check` fails
+# with a diff when the checked-in file is stale.
+.PHONY: schema schema-check
+schema: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/schema.py --hookd $(BUILD)/hookd sql/schema.sql
+schema-check: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/schema.py --hookd $(BUILD)/hookd --check sql/schema.sql
 
 # No include or call cycle between modules, nothing used from a layer above
 # or from a domain the table in scripts/layers.mk does not allow

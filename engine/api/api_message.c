@@ -86,7 +86,7 @@ static bool resolve_or_create_app(PGconn *conn, struct api_req *r)
     const char *name = api_str(r, app, "name", true), *uid = api_str(r, app, "uid", false);
     if (uid && strcmp(uid, r->params[0]) != 0)
         api_invalid(r, "body", "application", "the application's uid must be the path's", "application_uid_mismatch");
-    if (!uid && api_check_uid(r, "uid", r->params[0]))
+    if (api_check_uid(r, "uid", r->params[0], "app"))
         uid = r->params[0];
     if (api_failed(r))
         return false;

@@ -76,6 +76,10 @@ static const struct key_def hookd_keys[] = {
     HK(request_timeout, KT_DURATION, "10s", false),
     HK(max_connections, KT_INT, "4096", false),
     HK(max_buffered_body, KT_SIZE, "64MiB", false),
+    /* a tenant's budget: endpoints per application, and the bytes of their
+     * event types and payload filters (the API refuses what passes them) */
+    HK(tenant_max_endpoints, KT_INT, "100", true),
+    HK(tenant_max_filter_bytes, KT_SIZE, "256KiB", true),
 };
 #undef HK
 
@@ -1137,6 +1141,24 @@ static int decode_partner_keys(struct parse_state *st, struct partner_config *p)
     return 0;
 }
 
+/* A preset whose handshake signs what anyone asks for (x's CRC) is only
+ * safe behind allow_ips that name ranges. */
+static int check_required_allow_ips(struct parse_state *st, const struct partner_config *p)
+{
+    const char *why = p->preset->requires_allow_ips;
+
+    if (!why)
+        return 0;
+    if (p->allow_ips.n == 0)
+        return fail(st, p->line, "[partner %s] scheme %s needs allow_ips: %s", p->name, p->preset->name, why), -1;
+    for (size_t i = 0; i < p->allow_ips.n; i++)
+        if (p->allow_ips.v[i].prefix == 0)
+            return fail(st, p->line, "[partner %s] scheme %s needs allow_ips narrower than every address: %s", p->name,
+                        p->preset->name, why),
+                   -1;
+    return 0;
+}
+
 static int validate_partner(struct parse_state *st, struct partner_config *p)
 {
     if ((int)p->scheme == -1)
@@ -1162,7 +1184,7 @@ static int validate_partner(struct parse_state *st, struct partner_config *p)
                    -1;
         p->spec.signature_header = p->header;
     }
-    if (decode_partner_keys(st, p) != 0)
+    if (decode_partner_keys(st, p) != 0 || check_required_allow_ips(st, p) != 0)
         return -1;
     if (!p->tolerance_set && p->preset->tolerance_s > 0)
         p->tolerance = p->preset->tolerance_s * 1000;

@@ -199,6 +199,11 @@ struct hookd_config {
     int64_t request_timeout;   /* ms, absolute, per request */
     int64_t max_connections;   /* open connections */
     int64_t max_buffered_body; /* bytes of requests being received, all connections */
+    /* A tenant's budget (the API refuses what would pass it): its endpoints,
+     * and the bytes of their filters as the relay reads them on every pass
+     * (event types as a JSON array, payload filter as text). */
+    int64_t tenant_max_endpoints;
+    int64_t tenant_max_filter_bytes;
 
     struct backoff_policy retry; /* [retry] */
     struct defer_policy defer;   /* [defer] */

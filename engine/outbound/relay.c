@@ -276,20 +276,16 @@ static bool rescanning(const struct relay *r)
 
 /* ---- 1. claim (lane thread) ------------------------------------------------- */
 
-/* The endpoints' rows (one per filter, grouped by endpoint) and the claimed
- * events: one row per event and matching endpoint, in the events' order.
- * Filters are globs ('*' matches any run), as in `[retry event:GLOB]`. */
+/* The endpoints' rows (one per endpoint) and the claimed events: one row
+ * per event and matching endpoint, in the events' order. Event-type filters
+ * are globs ('*' matches any run), as in `[retry event:GLOB]`. */
 static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
-    int nev = PQntuples(evs), nf = PQntuples(eps);
-    int nendpoints = 0;
+    int nev = PQntuples(evs), nendpoints = PQntuples(eps);
     if (nev > 0) { /* in claim order: the oldest, the newest */
         snprintf(p->first_id, sizeof p->first_id, "%s", PQgetvalue(evs, 0, RELAY_CLAIM_ID));
         snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, RELAY_CLAIM_ID));
     }
-    for (int f = 0; f < nf; f++)
-        if (f == 0 || strcmp(PQgetvalue(eps, f, RELAY_ENDPOINTS_ID), PQgetvalue(eps, f - 1, RELAY_ENDPOINTS_ID)) != 0)
-            nendpoints++;
     struct endpoint_match *m = endpoint_match_new(eps);
     p->events = xcalloc((size_t)nev + 1, sizeof *p->events);
     p->rows = xcalloc((size_t)nev * (size_t)nendpoints + 1, sizeof *p->rows);
@@ -336,9 +332,6 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
             row->due_ms = PQgetisnull(evs, i, RELAY_CLAIM_DELIVER_MS)
                               ? 0
                               : strtoll(PQgetvalue(evs, i, RELAY_CLAIM_DELIVER_MS), NULL, 10);
-            const char *ep = PQgetvalue(eps, f, RELAY_ENDPOINTS_ID);
-            while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, RELAY_ENDPOINTS_ID), ep) == 0)
-                f++; /* this endpoint's other filters */
         }
     }
     endpoint_match_free(m);
