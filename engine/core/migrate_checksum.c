@@ -42,6 +42,8 @@ static const struct {
     {"0024_inbox_isolate", "aa21933c94a5ab158dc5b50f69bd7c1d08b2c09d6c72fe46e3d6f4d9c0b7a154"},
     {"0025_message_ids_no_fk", "7abe275cd8593f5c916e5a979b4850f7e0528b9f57f24dcc8dc690043a0b0513"},
     {"0026_emit_payload_retention", "ae3381d6f1553a7413454109863b181b4ea09619f08e38a401c364425766097c"},
+    {"0027_tenant_resolution", "c187355fa6b0b6e9bc796d08e0bbe845d22a6180572bb2948de26bebe7b7d9e3"},
+    {"0028_tenant_ordering_filters", "c4f14958aa2aa21e8fef3cd2abb831c59b6d7859ed375a0dfb55feda435f1c08"},
 };
 
 const char *migrate_checksum_legacy(const char *version)
