@@ -198,7 +198,7 @@ check-layers: deps $(BUILD)/hookd
 	/usr/bin/python3 scripts/check_layers.py --objects $(BUILD)
 
 # A Debian package of $(BUILD)/hookd: binary, conffile, hookd user, systemd
-# units (packaging/build-deb.sh says why dpkg-deb; docs/deploy/systemd.md).
+# units (packaging/build-deb.sh says why dpkg-deb; docs/guides/deploy/systemd.md).
 deb: all
 	@scripts/deps.sh deb
 	packaging/build-deb.sh $(BUILD)
