@@ -127,19 +127,19 @@ bench-scale: deps $(BUILD)/hookd $(TOOLS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_scale.py
 
 # The retry path, the peers (BullMQ, pg-boss) and the storm only: sections
-# 5, 6 and 7 of make bench, the table printed, docs/benchmarks.md left as it is.
+# 5, 6 and 7 of make bench, the table printed, the last report left as it is.
 bench-peers: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 # The fan-out to 10,000 tenants x 3 endpoints next to one endpoint (section 10 of
-# make bench), the table printed, docs/benchmarks.md left as it is;
+# make bench), the table printed, the last report left as it is;
 # BENCH_TENANTS_BASELINE=BINARY also runs another hookd, alternately.
 bench-tenants: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	BENCH_ONLY=tenants HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
-# The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
+# The processing figure with each Redis mode, in one run (its section of build/bench/report.md).
 bench-redis: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
@@ -210,7 +210,7 @@ check-layers: deps $(BUILD)/hookd
 	/usr/bin/python3 scripts/check_layers.py --objects $(BUILD)
 
 # A Debian package of $(BUILD)/hookd: binary, conffile, hookd user, systemd
-# units (packaging/build-deb.sh says why dpkg-deb; docs/deploy/systemd.md).
+# units (packaging/build-deb.sh says why dpkg-deb; docs/guides/deploy/systemd.md).
 deb: all
 	@scripts/deps.sh deb
 	packaging/build-deb.sh $(BUILD)

@@ -39,7 +39,10 @@ install -D -m 0644 "$here/hookd.service" "$stage/lib/systemd/system/hookd.servic
 install -D -m 0644 "$here/hookd@.service" "$stage/lib/systemd/system/hookd@.service"
 doc="$stage/usr/share/doc/hookd"
 install -D -m 0644 "$root/README.md" "$doc/README.md"
-install -D -m 0644 -t "$doc/deploy" "$root"/docs/deploy/*.md
+install -D -m 0644 "$root/CHANGELOG.md" "$doc/CHANGELOG.md"
+install -D -m 0644 -t "$doc/guides" "$root"/docs/guides/*.md
+install -D -m 0644 -t "$doc/guides/deploy" "$root"/docs/guides/deploy/*.md
+install -D -m 0644 -t "$doc/reference" "$root"/docs/reference/*.md
 install -D -m 0644 "$root/sql/roles/least_privilege.sql" "$doc/least_privilege.sql"
 install -D -m 0644 "$root/examples/alerts.yml" "$doc/examples/alerts.yml"
 install -D -m 0644 "$root/examples/hookd.conf" "$doc/examples/hookd.conf"

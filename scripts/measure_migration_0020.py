@@ -9,7 +9,7 @@ rows are history below 0012's partition bound. MODE=stmts times 0020's
 statements one by one in one transaction instead of running hookd migrate
 (hookd's "applied" lines reach a pipe only at its exit: no per-migration times).
 usage: scripts/measure_migration_0020.py HOOKD_BIN N N_TENANT N_MARKED
-(README, Upgrading: 2000000 400000 40000)"""
+(docs/benchmarks.md, Upgrade time: 2000000 400000 40000)"""
 import os
 import subprocess
 import sys

@@ -6,7 +6,7 @@ round: AGGREGATES x EVENTS emitted in one statement to one ordered endpoint
 on tests/tools/sink, one worker (roles = relay), a throw-away Postgres and
 Redis (the tests' services).
 usage: scripts/measure_ordered_release.py ROUNDS AGGREGATES EVENTS LABEL=BIN...
-(README, ordered: 3 4 25 main=<main's build/hookd> new=build/hookd)"""
+(docs/benchmarks.md, Ordered endpoints: 3 4 25 main=<main's build/hookd> new=build/hookd)"""
 import json
 import os
 import statistics

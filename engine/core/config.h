@@ -132,8 +132,8 @@ struct portal_config {
     char *accent_color; /* #rgb or #rrggbb */
 };
 
-/* [retention]: how long terminal data is kept, in ms (README
- * "Retention"). Reloadable: every pass reads the current snapshot. */
+/* [retention]: how long terminal data is kept, in ms
+ * (docs/guides/retention.md). Reloadable: every pass reads the current snapshot. */
 struct retention_config {
     int64_t inbox;        /* PROCESSED inbox rows, and quarantined ones without an open dead letter */
     int64_t outbox;       /* events whose deliveries are all terminal, and those deliveries */

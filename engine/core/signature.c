@@ -2,7 +2,7 @@
  * signature.c — the table of provider presets: one row per
  * `[partner NAME] scheme =` value, each a struct sig_spec (how the provider
  * signs) plus the provider's defaults (event id, type, entity id, tolerance,
- * accepted bodies, handshake) and the line the README's preset table shows.
+ * accepted bodies, handshake) and the line docs/guides/inbound.md's preset table shows.
  * Also the scheme names and what a spec's signature covers, which the
  * config asks to decide whether a value read from a request is
  * authenticated. Data and lookups only: signature_verify.c verifies,

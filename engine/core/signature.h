@@ -204,7 +204,7 @@ struct sig_preset {
      * answers whoever asks with a MAC over bytes the asker chooses, which is
      * also a valid signature of a request carrying those bytes. */
     const char *requires_allow_ips;
-    const char *verified; /* one line for the README's preset table */
+    const char *verified; /* one line for the preset table (docs/guides/inbound.md) */
 };
 
 /* The preset of a scheme (SIG_HMAC included: its spec is empty and filled

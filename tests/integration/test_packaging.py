@@ -170,8 +170,10 @@ def test_deb_metadata_and_contents(deb):
     assert contents["./etc/hookd/hookd.conf"] == "-rw-r--r--"
     for unit in DEB_UNITS:
         assert f"./lib/systemd/system/{unit}" in contents
-    for doc in ("aws.md", "azure.md", "gcp.md", "systemd.md"):
-        assert f"./usr/share/doc/hookd/deploy/{doc}" in contents
+    for doc in ("aws.md", "azure.md", "gcp.md", "redis.md", "systemd.md"):
+        assert f"./usr/share/doc/hookd/guides/deploy/{doc}" in contents
+    for doc in ("CHANGELOG.md", "guides/operations.md", "reference/api.md"):
+        assert f"./usr/share/doc/hookd/{doc}" in contents
 
 
 def test_deb_units_verify(deb, tmp_path):

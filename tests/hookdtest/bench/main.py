@@ -9,7 +9,7 @@ import time
 
 from hookdtest.bench.api import bench_api
 from hookdtest.bench.claim import bench_claim
-from hookdtest.bench.common import DOCS, ONLY, TOOLS, Bench, log
+from hookdtest.bench.common import ONLY, REPORT, REPORT_DIR, TOOLS, Bench, log
 from hookdtest.bench.delivery import bench_delivery
 from hookdtest.bench.inbound import bench_inbound
 from hookdtest.bench.ingest import bench_ingest
@@ -53,7 +53,7 @@ def main() -> int:
                             pass
     finally:
         b.stop()
-    if ONLY:  # a partial run: the table only, docs/benchmarks.md stays as the last full run wrote it
+    if ONLY:  # a partial run: the table only, the report stays as the last full run wrote it
         print("\n".join(table_lines()))
         return 1 if errors else 0
     png = chart()
@@ -61,7 +61,7 @@ def main() -> int:
     print()
     print("\n".join(table_lines()))
     print()
-    print(f"written: {DOCS / 'benchmarks.md'}" + (f", {DOCS / png}" if png else " (no chart: gnuplot not installed)"))
+    print(f"written: {REPORT}" + (f", {REPORT_DIR / png}" if png else " (no chart: gnuplot not installed)"))
     if errors:
         print("scenarios that failed to run:\n  " + "\n  ".join(errors), file=sys.stderr)
     return 1 if errors else 0
