@@ -83,12 +83,16 @@ TAILQ_HEAD(key_list, hc_key);
 struct hc_origin;
 
 /* One endpoint key: its FIFO and its in-flight count. Owned by client->keys
- * (a uthash keyed by name), freed by key_maybe_free. A key with waiting
- * requests and a free slot is either ready (in client->ready) or, when its
- * next request's origin has no free slot, blocked on that origin. */
+ * (a uthash keyed by name); lives while a request points at it (refs: one
+ * per request from http_client_post to request_free, wherever the request
+ * is - waiting, on the wire, or in the done queue, reported or taken back
+ * unsent) and is freed by key_release when the last one goes. A key with
+ * waiting requests and a free slot is either ready (in client->ready) or,
+ * when its next request's origin has no free slot, blocked on that origin. */
 struct hc_key {
     char *name;
     UT_hash_handle hh;
+    size_t refs; /* requests that point at it */
     struct req_list waiting;
     int nwaiting;
     int inflight;
@@ -103,8 +107,11 @@ struct hc_key {
 /* One origin (scheme, host, port): the requests in flight to it, across
  * keys, and its idle keep-alive connections, shared by every key whose URL
  * has that origin, most recently used first. Owned by client->origins (a
- * uthash keyed by name); lives while requests refer to it or it has idle
- * connections (origin_maybe_free). */
+ * uthash keyed by name); lives while anything points at it - a request
+ * (refs, from http_client_post to request_free), an idle connection (nidle;
+ * a connection in use belongs to a request, which holds the origin), a key
+ * waiting for one of its slots (blocked) or holding one in reserve (nwoken)
+ * - and is freed by origin_maybe_free when the last of them lets go. */
 struct hc_origin {
     char name[ORIGIN_MAX];
     UT_hash_handle hh;
@@ -153,7 +160,7 @@ struct hc_header {
 
 struct hc_request {
     struct http_client *client;
-    struct hc_key *key;
+    struct hc_key *key;                  /* counted in key->refs */
     struct hc_origin *origin;            /* counted in origin->refs */
     TAILQ_ENTRY(hc_request) link;        /* key->waiting or client->done */
     TAILQ_ENTRY(hc_request) active_link; /* client->active while holding slots */
@@ -271,26 +278,34 @@ static void openssl_reason(unsigned long e, char *buf, size_t len)
 
 /* ---- keys ----------------------------------------------------------------- */
 
-static struct hc_key *key_get(struct http_client *c, const char *name)
+/* The key of that name, created if new, with a reference taken for the
+ * request about to point at it. */
+static struct hc_key *key_hold(struct http_client *c, const char *name)
 {
     struct hc_key *k;
 
     HASH_FIND_STR(c->keys, name, k);
-    if (k)
-        return k;
-    k = xcalloc(1, sizeof(*k));
-    k->name = xstrdup(name);
-    TAILQ_INIT(&k->waiting);
-    HASH_ADD_KEYPTR(hh, c->keys, k->name, strlen(k->name), k);
+    if (!k) {
+        k = xcalloc(1, sizeof(*k));
+        k->name = xstrdup(name);
+        TAILQ_INIT(&k->waiting);
+        HASH_ADD_KEYPTR(hh, c->keys, k->name, strlen(k->name), k);
+    }
+    k->refs++;
     return k;
 }
 
-/* Keys live while they have work or idle connections; endpoints removed
- * from the config thereby cost nothing once their last request is done. */
-static void key_maybe_free(struct http_client *c, struct hc_key *k)
+/* Drops a request's reference. The last one frees the key: endpoints
+ * removed from the config thereby cost nothing once their last request is
+ * reported. A key nothing points at waits for nothing, so it is on no list
+ * (waiting, in-flight slots, ready, blocked and woken all come from
+ * requests of its own). */
+static void key_release(struct http_client *c, struct hc_key *k)
 {
-    if (c->closing || k->inflight || !TAILQ_EMPTY(&k->waiting) || k->on_ready || k->blocked_on || k->woken_by)
+    HOOKD_ASSERT(k->refs > 0);
+    if (--k->refs > 0)
         return;
+    HOOKD_ASSERT(k->inflight == 0 && TAILQ_EMPTY(&k->waiting) && !k->on_ready && !k->blocked_on && !k->woken_by);
     HASH_DEL(c->keys, k);
     free(k->name);
     free(k);
@@ -727,6 +742,8 @@ static int literal_family(const char *host)
 
 static void request_free(struct hc_request *r)
 {
+    if (r->key)
+        key_release(r->client, r->key);
     if (r->origin) {
         r->origin->refs--;
         origin_maybe_free(r->client, r->origin);
@@ -1274,8 +1291,10 @@ static void dispatch(struct http_client *c)
             struct hc_origin *w = k->woken_by;
             k->woken_by = NULL;
             w->nwoken--;
-            if (w != r->origin)
+            if (w != r->origin) {
                 origin_fill(c, w);
+                origin_maybe_free(c, w);
+            }
         }
         if (!admitted) {
             /* its origin is busy: the key waits its turn there */
@@ -1350,8 +1369,7 @@ static void request_report(struct hc_request *r)
     res.unsent = r->unsent;
     c->pending--;
     r->cb(&res, r->arg);
-    request_free(r);
-    key_maybe_free(c, k);
+    request_free(r); /* the key and the origin live until here, whatever the callback did */
 }
 
 /* Reports every queued outcome; see the comment at the top of the file. */
@@ -1560,7 +1578,7 @@ int http_client_post(struct http_client *c, const char *key, const char *url, co
     r = request_new(c, &u, hdrs, nhdrs, has_ua, body, body_len, timeout_ms, cb, arg);
     if (!r)
         return err_set(err, errlen, "out of memory queueing the request");
-    k = key_get(c, key);
+    k = key_hold(c, key);
     k->max_inflight = max_inflight_for_key > 0 ? max_inflight_for_key : 1;
     r->key = k;
     r->origin = origin_get(c, &u);
