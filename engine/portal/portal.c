@@ -62,6 +62,7 @@ static const struct {
     {true, "endpoint/*/recover", portal_endpoint_recover},
     {false, "messages", portal_messages},
     {false, "message/*", portal_message_view},
+    {false, "message/*/payload", portal_message_payload},
     {true, "message/*/resend", portal_message_resend},
 };
 
@@ -172,6 +173,8 @@ static void send_answer(struct portal_req *q)
     }
     int status = q->status ? q->status : 500;
     evhttp_add_header(h, "Content-Type", q->content_type ? q->content_type : "text/html; charset=utf-8");
+    if (q->disposition[0])
+        evhttp_add_header(h, "Content-Disposition", q->disposition);
     evhttp_send_reply(q->req, status, http_reason(status), q->body);
 }
 

@@ -47,6 +47,7 @@ struct portal_req {
     int status;
     struct evbuffer *body; /* HTML (or text when content_type says so) */
     const char *content_type;
+    char disposition[128];  /* a Content-Disposition value when set (a download) */
     char location[512];     /* a redirect (303) when set */
     char cookie[256];       /* a Set-Cookie value when set */
     char login_cookie[256]; /* the login page's nonce cookie, set or cleared */
@@ -75,6 +76,6 @@ const char *portal_query(const struct portal_req *q, const char *name);
 portal_page_fn portal_endpoints, portal_endpoint_create, portal_endpoint_page, portal_endpoint_update,
     portal_endpoint_secret, portal_endpoint_enable, portal_endpoint_disable, portal_endpoint_delete,
     portal_endpoint_rotate, portal_endpoint_headers, portal_endpoint_send_example, portal_endpoint_recover,
-    portal_messages, portal_message_view, portal_message_resend;
+    portal_messages, portal_message_view, portal_message_payload, portal_message_resend;
 
 #endif

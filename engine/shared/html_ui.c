@@ -7,12 +7,11 @@
 #include "embedded.h"
 #include "xmalloc.h"
 
-void html_ui_esc(struct evbuffer *b, const char *s)
+/* Appends the n bytes at s, escaped. */
+static void esc_n(struct evbuffer *b, const char *s, size_t n)
 {
-    if (!s)
-        return;
-    const char *run = s;
-    for (; *s; s++) {
+    const char *run = s, *end = s + n;
+    for (; s < end; s++) {
         const char *rep = NULL;
         switch (*s) {
         case '&': rep = "&amp;"; break;
@@ -27,6 +26,12 @@ void html_ui_esc(struct evbuffer *b, const char *s)
         run = s + 1;
     }
     evbuffer_add(b, run, (size_t)(s - run));
+}
+
+void html_ui_esc(struct evbuffer *b, const char *s)
+{
+    if (s)
+        esc_n(b, s, strlen(s));
 }
 
 void html_ui_vprintf(struct evbuffer *b, const char *fmt, va_list ap)
@@ -138,6 +143,89 @@ void html_ui_empty(struct evbuffer *b, const char *id, const char *text)
     if (id)
         html_ui_printf(b, " id=\"%s\"", id);
     html_ui_printf(b, ">%s</p>", text);
+}
+
+/* ---- payloads ------------------------------------------------------------- */
+
+/* Where a payload's text goes: counted only (b NULL) or escaped into b, up
+ * to cap bytes; cut once the text would pass cap. */
+struct payload_sink {
+    struct evbuffer *b;
+    size_t used, cap;
+    bool cut;
+};
+
+/* json_dump_callback_t: takes what fits under the cap, on a character
+ * boundary (UTF-8), and stops the dump (-1) at the cap. */
+static int payload_write(const char *buf, size_t n, void *arg)
+{
+    struct payload_sink *s = arg;
+    size_t take = n;
+    if (n > s->cap - s->used) {
+        take = s->cap - s->used;
+        while (take > 0 && ((unsigned char)buf[take] & 0xC0) == 0x80)
+            take--;
+        s->cut = true;
+    }
+    if (s->b)
+        esc_n(s->b, buf, take);
+    s->used += take;
+    return s->cut ? -1 : 0;
+}
+
+/* Whether v is nested deeper than limit levels (an array or an object is
+ * one). It descends at most limit levels, whatever v's depth. */
+static bool nested_deeper(const json_t *v, int limit)
+{
+    if (!json_is_array(v) && !json_is_object(v))
+        return false;
+    if (limit == 0)
+        return true;
+    size_t i;
+    const char *k;
+    json_t *x;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            if (nested_deeper(x, limit - 1))
+                return true;
+        }
+        return false;
+    }
+    json_object_foreach((json_t *)v, k, x)
+    {
+        if (nested_deeper(x, limit - 1))
+            return true;
+    }
+    return false;
+}
+
+void html_ui_payload(struct evbuffer *b, const char *id, const json_t *v, const char *download_href)
+{
+    struct payload_sink size = {NULL, 0, HTML_UI_PRETTY_BYTES, false};
+    (void)json_dump_callback(v, payload_write, &size, JSON_COMPACT | JSON_ENCODE_ANY);
+    bool pretty = !size.cut && !nested_deeper(v, HTML_UI_PRETTY_DEPTH);
+    struct payload_sink shown = {b, 0, HTML_UI_PAYLOAD_SHOWN, false};
+    html_ui_printf(b, "<pre class=\"payload\" id=\"%s\">", id);
+    if (v)
+        (void)json_dump_callback(v, payload_write, &shown,
+                                 (pretty ? JSON_INDENT(2) | JSON_SORT_KEYS : JSON_COMPACT) | JSON_ENCODE_ANY);
+    evbuffer_add_printf(b, "</pre>");
+    if (!shown.cut && pretty && !download_href)
+        return;
+    html_ui_printf(b, "<p class=\"muted\" id=\"%s-note\">", id);
+    if (shown.cut)
+        html_ui_printf(b, "This payload is larger than a page shows: only its first %zu KiB are here. ",
+                       (size_t)HTML_UI_PAYLOAD_SHOWN / 1024);
+    else if (!pretty)
+        html_ui_printf(b,
+                       "Shown without indentation: this payload is larger than %zu KiB or nested more than %d "
+                       "levels deep. ",
+                       (size_t)HTML_UI_PRETTY_BYTES / 1024, HTML_UI_PRETTY_DEPTH);
+    if (download_href)
+        html_ui_printf(b, "<a href=\"%s\" id=\"%s-download\" download>Download the raw payload</a>", download_href,
+                       id);
+    evbuffer_add_printf(b, "</p>");
 }
 
 bool html_ui_asset(const char *name, const char **data, size_t *len, const char **type)

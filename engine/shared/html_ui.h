@@ -10,6 +10,7 @@
 #define HOOKD_HTML_UI_H
 
 #include <event2/buffer.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,6 +54,20 @@ void html_ui_badge(struct evbuffer *b, const char *cls, const char *text);
 void html_ui_notice(struct evbuffer *b, bool ok, const char *id, const char *text);
 /* <p class="empty">text</p>; id may be NULL. */
 void html_ui_empty(struct evbuffer *b, const char *id, const char *text);
+
+/* A payload (any JSON value, borrowed) in <pre class="payload" id=…>,
+ * bounded whatever its shape: at most HTML_UI_PAYLOAD_SHOWN bytes of its
+ * text are written (then escaped), so a page never grows with the
+ * payload. It is indented only when its compact text is at most
+ * HTML_UI_PRETTY_BYTES and it is nested at most HTML_UI_PRETTY_DEPTH
+ * deep (measured before indenting: indentation grows with the depth on
+ * every line, and 100 KB nested 2,000 deep would indent to 250 MB);
+ * otherwise it is written compact. A payload cut short says so, and
+ * download_href (NULL: none) links to the whole raw payload. */
+#define HTML_UI_PAYLOAD_SHOWN (64 * 1024)
+#define HTML_UI_PRETTY_BYTES (64 * 1024)
+#define HTML_UI_PRETTY_DEPTH 16
+void html_ui_payload(struct evbuffer *b, const char *id, const json_t *v, const char *download_href);
 
 /* An embedded asset of assets/portal/ by file name ("portal.css",
  * "portal.js"): its bytes (static) and content type; false when unknown. */
