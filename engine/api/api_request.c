@@ -43,6 +43,10 @@ static void send_answer(struct api_req *r)
     if (!r->req)
         return;
     evhttp_connection_set_closecb(evhttp_request_get_connection(r->req), NULL, NULL);
+    /* an operation's answer is a tenant's data, and some carry a secret
+     * (an endpoint's signing secret, a portal link's token): no cache keeps
+     * any of them */
+    evhttp_add_header(evhttp_request_get_output_headers(r->req), "Cache-Control", "no-store");
     if (r->status == 204 || !r->reply) {
         evhttp_send_reply(r->req, r->status ? r->status : 204, http_reason(r->status ? r->status : 204), NULL);
         return;

@@ -216,6 +216,20 @@ def test_throttle_ignores_x_forwarded_for_from_an_untrusted_peer(env):
     assert codes == [401] * 5 + [429]  # one client, 127.0.0.1, whatever it claims
 
 
+def test_answers_are_never_cached(env, api):
+    cfg, w, root = api
+    assert raw(w, "POST", "/api/v1/app", root, {"name": "Acme", "uid": "acme"})[0] == 201
+    status, ep = raw(w, "POST", "/api/v1/app/acme/endpoint", root, {"url": "https://example.com/hook"})
+    assert status == 201, ep
+    for method, path, want in (("GET", f"/api/v1/app/acme/endpoint/{ep['id']}/secret", 200),
+                               ("POST", "/api/v1/auth/app-portal-access/acme", 200),
+                               ("GET", "/api/v1/app/acme", 200)):
+        status, headers, body = http_request(method, f"{w.url}{path}", body=b"{}" if method == "POST" else None,
+                                     headers={"Authorization": f"Bearer {root}", "Content-Type": "application/json"})
+        assert status == want, (path, body)
+        assert headers.get("Cache-Control") == "no-store", (path, headers)
+
+
 def deliveries_settled(env, n: int):
     """Waits until n deliveries exist and none is open."""
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries") >= n and env.db.value(
