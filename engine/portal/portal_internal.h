@@ -3,7 +3,9 @@
  *
  * A request is read on the loop (path, query, form, the session cookie);
  * then one job on the shared pool finds the session's tenant, checks the
- * CSRF token of a POST, runs the page — which reads and changes data
+ * CSRF token of a POST (a page that shows circuits reads them from Redis
+ * only now, once the session is valid, and runs in a second job), runs the
+ * page — which reads and changes data
  * through the API role's operations, scoped to that tenant exactly as a
  * tenant-scoped API token is — and writes the answer (an HTML body, or a
  * redirect) into the request. Back on the loop the answer is sent with the
@@ -41,7 +43,9 @@ struct portal_req {
     char login_nonce[TOKEN_LEN]; /* /portal/login: the login page's cookie, "" when none */
     char csrf[65];
     bool https;
-    json_t *circuits; /* owned: the circuits (portal_circuit.h) for the pages that show them; NULL: unknown */
+    json_t *circuits;     /* owned: the circuits (portal_circuit.h) for the pages that show them; NULL: unknown */
+    bool circuits_wanted; /* the session is valid: read the circuits, then run the page */
+    bool circuits_read;
     /* set on the DB thread */
     char tenant[64], tenant_name[256];
     int status;
