@@ -346,6 +346,15 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     render_overview(j->a, b);
 }
 
+/* A JSON value of the dead letter, bounded (html_ui_payload). */
+static void render_json(struct evbuffer *b, const char *id, const json_t *v, const char *download)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = text ? strlen(text) : 0;
+    html_ui_payload(b, id, text, len, len, download);
+    free(text);
+}
+
 static void render_detail(struct job *j, struct evbuffer *b)
 {
     json_t *e = j->result;
@@ -375,9 +384,9 @@ static void render_detail(struct job *j, struct evbuffer *b)
     char download[128];
     snprintf(download, sizeof download, "/admin/dlq/%s/payload", jstr(e, "id"));
     evbuffer_add_printf(b, "<h2>Payload</h2>");
-    html_ui_payload(b, "payload", json_object_get(e, "payload"), download);
+    render_json(b, "payload", json_object_get(e, "payload"), download);
     evbuffer_add_printf(b, "<h2>Headers</h2>");
-    html_ui_payload(b, "headers", json_object_get(e, "headers"), NULL);
+    render_json(b, "headers", json_object_get(e, "headers"), NULL);
     evbuffer_add_printf(b, "<h2>Attempts</h2><table id=attempts><tr><th>#</th><th>at</th><th>outcome</th>"
                            "<th>ms</th><th>status</th><th>error</th><th>response</th></tr>");
     size_t i;

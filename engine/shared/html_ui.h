@@ -10,7 +10,6 @@
 #define HOOKD_HTML_UI_H
 
 #include <event2/buffer.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,19 +54,21 @@ void html_ui_notice(struct evbuffer *b, bool ok, const char *id, const char *tex
 /* <p class="empty">text</p>; id may be NULL. */
 void html_ui_empty(struct evbuffer *b, const char *id, const char *text);
 
-/* A payload (any JSON value, borrowed) in <pre class="payload" id=…>,
- * bounded whatever its shape: at most HTML_UI_PAYLOAD_SHOWN bytes of its
- * text are written (then escaped), so a page never grows with the
- * payload. It is indented only when its compact text is at most
- * HTML_UI_PRETTY_BYTES and it is nested at most HTML_UI_PRETTY_DEPTH
- * deep (measured before indenting: indentation grows with the depth on
- * every line, and 100 KB nested 2,000 deep would indent to 250 MB);
- * otherwise it is written compact. A payload cut short says so, and
- * download_href (NULL: none) links to the whole raw payload. */
+/* A payload in <pre class="payload" id=…>, bounded whatever its size and
+ * shape. text[0..len) is its stored JSON text, or only the first part of
+ * it (total: the whole text's length in bytes); NULL shows nothing. At
+ * most HTML_UI_PAYLOAD_SHOWN bytes of text are written (escaped), so a
+ * page never grows with the payload. The text is parsed and indented only
+ * when it is whole, at most HTML_UI_PRETTY_BYTES long and nested at most
+ * HTML_UI_PRETTY_DEPTH deep (the depth read from the text first:
+ * indentation grows with the depth on every line, and 100 KB nested 2,000
+ * deep indent to 250 MB); otherwise it is shown as it is. A payload cut
+ * short says so, and download_href (NULL: none) links to the whole. */
 #define HTML_UI_PAYLOAD_SHOWN (64 * 1024)
 #define HTML_UI_PRETTY_BYTES (64 * 1024)
 #define HTML_UI_PRETTY_DEPTH 16
-void html_ui_payload(struct evbuffer *b, const char *id, const json_t *v, const char *download_href);
+void html_ui_payload(struct evbuffer *b, const char *id, const char *text, size_t len, size_t total,
+                     const char *download_href);
 
 /* An embedded asset of assets/portal/ by file name ("portal.css",
  * "portal.js"): its bytes (static) and content type; false when unknown. */

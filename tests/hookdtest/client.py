@@ -54,7 +54,7 @@ def post_message_text(port: int, token: str, app: str, event_type: str, payload:
         answer = r.read()
     finally:
         conn.close()
-    assert r.status == 202, answer[:500]
+    assert r.status == 202, (r.status, answer[:500])
     return re.search(rb'"id": ?"(msg_[A-Za-z0-9]+)"', answer).group(1).decode()
 
 
