@@ -3,13 +3,14 @@
  *
  * A request is read on the loop (path, query, form, the session cookie);
  * then one job on the shared pool finds the session's tenant, checks the
- * CSRF token of a POST (a page that shows circuits reads them from Redis
- * only now, once the session is valid, and runs in a second job), runs the
- * page — which reads and changes data
+ * CSRF token of a POST, runs the page — which reads and changes data
  * through the API role's operations, scoped to that tenant exactly as a
  * tenant-scoped API token is — and writes the answer (an HTML body, or a
  * redirect) into the request. Back on the loop the answer is sent with the
- * security headers. */
+ * security headers. A page that shows circuits needs Redis, which only the
+ * loop has: its first job stops once the session is found valid, the loop
+ * reads the circuits, and a second job runs the page (so a made-up cookie
+ * costs Redis nothing). */
 #ifndef HOOKD_PORTAL_INTERNAL_H
 #define HOOKD_PORTAL_INTERNAL_H
 
