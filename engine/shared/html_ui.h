@@ -2,7 +2,8 @@
  * (portal_html.c) and the operators' /admin view (admin.c): HTML escaping
  * and an escaping printf, the page frame (head with the stylesheets and
  * the one script, the bar with the brand and the navigation, main, footer),
- * tables, badges, notices and empty states, and the embedded assets
+ * tables, badges, notices and empty states, payloads shown within a
+ * bound whatever their size and depth, and the embedded assets
  * (assets/portal/: one stylesheet and one script for both, no inline
  * script or style, so both CSPs can forbid it). Every string argument is
  * escaped: the format strings are the only trusted markup. No I/O. */
