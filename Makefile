@@ -158,7 +158,7 @@ fuzz: deps $(BUILD)/hookd
 # The chaos suite: faults injected under load, then the ledger is checked;
 # again with Redis behind Sentinel on TLS, and on a Redis Cluster (each with
 # its own faults); then the hostile-client suite in its long form (three
-# times the attackers).
+# times the attackers); then a hostile tenant against two workers.
 # (`make test` runs its short form.)
 CHAOS_FAULTS ?= 24
 CHAOS_SENTINEL_FAULTS ?= 8
@@ -170,6 +170,7 @@ chaos: deps $(BUILD)/hookd
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis sentinel-tls --faults $(CHAOS_SENTINEL_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis cluster --faults $(CHAOS_CLUSTER_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_HOSTILE_SCALE=3 $(PYTEST) -q tests/integration/test_hostile.py
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/hostile_tenant.py --seconds 30
 
 # Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres
 # connections and Redis memory; SOAK_ARGS=--valgrind for a leak-checked run.

@@ -57,8 +57,9 @@ struct api_req {
     size_t body_len;
     char token_sha[65];
     char *idem_key;
-    char *idem_scope; /* the token's tenant is added on the DB thread */
-    char client[64];
+    char *idem_scope;  /* the token's tenant is added on the DB thread */
+    char client[64];   /* the throttle's key of the client's address */
+    int64_t blocked_s; /* > 0: the address is blocked this long; a wrong token gets 429 */
     /* set on the DB thread */
     bool auth_ok;
     char tenant[64]; /* the token's tenant id; "" = every tenant */

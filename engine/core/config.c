@@ -1320,6 +1320,8 @@ static int validate_portal(struct parse_state *st)
         return fail(st, line, "[portal] base_url must start with http:// or https://"), -1;
     if (p->logo_url && strncmp(p->logo_url, "https://", 8) != 0 && p->logo_url[0] != '/')
         return fail(st, line, "[portal] logo_url must be an https:// URL or a path"), -1;
+    if (p->logo_url && strncmp(p->logo_url, "//", 2) == 0) /* a browser loads it from that host */
+        return fail(st, line, "[portal] logo_url must not start with // (write https://host/… or a path)"), -1;
     if (strlen(p->title) > 80)
         return fail(st, line, "[portal] title must be at most 80 characters"), -1;
     if (p->link_ttl < 1000 || p->session_ttl < 1000)

@@ -514,6 +514,8 @@ static void test_portal_section(void **state)
     refuse(HOOKD_MIN "[portal]\nbase_url = ftp://x\n", 4, "[portal] base_url must start with http");
     refuse(HOOKD_MIN "[portal]\nbase_url = https://x/\"><script>\n", 4, "quotes or angle brackets");
     refuse(HOOKD_MIN "[portal]\nlogo_url = javascript:alert(1)\n", 4, "logo_url must be an https:// URL");
+    refuse(HOOKD_MIN "[portal]\nlogo_url = //evil.example/x.png\n", 4,
+           "[portal] logo_url must not start with // (write https://host/… or a path)");
     refuse(HOOKD_MIN "[portal]\nsession_ttl = 500ms\n", 4, "session_ttl must be at least 1s");
     refuse(HOOKD_MIN "[portal]\ncolour = red\n", 5, "unknown key 'colour' in [portal]");
     refuse(HOOKD_MIN "[portal]\ntitle = a\n[portal]\n", 6, "duplicate section [portal]");
