@@ -93,19 +93,27 @@ struct config_key;
 typedef int config_set_fn(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
                           size_t errlen);
 
+/* A word a CONFIG_ENUM key takes (any letter case), and the value stored
+ * into its enum field. */
+struct config_word {
+    const char *word;
+    int value;
+};
+
 struct config_key {
     const char *name; /* as written in the file */
     const char *arg;  /* a key that takes an argument ("transition EVENT"): its placeholder */
     enum config_type type;
-    size_t offset;          /* of the field in the section's object */
-    config_set_fn *set;     /* NULL: the type's reader into offset */
-    const char *def;        /* default as written in a file, applied by the loader; NULL: unset */
-    const char *def_doc;    /* the default as the reference says it, when it is not a literal value */
-    const char *min, *max;  /* bounds as written in a file (parsed by the type's reader); NULL: none */
-    const char *bound_note; /* said after a bounds error, e.g. what the value covers */
-    unsigned flags;         /* CONFIG_RESTART, ... */
-    unsigned bit;           /* set in the section's mask when the key is given */
-    const char *meaning;    /* one line for the reference */
+    size_t offset;                   /* of the field in the section's object */
+    config_set_fn *set;              /* NULL: the type's reader into offset */
+    const char *def;                 /* default as written in a file, applied by the loader; NULL: unset */
+    const char *def_doc;             /* the default as the reference says it, when it is not a literal value */
+    const char *min, *max;           /* bounds as written in a file (parsed by the type's reader); NULL: none */
+    const char *bound_note;          /* said after a bounds error, e.g. what the value covers */
+    const struct config_word *words; /* CONFIG_ENUM without a setter: its words, ending with {NULL} */
+    unsigned flags;                  /* CONFIG_RESTART, ... */
+    unsigned bit;                    /* set in the section's mask when the key is given */
+    const char *meaning;             /* one line for the reference */
 };
 
 /* Where a section's keys go: the object, and the mask of given keys. */
@@ -173,7 +181,8 @@ int config_apply(const struct config_section *s, const struct config_key *k, voi
  * message (CONFIG_BOUND_MUST style) into err. */
 bool config_within_bounds(const struct config_section *s, const struct config_key *k, const void *obj, char *err,
                           size_t errlen);
-/* k's bounds for the reference: "2 to 100", "at least 1s, or off"; "" if none. */
+/* k's bounds for the reference: "2 to 100", "at least 1s, or off", the
+ * words of an enum ("hex, base64"); "" if none. */
 void config_bounds_text(const struct config_key *k, char *buf, size_t buflen);
 
 /* config_parse.c: the file, read into c through the table. */

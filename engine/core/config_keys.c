@@ -402,61 +402,19 @@ static int set_signed(void *obj, const struct config_key *k, const char *arg, co
     return 0;
 }
 
-/* One word of a list into an enum field (any letter case). */
-struct word {
-    const char *word;
-    int value;
-};
-static int set_word(int *field, const struct word *words, size_t n, const char *v)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcasecmp(v, words[i].word) == 0)
-            return *field = words[i].value, 0;
-    return -1;
-}
-
-static int set_algorithm(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
-                         size_t errlen)
-{
-    (void)k, (void)arg;
-    static const struct word algs[] = {{"sha1", SIG_ALG_HMAC_SHA1},
-                                       {"sha256", SIG_ALG_HMAC_SHA256},
-                                       {"sha512", SIG_ALG_HMAC_SHA512}};
-    struct partner_config *p = obj;
-    int alg;
-    if (set_word(&alg, algs, 3, v) != 0)
-        return err_set(err, errlen, "bad algorithm '%s' (use sha1, sha256, sha512)", v);
-    p->spec.alg = (enum sig_alg)alg;
-    return 0;
-}
-
-static int set_encoding(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
-                        size_t errlen)
-{
-    (void)k, (void)arg;
-    static const struct word encs[] = {{"hex", SIG_ENC_HEX}, {"base64", SIG_ENC_BASE64}};
-    struct partner_config *p = obj;
-    int enc;
-    if (set_word(&enc, encs, 2, v) != 0)
-        return err_set(err, errlen, "bad encoding '%s' (use hex, base64)", v);
-    p->spec.encoding = (enum sig_encoding)enc;
-    return 0;
-}
-
-static int set_timestamp_format(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
-                                size_t errlen)
-{
-    (void)k, (void)arg;
-    static const struct word formats[] = {{"unix", SIG_TS_UNIX},
-                                          {"unix_ms", SIG_TS_UNIX_MS},
-                                          {"rfc3339", SIG_TS_RFC3339}};
-    struct partner_config *p = obj;
-    int format;
-    if (set_word(&format, formats, 3, v) != 0)
-        return err_set(err, errlen, "bad timestamp_format '%s' (use unix, unix_ms, rfc3339)", v);
-    p->spec.timestamp_format = (enum sig_ts_format)format;
-    return 0;
-}
+/* The enums of `scheme = hmac`, stored as int by the enum reader. */
+_Static_assert(sizeof(enum sig_alg) == sizeof(int) && sizeof(enum sig_encoding) == sizeof(int) &&
+                   sizeof(enum sig_ts_format) == sizeof(int),
+               "enum fields are written as int");
+static const struct config_word hmac_algorithms[] = {{"sha1", SIG_ALG_HMAC_SHA1},
+                                                     {"sha256", SIG_ALG_HMAC_SHA256},
+                                                     {"sha512", SIG_ALG_HMAC_SHA512},
+                                                     {NULL, 0}};
+static const struct config_word hmac_encodings[] = {{"hex", SIG_ENC_HEX}, {"base64", SIG_ENC_BASE64}, {NULL, 0}};
+static const struct config_word timestamp_formats[] = {{"unix", SIG_TS_UNIX},
+                                                       {"unix_ms", SIG_TS_UNIX_MS},
+                                                       {"rfc3339", SIG_TS_RFC3339},
+                                                       {NULL, 0}};
 
 static int set_several(void *obj, const struct config_key *k, const char *arg, const char *v, char *err, size_t errlen)
 {
@@ -546,7 +504,7 @@ static const struct config_key partner_keys[] = {
     {.name = "tolerance",
      .type = CONFIG_DURATION,
      .set = set_tolerance,
-     .def_doc = "the preset's (5m for most; paddle 5s, linear 60s, calendly 3m, twitch 10m)",
+     .def_doc = "the preset's; 5m for scheme = hmac and presets without one",
      .meaning = "accepted clock difference of signed timestamps"},
     PTK(header, .type = CONFIG_STRING,
         .meaning = "hmac-sha256: the header holding the hex or base64 MAC (optional sha256= prefix)"),
@@ -572,8 +530,8 @@ static const struct config_key partner_keys[] = {
      .def_doc = "any",
      .meaning = "globs (comma- or blank-separated) the event type must match; other types are refused with 422 and "
                 "not stored"},
-    HMK("algorithm", spec, .type = CONFIG_ENUM, .set = set_algorithm, .def = "sha256", .bit = CONFIG_HMAC_ALGORITHM,
-        .meaning = "sha1, sha256 or sha512 (HMAC)"),
+    HMK("algorithm", spec.alg, .type = CONFIG_ENUM, .words = hmac_algorithms, .def = "sha256",
+        .bit = CONFIG_HMAC_ALGORITHM, .meaning = "the HMAC's hash"),
     HMK("signed", hmac_signed, .type = CONFIG_TEMPLATE, .set = set_signed, .def = "{body}", .bit = CONFIG_HMAC_SIGNED,
         .meaning = "the signed bytes: text with {body}, {timestamp}, {url}, {method}, {header:Name}, "
                    "{json:dotted.path}, {form}"),
@@ -585,15 +543,17 @@ static const struct config_key partner_keys[] = {
      .meaning = "the header holding the signature"},
     HMK("signature_prefix", hmac_signature_prefix, .type = CONFIG_STRING, .bit = CONFIG_HMAC_SIGNATURE_PREFIX,
         .meaning = "text before each signature (sha256=, v1=), any letter case"),
-    HMK("encoding", spec, .type = CONFIG_ENUM, .set = set_encoding, .def = "hex", .bit = CONFIG_HMAC_ENCODING,
-        .meaning = "hex or base64"),
+    HMK("encoding", spec.encoding, .type = CONFIG_ENUM, .words = hmac_encodings, .def = "hex",
+        .bit = CONFIG_HMAC_ENCODING, .meaning = "how the signature is written"),
     HMK("timestamp_header", hmac_timestamp_header, .type = CONFIG_STRING, .bit = CONFIG_HMAC_TIMESTAMP_HEADER,
         .meaning = "the header holding the timestamp; {timestamp} must then be in signed"),
     HMK("timestamp_prefix", hmac_timestamp_prefix, .type = CONFIG_STRING, .bit = CONFIG_HMAC_TIMESTAMP_PREFIX,
         .meaning = "the timestamp is the element with this prefix (t=) of timestamp_header (by default the signature "
                    "header)"),
-    HMK("timestamp_format", spec, .type = CONFIG_ENUM, .set = set_timestamp_format, .def = "unix",
-        .bit = CONFIG_HMAC_TIMESTAMP_FORMAT, .meaning = "unix (seconds), unix_ms or rfc3339"),
+    HMK("timestamp_format", spec.timestamp_format, .type = CONFIG_ENUM, .words = timestamp_formats, .def = "unix",
+        .bit = CONFIG_HMAC_TIMESTAMP_FORMAT,
+        .meaning = "how the timestamp is written: unix seconds, unix "
+                   "milliseconds or RFC 3339"),
     HMK("several_signatures", spec, .type = CONFIG_BOOL, .set = set_several, .def = "false",
         .bit = CONFIG_HMAC_SEVERAL,
         .meaning = "true: the header holds several elements (t=...,v1=...,v1=...); each with the prefix is a "

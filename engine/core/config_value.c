@@ -259,8 +259,31 @@ bool config_within_bounds(const struct config_section *s, const struct config_ke
     return false;
 }
 
+/* "sha1, sha256, sha512": the words of an enum key. */
+static void words_text(const struct config_key *k, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const struct config_word *w = k->words; w && w->word && used < len; w++) {
+        int n = snprintf(buf + used, len - used, "%s%s", w == k->words ? "" : ", ", w->word);
+        used += n > 0 ? (size_t)n : 0;
+    }
+}
+
+static int read_word(const struct config_key *k, int *field, const char *v, char *err, size_t errlen)
+{
+    char list[128];
+    for (const struct config_word *w = k->words; w->word; w++)
+        if (strcasecmp(v, w->word) == 0)
+            return *field = w->value, 0;
+    words_text(k, list, sizeof list);
+    return err_set(err, errlen, "bad %s '%s' (use %s)", k->name, v, list);
+}
+
 void config_bounds_text(const struct config_key *k, char *buf, size_t buflen)
 {
+    if (k->words)
+        return words_text(k, buf, buflen);
     range_text(k, true, buf, buflen);
     if (k->flags & CONFIG_OFF) {
         size_t n = strlen(buf);
@@ -300,6 +323,10 @@ static int read_typed(const struct config_section *s, const struct config_key *k
     case CONFIG_PERCENT: return backoff_parse_percent(v, field, err, errlen);
     case CONFIG_ROLES: return read_roles(v, field, err, errlen);
     case CONFIG_SOURCE: return config_read_source(v, field, err, errlen);
+    case CONFIG_ENUM:
+        if (k->words)
+            return read_word(k, field, v, err, errlen);
+        break;
     case CONFIG_IDENTIFIER:
         if (!valid_identifier(v))
             return err_set(err, errlen, "bad %s '%s': use letters, digits, '_' (and '.' for schema.table)", k->name,
