@@ -210,6 +210,18 @@ check-layers: deps $(BUILD)/hookd
 	/usr/bin/python3 scripts/check_layers.py --self-test
 	/usr/bin/python3 scripts/check_layers.py --objects $(BUILD)
 
+# docs/reference/ (configuration.md, cli.md, hookd.1) from the tables the
+# binary prints (`hookd config keys --json`, `hookd help --json`) through
+# scripts/gen_reference.py. reference-check regenerates them into a temporary
+# folder and fails, naming the stale file and the key or command, when a
+# committed one differs (tests/integration/test_reference.py runs it too).
+.PHONY: reference reference-check
+reference: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/gen_reference.py --bin $(BUILD)/hookd --out docs/reference
+
+reference-check: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/gen_reference.py --bin $(BUILD)/hookd --out docs/reference --check
+
 # A Debian package of $(BUILD)/hookd: binary, conffile, hookd user, systemd
 # units (packaging/build-deb.sh says why dpkg-deb; docs/guides/deploy/systemd.md).
 deb: all
