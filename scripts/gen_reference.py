@@ -252,6 +252,47 @@ def render_man(src):
     return doc
 
 
+# ---- metrics.md ------------------------------------------------------------------------------------
+
+def render_metrics(src):
+    doc = Doc(md_locate)
+    doc.add("# Metrics reference", "", "<!-- " + GENERATED.format(args="reference metrics") + " -->", "",
+            "`GET /metrics` on `admin_listen` (default `127.0.0.1:8081`; never on `listen`) serves Prometheus "
+            "text format 0.0.4 (hookd %s). Every figure is the worker's own: counters count what *this* worker "
+            "did since it started (the cluster's totals are in `hookd status`, from the `hookd:stats` hash in "
+            "Redis). Example alert rules are in [examples/alerts.yml](../../examples/alerts.yml); the table is "
+            "`metric_defs` in `engine/ops/metrics.c`, and a new metric is one row of it." % src["version"], "",
+            "Histogram buckets (seconds): 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, "
+            "+Inf. **when**: which workers export the family.")
+    for kind, title in (("counter", "Counters"), ("histogram", "Histograms"), ("gauge", "Gauges")):
+        doc.add("", "## " + title, "", "| metric | labels | when | meaning |", "| --- | --- | --- | --- |")
+        for m in src["items"]:
+            if m["type"] == kind:
+                doc.add("| %s | %s | %s | %s |" % (code(m["name"]), md(m["labels"]), md(m["when"]), md(m["help"])))
+    return doc
+
+
+# ---- api-operations.md --------------------------------------------------------------------------
+
+def render_api(src):
+    doc = Doc(md_locate)
+    items = src["items"]
+    done = sum(1 for r in items if r["implemented"])
+    doc.add("# API operations", "", "<!-- " + GENERATED.format(args="reference api") + " -->", "",
+            "Every route of hookd %s's `/api/v1/` (the table `api_routes[]` of `engine/api/api_routes.c`): %d "
+            "operations hookd implements, %d of Svix's that it answers `501` with `{\"code\": "
+            "\"not_implemented\"}`. `*` in a path is one segment (an id or uid). How to use the API: "
+            "[the API reference](api.md)." % (src["version"], done, len(items) - done))
+    for title, impl in (("Implemented", True), ("Answered 501", False)):
+        doc.add("", "## " + title, "", "| operation | method | path | success | summary |",
+                "| --- | --- | --- | --- | --- |")
+        for r in items:
+            if r["implemented"] == impl:
+                doc.add("| %s | %s | %s | %s | %s |" % (code(r["operation"]), r["method"], code(r["path"]),
+                                                        r["status"] or "", md(r.get("summary") or "")))
+    return doc
+
+
 # ---- the references -----------------------------------------------------------------------------
 
 REFERENCES = [
@@ -259,6 +300,8 @@ REFERENCES = [
     ("configuration.md", ["config", "keys", "--json"], render_configuration),
     ("cli.md", ["help", "--json"], render_cli),
     ("hookd.1", ["help", "--json"], render_man),
+    ("metrics.md", ["reference", "metrics"], render_metrics),
+    ("api-operations.md", ["reference", "api"], render_api),
 ]
 
 

@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "cli_dlq.h"
 #include "cli_endpoint.h"
+#include "cli_reference.h"
 #include "cli_retention.h"
 #include "cli_status.h"
 #include "cli_tenant.h"
@@ -196,8 +197,8 @@ static const struct cli_args_cmd cmd_version = {
 };
 
 static const struct cli_args_cmd *const commands[] = {
-    &cmd_run,        &cmd_migrate,    &cmd_config,    &cli_endpoint_cmd, &cli_dlq_cmd, &cli_retention_cmd,
-    &cli_status_cmd, &cli_tenant_cmd, &cli_token_cmd, &cmd_version,      NULL,
+    &cmd_run,        &cmd_migrate,    &cmd_config,    &cli_endpoint_cmd,  &cli_dlq_cmd, &cli_retention_cmd,
+    &cli_status_cmd, &cli_tenant_cmd, &cli_token_cmd, &cli_reference_cmd, &cmd_version, NULL,
 };
 static const struct cli_args_cmd root = {
     .name = "hookd",

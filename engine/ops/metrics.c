@@ -7,6 +7,7 @@
 
 #include <event2/buffer.h>
 #include <event2/http.h>
+#include <stdlib.h>
 
 #include "clock.h"
 #include "ctx.h"
@@ -78,7 +79,7 @@ static const struct metric_def metric_defs[M__COUNT] = {
     [M_INGEST_SECONDS] = {"ingest_seconds", "histogram", "", "always", "Inbound webhook requests, arrival to answer."},
     [M_DELIVERY_SECONDS] = {"delivery_seconds", "histogram", "", "always",
                             "Outbound delivery requests, start to outcome."},
-    [M_QUEUE_DEPTH] = {"queue_depth", "gauge", "queue, set", "always",
+    [M_QUEUE_DEPTH] = {"queue_depth", "gauge", "queue (inbox, delivery), set (due, inflight)", "always",
                        "Items in the Redis schedule (as of the last heartbeat)."},
     [M_DLQ_SIZE] = {"dlq_size", "gauge", "", "always", "Open dead letters (not replayed)."},
     [M_READY] = {"ready", "gauge", "", "always", "1 when Postgres and Redis are reachable and the schema is current."},
@@ -87,7 +88,7 @@ static const struct metric_def metric_defs[M__COUNT] = {
                         "Postgres's clock minus this machine's; due times are on Postgres's clock."},
     [M_INBOX_INFLIGHT] = {"inbox_inflight", "gauge", "", "inbox role",
                           "Inbox items claimed and not yet finished by this worker."},
-    [M_INBOX_LATENESS] = {"inbox_lateness_seconds", "gauge", "quantile", "inbox role",
+    [M_INBOX_LATENESS] = {"inbox_lateness_seconds", "gauge", "quantile (0.5, 0.99)", "inbox role",
                           "Claim time minus due time, recent claims."},
     [M_FANOUT_DELIVERIES] = {"fanout_deliveries_total", "counter", "path", "relay role",
                              "Deliveries the relay's fan-out created, by where their first outcome was written."},
@@ -122,30 +123,47 @@ static const struct metric_def metric_defs[M__COUNT] = {
                              "When the next rows of a table expire (0: none to expire)."},
 };
 
+/* What each counter of hookd_<stat>_total counts (engine/base/stats.h). */
+static const char *const stat_help[STAT__COUNT] = {
+    [STAT_INGESTED] = "Inbound events accepted and stored.",
+    [STAT_DUPLICATE] = "Inbound requests answered duplicate (stored nowhere).",
+    [STAT_APPLIED] = "Inbound events applied to their entity.",
+    [STAT_NOOP] = "Inbound events that changed nothing (the entity was already there).",
+    [STAT_IGNORED] = "Inbound conflicts ignored (on_conflict = ignore).",
+    [STAT_DEFERRED] = "Evaluations that deferred an out-of-order event.",
+    [STAT_RETRIED] = "Failed inbound evaluations scheduled for a retry.",
+    [STAT_DEAD] = "Items moved to the dead-letter queue (inbound and deliveries).",
+    [STAT_DELIVERED] = "Deliveries answered 2xx.",
+    [STAT_DELIVERY_FAILED] = "Failed delivery attempts (retried or dead-lettered).",
+    [STAT_REPLAYED] = "Dead letters replayed from the admin view.",
+    [STAT_DB_ERRORS] = "Ingest inserts Postgres could not take (answered 503) and inbox batches that did not commit.",
+    [STAT_REDIS_ERRORS] = "Redis calls that failed.",
+};
+
 /* The "# HELP" and "# TYPE" lines of metric id, under name (NULL: its own). */
-static void header(struct evbuffer *b, enum metric_id id, const char *name)
+static void header(struct evbuffer *b, enum metric_id id, const char *name, const char *help)
 {
     const struct metric_def *m = &metric_defs[id];
     name = name ? name : m->name;
-    evbuffer_add_printf(b, "# HELP hookd_%s %s\n# TYPE hookd_%s %s\n", name, m->help, name, m->type);
+    evbuffer_add_printf(b, "# HELP hookd_%s %s\n# TYPE hookd_%s %s\n", name, help ? help : m->help, name, m->type);
 }
 
 static void counter(struct evbuffer *b, enum metric_id id, unsigned long long v)
 {
-    header(b, id, NULL);
+    header(b, id, NULL, NULL);
     evbuffer_add_printf(b, "hookd_%s %llu\n", metric_defs[id].name, v);
 }
 
 static void gauge(struct evbuffer *b, enum metric_id id, double v)
 {
-    header(b, id, NULL);
+    header(b, id, NULL, NULL);
     evbuffer_add_printf(b, "hookd_%s %g\n", metric_defs[id].name, v);
 }
 
 static void histogram(struct evbuffer *b, enum metric_id id, const struct histogram *h)
 {
     const char *name = metric_defs[id].name;
-    header(b, id, NULL);
+    header(b, id, NULL, NULL);
     uint64_t cum = 0;
     for (int i = 0; i < HIST_BUCKETS; i++) {
         cum += h->counts[i];
@@ -163,7 +181,7 @@ static void storage_metrics(struct evbuffer *b, const struct retention_storage *
     if (!st)
         return;
     for (enum metric_id id = M_TABLE_BYTES; id <= M_TABLE_NEXT_EXPIRY; id++) {
-        header(b, id, NULL);
+        header(b, id, NULL, NULL);
         for (size_t i = 0; i < st->n; i++) {
             const struct retention_table *t = &st->t[i];
             double v = id == M_TABLE_BYTES    ? (double)t->bytes
@@ -181,7 +199,7 @@ static void delivery_metrics(struct evbuffer *b, const struct stats *s, const st
 {
     if (!d)
         return;
-    header(b, M_FANOUT_DELIVERIES, NULL);
+    header(b, M_FANOUT_DELIVERIES, NULL, NULL);
     for (int i = 0; i < FANOUT__COUNT; i++)
         evbuffer_add_printf(b, "hookd_%s{path=\"%s\"} %llu\n", metric_defs[M_FANOUT_DELIVERIES].name,
                             stats_fanout_name(i), (unsigned long long)s->fanout[i]);
@@ -206,7 +224,7 @@ static void inbox_metrics(struct evbuffer *b, const struct inbox *ib)
     int64_t p50, p99;
     inbox_lateness(ib, &p50, &p99);
     gauge(b, M_INBOX_INFLIGHT, (double)inbox_pending(ib));
-    header(b, M_INBOX_LATENESS, NULL);
+    header(b, M_INBOX_LATENESS, NULL, NULL);
     const char *name = metric_defs[M_INBOX_LATENESS].name;
     evbuffer_add_printf(b, "hookd_%s{quantile=\"0.5\"} %g\nhookd_%s{quantile=\"0.99\"} %g\n", name,
                         (double)p50 / 1000.0, name, (double)p99 / 1000.0);
@@ -219,11 +237,11 @@ static void counters(struct evbuffer *b, const struct stats *s)
             continue;
         char name[64];
         snprintf(name, sizeof name, "%s_total", stats_name(i));
-        header(b, M_STAT, name);
+        header(b, M_STAT, name, stat_help[i]);
         evbuffer_add_printf(b, "hookd_%s %llu\n", name, (unsigned long long)s->total[i]);
     }
     counter(b, M_DEAD_LETTERS, (unsigned long long)s->total[STAT_DEAD]);
-    header(b, M_REJECTED, NULL);
+    header(b, M_REJECTED, NULL, NULL);
     for (int r = 0; r < REJECT__COUNT; r++)
         evbuffer_add_printf(b, "hookd_%s{reason=\"%s\"} %llu\n", metric_defs[M_REJECTED].name, stats_reject_name(r),
                             (unsigned long long)s->rejected[r]);
@@ -236,12 +254,12 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
     const struct heartbeat_view *v = heartbeat_view(m->hb);
     const struct stats *s = &ctx->stats;
     struct evbuffer *b = evbuffer_new();
-    header(b, M_BUILD_INFO, NULL);
+    header(b, M_BUILD_INFO, NULL, NULL);
     evbuffer_add_printf(b, "hookd_build_info{version=\"%s\"} 1\n", HOOKD_VERSION);
     counters(b, s);
     histogram(b, M_INGEST_SECONDS, &s->ingest_seconds);
     histogram(b, M_DELIVERY_SECONDS, &s->delivery_seconds);
-    header(b, M_QUEUE_DEPTH, NULL);
+    header(b, M_QUEUE_DEPTH, NULL, NULL);
     static const char *const sets[4][2] = {{"inbox", "due"},
                                            {"inbox", "inflight"},
                                            {"delivery", "due"},
@@ -253,7 +271,7 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
         gauge(b, M_DLQ_SIZE, (double)v->dlq_size);
     gauge(b, M_READY, ctx_ready(ctx));
     gauge(b, M_DB_PENDING_JOBS, (double)db_pool_pending(ctx->db));
-    header(b, M_CLOCK_OFFSET, NULL);
+    header(b, M_CLOCK_OFFSET, NULL, NULL);
     evbuffer_add_printf(b, "hookd_clock_offset_seconds %.3f\n", (double)clock_offset_ms() / 1000.0);
     inbox_metrics(b, m->inbox);
     delivery_metrics(b, s, m->delivery);
@@ -264,25 +282,57 @@ static void handle_metrics(struct evhttp_request *req, void *arg)
 }
 
 /* One row of the reference: a metric, its type, labels, who exports it. */
-static void reference_row(json_t *out, const char *name, const struct metric_def *m)
+static void reference_row(json_t *out, const char *name, const struct metric_def *m, const char *help)
 {
     json_array_append_new(out, json_pack("{s:s+, s:s, s:s, s:s, s:s}", "name", "hookd_", name, "type", m->type,
-                                         "labels", m->labels, "when", m->when, "help", m->help));
+                                         "labels", m->labels, "when", m->when, "help", help ? help : m->help));
+}
+
+/* "label (a, b, c)" from a list of label values. */
+static char *label_values(const char *label, const char *(*name)(int), int n)
+{
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add_printf(b, "%s (", label);
+    for (int i = 0; i < n; i++)
+        evbuffer_add_printf(b, "%s%s", i ? ", " : "", name(i));
+    evbuffer_add(b, ")", 2);
+    char *s = xstrdup((const char *)evbuffer_pullup(b, -1));
+    evbuffer_free(b);
+    return s;
+}
+
+static const char *reject_name(int i)
+{
+    return stats_reject_name((enum reject_reason)i);
+}
+
+static const char *fanout_name(int i)
+{
+    return stats_fanout_name((enum fanout_path)i);
 }
 
 json_t *metrics_reference(void)
 {
     json_t *out = json_array();
     for (enum metric_id id = 0; id < M__COUNT; id++) {
+        if (id == M_REJECTED || id == M_FANOUT_DELIVERIES) {
+            struct metric_def m = metric_defs[id];
+            char *labels = id == M_REJECTED ? label_values("reason", reject_name, REJECT__COUNT)
+                                            : label_values("path", fanout_name, FANOUT__COUNT);
+            m.labels = labels;
+            reference_row(out, m.name, &m, NULL);
+            free(labels);
+            continue;
+        }
         if (id != M_STAT) {
-            reference_row(out, metric_defs[id].name, &metric_defs[id]);
+            reference_row(out, metric_defs[id].name, &metric_defs[id], NULL);
             continue;
         }
         for (int i = 0; i < STAT__COUNT; i++) {
             char name[64];
             snprintf(name, sizeof name, "%s_total", stats_name(i));
             if (i != STAT_REJECTED)
-                reference_row(out, name, &metric_defs[id]);
+                reference_row(out, name, &metric_defs[id], stat_help[i]);
         }
     }
     return out;
