@@ -37,7 +37,7 @@ OBJS     := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/embedded.o
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/embedded.o
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-EMBEDDED := $(sort $(wildcard sql/*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql) $(wildcard assets/portal/*))
+EMBEDDED := $(sort $(wildcard sql/[0-9]*.sql) $(wildcard lua/*.lua) $(wildcard sql/queries/*.sql) $(wildcard assets/portal/*))
 TOOLS    := $(patsubst tests/tools/%.c,$(BUILD)/tools/%,$(wildcard tests/tools/*.c))
 
 PYTEST   := /usr/bin/python3 -m pytest
@@ -119,7 +119,7 @@ bench: deps $(BUILD)/hookd $(TOOLS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
 
-# Issue 17: the scenarios on tables with history next to empty ones, and the
+# The scenarios on tables with history next to empty ones, and the
 # time `hookd migrate` takes to convert an installation (scripts/bench_scale.py;
 # SCALE_INBOX, SCALE_ATTEMPTS, SCALE_EVENTS, SCALE_MIGRATE, SCALE_ONLY=scale|migrate).
 bench-scale: deps $(BUILD)/hookd $(TOOLS)
@@ -127,19 +127,19 @@ bench-scale: deps $(BUILD)/hookd $(TOOLS)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_scale.py
 
 # The retry path, the peers (BullMQ, pg-boss) and the storm only: sections
-# 5, 6 and 7 of make bench, the table printed, docs/benchmarks.md left as it is.
+# 5, 6 and 7 of make bench, the table printed, the last report left as it is.
 bench-peers: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test && scripts/node-deps.sh
 	BENCH_ONLY=retry,peers,storm HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
 # The fan-out to 10,000 tenants x 3 endpoints next to one endpoint (section 10 of
-# make bench), the table printed, docs/benchmarks.md left as it is;
+# make bench), the table printed, the last report left as it is;
 # BENCH_TENANTS_BASELINE=BINARY also runs another hookd, alternately.
 bench-tenants: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	BENCH_ONLY=tenants HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench.py
 
-# The processing figure with each Redis mode, in one run (docs/benchmarks.md, "Redis mode").
+# The processing figure with each Redis mode, in one run (its section of build/bench/report.md).
 bench-redis: deps $(BUILD)/hookd $(TOOLS)
 	@scripts/deps.sh test
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_TOOLS=$(abspath $(BUILD)/tools) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 scripts/bench_redis_modes.py
@@ -158,7 +158,7 @@ fuzz: deps $(BUILD)/hookd
 # The chaos suite: faults injected under load, then the ledger is checked;
 # again with Redis behind Sentinel on TLS, and on a Redis Cluster (each with
 # its own faults); then the hostile-client suite in its long form (three
-# times the attackers).
+# times the attackers); then a hostile tenant against two workers.
 # (`make test` runs its short form.)
 CHAOS_FAULTS ?= 24
 CHAOS_SENTINEL_FAULTS ?= 8
@@ -170,6 +170,7 @@ chaos: deps $(BUILD)/hookd
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis sentinel-tls --faults $(CHAOS_SENTINEL_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/chaos.py --redis cluster --faults $(CHAOS_CLUSTER_FAULTS) --seed $(CHAOS_SEED)
 	HOOKD_BIN=$(abspath $(BUILD)/hookd) HOOKD_HOSTILE_SCALE=3 $(PYTEST) -q tests/integration/test_hostile.py
+	HOOKD_BIN=$(abspath $(BUILD)/hookd) PYTHONPATH=$(CURDIR)/tests /usr/bin/python3 tests/chaos/hostile_tenant.py --seconds 30
 
 # Steady load for SOAK_MINUTES (default 30), sampling RSS, fds, Postgres
 # connections and Redis memory; SOAK_ARGS=--valgrind for a leak-checked run.
@@ -186,9 +187,21 @@ run: deps $(BUILD)/hookd
 format:
 	clang-format -i $(foreach d,$(LAYERS),$(wildcard $(d)/*.[ch])) tests/unit/*.c tests/tools/*.c tests/fuzz/*.[ch]
 
-# The tree as .clang-format has it (CI runs this).
+# The tree as .clang-format has it, and comments without history (no issue,
+# session or helper words; the checker tests itself first). CI runs this.
 format-check:
 	scripts/format-check.sh -q
+	scripts/comment-check.sh --self-test
+	scripts/comment-check.sh
+
+# sql/schema.sql: the schema the migrations make (scripts/schema.py, on a
+# throw-away Postgres). `make schema` writes it; `make schema-check` fails
+# with a diff when the checked-in file is stale.
+.PHONY: schema schema-check
+schema: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/schema.py --hookd $(BUILD)/hookd sql/schema.sql
+schema-check: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/schema.py --hookd $(BUILD)/hookd --check sql/schema.sql
 
 # No include or call cycle between modules, nothing used from a layer above
 # or from a domain the table in scripts/layers.mk does not allow
@@ -197,8 +210,20 @@ check-layers: deps $(BUILD)/hookd
 	/usr/bin/python3 scripts/check_layers.py --self-test
 	/usr/bin/python3 scripts/check_layers.py --objects $(BUILD)
 
+# docs/reference/ (configuration.md, cli.md, hookd.1) from the tables the
+# binary prints (`hookd config keys --json`, `hookd help --json`) through
+# scripts/gen_reference.py. reference-check regenerates them into a temporary
+# folder and fails, naming the stale file and the key or command, when a
+# committed one differs (tests/integration/test_reference.py runs it too).
+.PHONY: reference reference-check
+reference: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/gen_reference.py --bin $(BUILD)/hookd --out docs/reference
+
+reference-check: deps $(BUILD)/hookd
+	/usr/bin/python3 scripts/gen_reference.py --bin $(BUILD)/hookd --out docs/reference --check
+
 # A Debian package of $(BUILD)/hookd: binary, conffile, hookd user, systemd
-# units (packaging/build-deb.sh says why dpkg-deb; docs/deploy/systemd.md).
+# units (packaging/build-deb.sh says why dpkg-deb; docs/guides/deploy/systemd.md).
 deb: all
 	@scripts/deps.sh deb
 	packaging/build-deb.sh $(BUILD)

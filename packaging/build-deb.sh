@@ -39,10 +39,20 @@ install -D -m 0644 "$here/hookd.service" "$stage/lib/systemd/system/hookd.servic
 install -D -m 0644 "$here/hookd@.service" "$stage/lib/systemd/system/hookd@.service"
 doc="$stage/usr/share/doc/hookd"
 install -D -m 0644 "$root/README.md" "$doc/README.md"
-install -D -m 0644 -t "$doc/deploy" "$root"/docs/deploy/*.md
+install -D -m 0644 "$root/CHANGELOG.md" "$doc/CHANGELOG.md"
+install -D -m 0644 -t "$doc/guides" "$root"/docs/guides/*.md
+install -D -m 0644 -t "$doc/guides/deploy" "$root"/docs/guides/deploy/*.md
+install -D -m 0644 -t "$doc/reference" "$root"/docs/reference/*.md
 install -D -m 0644 "$root/sql/roles/least_privilege.sql" "$doc/least_privilege.sql"
 install -D -m 0644 "$root/examples/alerts.yml" "$doc/examples/alerts.yml"
 install -D -m 0644 "$root/examples/hookd.conf" "$doc/examples/hookd.conf"
+# The references and hookd(1), generated from the binary being packaged, so
+# the package's man page always describes its own binary.
+/usr/bin/python3 "$root/scripts/gen_reference.py" --bin "$bin" --out "$work/reference" >/dev/null
+install -D -m 0644 -t "$doc/reference" "$work/reference/configuration.md" "$work/reference/cli.md"
+install -d "$stage/usr/share/man/man1"
+gzip -9n < "$work/reference/hookd.1" > "$stage/usr/share/man/man1/hookd.1.gz"
+chmod 0644 "$stage/usr/share/man/man1/hookd.1.gz"
 
 for f in postinst prerm postrm; do install -m 0755 "$here/debian/$f" "$stage/DEBIAN/$f"; done
 install -m 0644 "$here/debian/conffiles" "$stage/DEBIAN/conffiles"

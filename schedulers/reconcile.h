@@ -13,7 +13,7 @@
  * replay, a released circuit: a row's next_attempt_at is never set earlier
  * than the transaction that writes it began), so a ZADD lost after a commit,
  * or a worker killed between its commit and its ZADD, costs at most one
- * interval of latency, as before; rows due earlier were walked by an
+ * interval of latency, as with a full pass; rows due earlier were walked by an
  * earlier pass and what Redis held of them is lost only with Redis itself
  * (a reconnect: full). A backlog of old rows (100,000 deliveries parked
  * under an open circuit) is thus read once, not every interval. Every

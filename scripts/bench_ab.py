@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Before/after of two hookd binaries on the same Postgres and Redis in one
 session, for a refactor that must not cost speed: the ingest scenario
-(signed POSTs through loadgen, roles = ingest) and the processing scenario
-(PENDING rows to terminal, roles = inbox, 1 and 2 workers) of `make bench`,
-without their pgbench ceilings. Each figure is measured as a pair, old and
+(signed POSTs through loadgen, roles = ingest), the processing scenario
+(PENDING rows to terminal, roles = inbox, 1 and 2 workers), the delivery
+scenario (outbox events to 2xx at a local sink, roles = relay) and the
+retry scenario (the sink answers 500 three times per webhook id, then 200)
+of `make bench`, without their ceilings. Each figure is measured as a pair, old and
 new back to back (in the order A B, then B A in the next round), so that a
 drift of the shared machine's load hits both binaries alike; the verdict is
 the median of the pairs' new/old ratios next to the ratio of the means.
 
     HOOKD_TOOLS=build/tools PYTHONPATH=tests /usr/bin/python3 scripts/bench_ab.py \\
-        OLD_BIN NEW_BIN [--rounds 2] [--only ingest,processing] [--workers 1,2]
+        OLD_BIN NEW_BIN [--rounds 2] [--only ingest,processing,delivery,retry] [--workers 1,2]
 
 BENCH_SCALE shrinks the sizes as in `make bench`. Prints every run and, per
 figure, the means and NEW/OLD.
@@ -35,8 +37,10 @@ from pathlib import Path
 import hookdtest.worker
 from hookdtest.bench.common import Bench, cpu_seconds, log
 from hookdtest.bench.ingest import ingest_load
-from hookdtest.bench.common import PROC_ENTITIES
+from hookdtest.bench.common import DELIVERY_EVENTS, PROC_ENTITIES, RUN_CAP_S, metrics, sh
+from hookdtest.bench.delivery import start_sink
 from hookdtest.bench.processing import bench_processing_run, remaining, seed_processing_rows
+from hookdtest.bench.retry import RETRY_EVENTS, retry_run
 from hookdtest.util import wait_for
 from hookdtest.worker import Worker
 
@@ -56,6 +60,46 @@ def ingest_once(b: Bench) -> tuple[float, float]:
     if stored != res["ok"] or res["errors"]:
         raise RuntimeError(f"ingest run lost something: stored {stored}, answered {res}")
     return res["ok_rps"], cpu * 1e6 / max(1, res["ok"])
+
+
+def delivery_once(b: Bench) -> tuple[float, float]:
+    """deliveries/s (the bulk emit's first 2xx to its last), and the relay's
+    CPU microseconds per delivery"""
+    sink, sport = start_sink(b)
+    url, db = b.new_db()
+    cfg, port = b.config(url, b.prefix(), roles="relay", hookd_keys={"allow_private_networks": "true"})
+    r = sh([hookdtest.worker.HOOKD_BIN, "-c", str(cfg), "endpoint", "add", "--url", f"http://127.0.0.1:{sport}/",
+            "--events", "*", "--name", "sink"], timeout=30)
+    if r.returncode != 0:
+        raise RuntimeError(f"endpoint add failed: {r.stderr}")
+    w = b.worker(cfg, port, f"relay-{b.nprefix}")
+    cpu0 = cpu_seconds(w.proc.pid)
+    db.all("SELECT count(hookd_emit('order', 'o' || g, 'order.paid', jsonb_build_object('type', 'order.paid',"
+           " 'order_id', 'o' || g, 'amount', 1999))) FROM generate_series(1, %s) g", DELIVERY_EVENTS)
+    committed_at = db.value("SELECT clock_timestamp()")
+    succeeded = lambda: db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'")  # noqa: E731
+    deadline = time.monotonic() + RUN_CAP_S
+    while not (metrics(w).get("hookd_delivered_total", 0) >= DELIVERY_EVENTS and succeeded() >= DELIVERY_EVENTS):
+        w.alive()  # raises when the worker died: never wait on a dead one
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"delivery run incomplete after {RUN_CAP_S} s: {succeeded()}/{DELIVERY_EVENTS}")
+        time.sleep(0.25)
+    cpu = cpu_seconds(w.proc.pid) - cpu0
+    span = float(db.value("SELECT extract(epoch FROM max(delivered_at) - %s) FROM outbox_deliveries"
+                          " WHERE status = 'SUCCEEDED'", committed_at) or 0)
+    w.stop()
+    sink.terminate()
+    sink.wait(timeout=10)
+    db.close()
+    return DELIVERY_EVENTS / span, cpu * 1e6 / DELIVERY_EVENTS
+
+
+def retry_once(b: Bench) -> tuple[float, float]:
+    """attempts/s, and the relay's CPU microseconds per attempt"""
+    r = retry_run(b, RETRY_EVENTS, "off", 16, label=f"-ab{b.nprefix}", binary=hookdtest.worker.HOOKD_BIN)
+    if not r["complete"]:
+        raise RuntimeError(f"retry run incomplete: {r['succeeded']}/{r['events']}")
+    return r["attempts_per_s"], r["cpu_s"] * 1e6 / max(1, r["attempts"])
 
 
 def processing_once(b: Bench, workers: int) -> tuple[float, float]:
@@ -131,7 +175,13 @@ def measure(b: Bench, figure: str) -> tuple[float, float]:
     machine) is logged and run once more."""
     for attempt in (1, 2):
         try:
-            return ingest_once(b) if figure == "ingest" else processing_once(b, int(figure.split()[1][:-1]))
+            if figure == "ingest":
+                return ingest_once(b)
+            if figure == "delivery":
+                return delivery_once(b)
+            if figure == "retry":
+                return retry_once(b)
+            return processing_once(b, int(figure.split()[1][:-1]))
         except Exception as e:
             if attempt == 2:
                 raise
@@ -165,7 +215,7 @@ def main() -> int:
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--only", default="ingest,processing")
+    ap.add_argument("--only", default="ingest,processing,delivery,retry")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--callgrind", action="store_true", help="instructions an event, under callgrind")
     a = ap.parse_args()
@@ -174,7 +224,8 @@ def main() -> int:
     only = set(a.only.split(","))
     workers = [int(x) for x in a.workers.split(",")]
     figures = (["ingest"] if "ingest" in only else []) + \
-              ([f"processing {n}w" for n in workers] if "processing" in only else [])
+              ([f"processing {n}w" for n in workers] if "processing" in only else []) + \
+              [f for f in ("delivery", "retry") if f in only]
     runs, cpu = series(figures), series(figures)
     b = Bench()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -204,7 +255,7 @@ def main() -> int:
 
 
 def callgrind_main(a: argparse.Namespace) -> int:
-    figures = [f for f in ("ingest", "processing 1w") if f.split()[0] in a.only.split(",")]
+    figures = [f for f in ("ingest", "processing 1w") if f.split()[0] in a.only.split(",")]  # the paths it knows
     ir, path = series(figures), series(figures)
     b = Bench()
     try:

@@ -7,8 +7,8 @@ three-master Redis Cluster (redis+cluster://) and that cluster over TLS
 burst of load from other users of the machine hits all of them alike; the
 median of each mode is set against the plain node's.
 
-Writes its section of docs/benchmarks.md (between the redis-modes markers,
-which `make bench` keeps) and prints it. Environment: HOOKD_BIN, HOOKD_TOOLS,
+Writes its section of the bench report, build/bench/report.md (between the
+redis-modes markers, which `make bench` keeps), and prints it. Environment: HOOKD_BIN, HOOKD_TOOLS,
 BENCH_SCALE (default 0.4 here: 40,000 rows per run), ROUNDS.
 tests/ must be on PYTHONPATH, as the Makefile sets it.
 """
@@ -21,7 +21,7 @@ import time
 
 os.environ.setdefault("BENCH_SCALE", "0.4")
 
-from hookdtest.bench.common import (DOCS, PROC_ENTITIES, PROC_EVENTS_PER_ENTITY, SCALE, Bench,  # noqa: E402
+from hookdtest.bench.common import (PROC_ENTITIES, PROC_EVENTS_PER_ENTITY, SCALE, REPORT, Bench,  # noqa: E402
                                     log)
 from hookdtest.bench.processing import bench_processing_run  # noqa: E402
 from hookdtest.bench.report import machine  # noqa: E402
@@ -96,7 +96,8 @@ def main() -> int:
     lines += ["", "Read the ratios: the issue's target is TLS within 15% of plain TCP (ratio >= 0.85) and a",
               "three-master cluster within 15% of one node.", "", END]
     section = "\n".join(lines)
-    path = DOCS / "benchmarks.md"
+    path = REPORT
+    path.parent.mkdir(parents=True, exist_ok=True)
     text = path.read_text() if path.exists() else "# hookd benchmarks\n"
     if BEGIN in text and END in text:
         text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench-scale` (issue 17): hookd's speed with months of history in its
+"""`make bench-scale`: hookd's speed with months of history in its
 tables, next to the same scenarios on empty tables, in the same run.
 
 1. Two databases with the steady-state layout of a 30-day window (partitions
@@ -19,7 +19,6 @@ tables, next to the same scenarios on empty tables, in the same run.
 Prints a table; figures are noisy on a shared machine: compare ratios."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from hookdtest import migrations  # noqa: E402
 from hookdtest.bench.common import (BODY_TEMPLATE, PGBIN, Bench, log, metrics, sh)  # noqa: E402
 from hookdtest.bench.delivery import sink_count, start_sink  # noqa: E402
 from hookdtest.bench.processing import remaining, seed_processing_rows, wait_all_terminal  # noqa: E402
@@ -370,7 +370,7 @@ def old_schema(b: Bench, name: str) -> str:
         with db.conn.cursor() as cur:  # no parameters: the file's % signs are its own
             cur.execute(data.decode())
         db.all("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)", f.stem,
-               hashlib.sha256(data).hexdigest())
+               migrations.checksum(data))
     db.close()
     return url
 

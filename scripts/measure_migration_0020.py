@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Migration 0020's cost (issue 19): `hookd migrate` from 0019 to the latest
+"""Migration 0020's cost: `hookd migrate` from 0019 to the latest
 over an outbox of N events (N_TENANT of them API messages, N_MARKED of those
 marked expunged the old way, {"expired": true}), in a throw-away Postgres
 (fsync on, the tests' settings), with pg_locks sampled every 100 ms and a
@@ -9,8 +9,7 @@ rows are history below 0012's partition bound. MODE=stmts times 0020's
 statements one by one in one transaction instead of running hookd migrate
 (hookd's "applied" lines reach a pipe only at its exit: no per-migration times).
 usage: scripts/measure_migration_0020.py HOOKD_BIN N N_TENANT N_MARKED
-(README, Upgrading: 2000000 400000 40000)"""
-import hashlib
+(docs/benchmarks.md, Upgrade time: 2000000 400000 40000)"""
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from hookdtest import migrations
 from hookdtest.services import Services, Db
 from hookdtest.worker import write_config
 
@@ -37,7 +37,7 @@ try:
         data = f.read_bytes()
         with db.conn.cursor() as cur:
             cur.execute(data.decode())
-        db.all("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)", f.stem, hashlib.sha256(data).hexdigest())
+        db.all("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)", f.stem, migrations.checksum(data))
     print("schema at", db.value("SELECT max(version) FROM schema_migrations"), flush=True)
     db.all("INSERT INTO hookd_tenants (id, uid, name) VALUES ('app_t', 't', 'T')")
     t = time.monotonic()

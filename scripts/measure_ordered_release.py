@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Ordered delivery (issue 19): the time from one delivery's answer to its
+"""Ordered delivery: the time from one delivery's answer to its
 successor's send (delivered_at minus the attempt's duration, less the
 predecessor's delivered_at), per aggregate, with binaries alternated round by
 round: AGGREGATES x EVENTS emitted in one statement to one ordered endpoint
 on tests/tools/sink, one worker (roles = relay), a throw-away Postgres and
 Redis (the tests' services).
 usage: scripts/measure_ordered_release.py ROUNDS AGGREGATES EVENTS LABEL=BIN...
-(README, ordered: 3 4 25 main=<main's build/hookd> new=build/hookd)"""
+(docs/benchmarks.md, Ordered endpoints: 3 4 25 main=<main's build/hookd> new=build/hookd)"""
 import json
 import os
 import statistics

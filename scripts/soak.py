@@ -9,7 +9,7 @@ Load: signed order lifecycles posted in shuffled order (about --rate events/s)
 to two workers, every shipment emitted to a local receiver through the
 outbox. Not part of `make test` (it is about time, not correctness).
 
-`--retention 1m` (issue 17, the accelerated soak): every [retention] window
+`--retention 1m` (the accelerated soak): every [retention] window
 that long, passes every 5 s, log_lock_waits on; it also samples the total
 size of hookd's tables and indexes, their dead tuples, and the throughput,
 prints the slopes over the second half of the run (after the first windows

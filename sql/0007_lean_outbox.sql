@@ -12,8 +12,8 @@ ALTER TABLE hookd_entities SET (fillfactor = 80);
 
 -- The endpoint foreign key made every fanned-out delivery take a KEY SHARE
 -- lock on its endpoint's row: with one busy endpoint and two fan-out passes at
--- once, that single row became a multixact hot spot (measured: a pass of 500
--- events went from 90 to 170 ms). The cascade it gave is kept by a trigger on
+-- once, that single row became a multixact hot spot that slowed every pass.
+-- The cascade it gave is kept by a trigger on
 -- the (rare) delete of an endpoint instead; a delivery whose endpoint vanished
 -- anyway is dead-lettered by the delivery role ("the endpoint was deleted").
 ALTER TABLE outbox_deliveries DROP CONSTRAINT IF EXISTS outbox_deliveries_endpoint_id_fkey;

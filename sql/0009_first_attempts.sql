@@ -1,8 +1,8 @@
 -- Deliveries are inserted by the relay's fan-out only, joined to the event
 -- rows it holds locked in the same transaction, so the foreign key from
 -- outbox_deliveries.event_id could never fail - but it cost a lookup and a
--- KEY SHARE lock on the event per delivery (measured: 19 of the 45 ms a pass
--- of 1,000 deliveries took to write). Its ON DELETE CASCADE (an application
+-- KEY SHARE lock on the event per delivery, a large part of the time a
+-- fan-out pass takes to write. Its ON DELETE CASCADE (an application
 -- purging old events) is kept by statement triggers, as 0007 did for the
 -- endpoint key; outbox_deliveries' (event_id, endpoint_id) unique index
 -- serves the lookup. TRUNCATE, which the key refused without CASCADE, now

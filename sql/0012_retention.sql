@@ -24,19 +24,15 @@
 -- UNIQUE(partner_name, partner_event_id) moves to hookd_dedup, where it
 -- stays the mechanism (ingest inserts the key and the row in one statement).
 --
--- What this migration locks, measured (README "Retention"): it runs in one
+-- What this migration locks: it runs in one
 -- transaction and holds ACCESS EXCLUSIVE on webhook_inbox, outbox_events,
 -- outbox_deliveries and attempts from its first statement to its commit
 -- (from the first, so that no inbox row committed during the copy of the
 -- keys is missing from hookd_dedup, and no worker's lock can deadlock with
 -- the conversion): ingest, workers and hookd_emit wait meanwhile. Its time is the
 -- key copy, the new primary-key indexes built on the existing rows and the
--- scans that validate the _legacy partitions. Measured by `make bench-scale`
--- (SCALE_ONLY=migrate) on 2026-12-03, Postgres 15 with fsync on, on a shared
--- 2-core machine under heavy load (load average about 15): 1M inbox rows, 1M
--- attempts, 250k events and 250k deliveries converted in 32.9 s, about 13 s
--- per million rows; extrapolated linearly, about 11 minutes for 20M inbox
--- rows, 20M attempts and 5M events with 5M deliveries (not measured at that
+-- scans that validate the _legacy partitions: it grows linearly with the
+-- rows (`make bench-scale` with SCALE_ONLY=migrate times it for a given
 -- size). Stop the workers (or accept that they wait) for that long.
 
 LOCK TABLE webhook_inbox, outbox_events, outbox_deliveries, attempts IN ACCESS EXCLUSIVE MODE;
@@ -79,7 +75,7 @@ LANGUAGE sql STABLE AS $$
      ORDER BY 2
 $$;
 
--- Storage parameters of a new partition (README "Retention": measured).
+-- Storage parameters of a new partition (README "Retention").
 CREATE FUNCTION hookd_partition_options(p_table text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE p_table
         WHEN 'attempts' THEN 'fillfactor = 100, autovacuum_vacuum_insert_scale_factor = 0.05,'

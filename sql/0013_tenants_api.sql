@@ -1,11 +1,11 @@
--- Tenants and the Svix-compatible API (issue 19).
+-- Tenants and the Svix-compatible API.
 --
 -- A tenant is what Svix calls an application: one customer of the user's
 -- SaaS, named by `uid` (the customer's id in the user's own system) and by
 -- hookd's own id (`app_…`). An endpoint belongs to at most one tenant; an
 -- outbox event names at most one tenant, and is delivered only to the
 -- matching endpoints of that tenant (an event without a tenant goes to the
--- endpoints without one, as before). No foreign key points at outbox_events,
+-- endpoints without one). No foreign key points at outbox_events,
 -- outbox_deliveries or attempts (they may become partitioned tables): the
 -- per-tenant uniqueness of a message's eventId lives in a table of its own.
 

@@ -1,4 +1,4 @@
--- The tenants' portal (issue 20): single-use login links and the sessions
+-- The tenants' portal: single-use login links and the sessions
 -- they open. Only SHA-256 digests of the link and session tokens are kept,
 -- so a copy of the database opens no portal. A tenant's links and sessions
 -- go with the tenant.

@@ -1,4 +1,4 @@
--- Ordered delivery (issue 19): deliveries of one aggregate (outbox
+-- Ordered delivery: deliveries of one aggregate (outbox
 -- aggregate_type + aggregate_id) to an endpoint with `ordered` are sent one
 -- at a time, in hookd_emit order.
 --

@@ -1,14 +1,14 @@
--- Ids that carry their partition (issue 17): a statement that finds rows by
+-- Ids that carry their partition: a statement that finds rows by
 -- id alone cannot prune the time partitions of sql/0012_retention.sql and
 -- probes every partition's primary key, deeper the more history there is.
 --
 -- From this migration on, the ids of webhook_inbox, outbox_events and
 -- outbox_deliveries are version 7 UUIDs (RFC 9562) whose millisecond clock
 -- IS the row's part_at: part_at defaults to now() cut to the millisecond,
--- the id to hookd_uuid7(), which now uses the same now() (the transaction's
+-- the id to hookd_uuid7(), which takes the same now() (the transaction's
 -- start: one clock for both defaults). A delivery keeps its event's part_at
 -- and takes its event's clock in its id (relay_settle.sql,
--- api_attempt_resend.sql, and the relay, engine/roles/relay.c, for the ids
+-- api_attempt_resend.sql, and the relay, engine/outbound/relay.c, for the ids
 -- it makes). So for every row,
 --     part_at = hookd_id_part(id)    or   part_at = '-infinity' (in _kept)
 -- whenever hookd_id_part(id) is not NULL, and a statement that looks a row up
@@ -22,7 +22,7 @@
 -- older than this migration (rows of 0012's layout: random ids, or version 7
 -- ids of the API and the relay whose clock was not the row's part_at).
 -- hookd_id_any is then -infinity and the condition is true in every
--- partition: such rows are found as before, without pruning, until they
+-- partition: such rows are found without pruning until they
 -- expire. The cut-off (this migration's time) is written into hookd_id_part,
 -- which stays IMMUTABLE, so that the planner folds it for constants.
 --

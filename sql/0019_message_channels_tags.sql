@@ -1,4 +1,4 @@
--- Svix's message fields that hookd ignored until now (issue 19):
+-- Svix's message fields channels, tags and deliverAt:
 --
 -- channels   (messages and endpoints) An endpoint with channels receives
 --            only the messages carrying at least one of them; an endpoint

@@ -1,4 +1,4 @@
--- Message payloads that expire (issue 19: Svix's payloadRetentionPeriod,
+-- Message payloads that expire (Svix's payloadRetentionPeriod,
 -- in days, and payloadRetentionHours), and the batch's retry signal.
 --
 -- payload_expires_at  when the message's payload stops being readable.
@@ -13,7 +13,7 @@
 --            (engine/core/retention.c, retention_expire_payloads.sql): the
 --            payload becomes JSON null, which no API payload can be (Svix
 --            requires an object), so "expired" is never confused with a
---            payload a user sent, as the old {"expired": true} marker was.
+--            payload a user sent (a {"expired": true} marker could be).
 -- The partial index holds only the payloads still to clear: a row leaves it
 -- when its payload is cleared, and ordinary messages (no expiry) never enter
 -- it, so the pass costs nothing when no message asked for a short life.

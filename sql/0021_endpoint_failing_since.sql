@@ -1,4 +1,4 @@
--- Auto-disable (issue 18): an endpoint whose circuit stays open for
+-- Auto-disable: an endpoint whose circuit stays open for
 -- `circuit_disable_after` (default 5 days, as Svix) is disabled by hookd
 -- (sql/queries/delivery_disable_failing_endpoint.sql). failing_since is when
 -- its circuit opened, and endpoint.disabled carries it as Svix's `failSince`

@@ -1,4 +1,4 @@
--- Lookups by id that still probed every partition (issue 17): the
+-- Lookups by id that probe only the id's partition: the
 -- statements in sql/queries (dlq_*, api_*, portal_*) carry the pruning
 -- condition of sql/0018 in the files themselves; this migration gives it to
 -- the two functions that look rows up by id, and adds the bound for

@@ -1,5 +1,6 @@
--- Finding which entities a batch's apply fails for (issue 18, inbound retry
--- storms). The inbox writes a batch's entity states with one UPDATE
+-- Finding which entities a batch's apply fails for, so that one refused
+-- entity does not make every retry of its batch fail. The inbox writes a
+-- batch's entity states with one UPDATE
 -- (sql/queries/inbox_batch_update_entities.sql); when a trigger or a check of
 -- the application refuses one entity's new state, that statement fails for
 -- the whole batch and does not say which entity. After such a failure (and

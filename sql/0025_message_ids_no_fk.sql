@@ -1,9 +1,8 @@
--- Message creation speed (issue 19): the eventId claims' foreign key to
--- hookd_tenants ran, per message created, an RI trigger that looked the
--- application up and locked it FOR KEY SHARE (measured with perf on the
--- batch statement, sql/queries/api_message_batch.sql: the trigger and its
--- SPI query were 4-8 % of Postgres's CPU per message). What it guaranteed
--- is kept otherwise:
+-- Message creation speed: the eventId claims' foreign key to hookd_tenants
+-- runs, per message created, an RI trigger that looks the application up
+-- and locks it FOR KEY SHARE (an SPI query per row of the batch statement,
+-- sql/queries/api_message_batch.sql). This migration drops it; what it
+-- guaranteed is kept otherwise:
 --   - no claim for an application that is gone: the statements that claim
 --     (api_message_batch, api_message_create) lock their applications FOR
 --     KEY SHARE themselves, once per statement, so a concurrent delete waits

@@ -1,4 +1,4 @@
--- hookd_emit with a payload retention (issue 19).
+-- hookd_emit with a payload retention.
 --
 -- hookd_emit(p_aggregate_type, p_aggregate_id, p_event_type, p_payload
 --            [, p_tenant text] [, p_payload_retention interval])
@@ -13,7 +13,7 @@
 -- payloadRetentionPeriod/-Hours (sql/0020: from then on the payload reads
 -- as expired, is never sent, and the retention pass clears its bytes); it
 -- must be positive. NULL (the default): the payload lives as long as its
--- row, as before. now() is the calling transaction's start, like
+-- row. now() is the calling transaction's start, like
 -- created_at's.
 -- Whoever could execute either old form may execute the new one (their
 -- grants are carried over; the old functions' ACLs are read before they are

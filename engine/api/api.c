@@ -10,7 +10,16 @@
  * the answer with the key, COMMIT — or ROLLBACK when the answer is an error,
  * so a refused request stores nothing. Back on the loop: the answer, the
  * throttle's count of failed authentications, and the Redis schedule of
- * deliveries the operation made due. */
+ * deliveries the operation made due.
+ *
+ * The throttle (admin_guard) counts wrong tokens per client address, the
+ * address taken through `trusted_proxies`. A request without a token is
+ * answered 401 and not counted: it guesses nothing. A token is always
+ * looked up, even from a blocked address, and a valid one is never
+ * refused, so no client can lock another out; a wrong one from a blocked
+ * address is answered 429 with Retry-After instead of 401. What makes a
+ * token unguessable is its 256 random bits (token.h); the throttle makes a
+ * guessing client visible in the log and tells it to stop. */
 #include "api.h"
 
 #include <event2/buffer.h>
@@ -25,6 +34,7 @@
 
 #include "admin_guard.h"
 #include "api_internal.h"
+#include "cidr.h"
 #include "clock.h"
 #include "config.h"
 #include "ctx.h"
@@ -89,6 +99,20 @@ static int bearer_digest(struct evhttp_request *req, char out[TOKEN_SHA_HEX])
         return -1;
     token_digest(tok, out);
     return out[0] ? 0 : -1;
+}
+
+/* The key the throttle counts the request's client under: its address
+ * through `trusted_proxies` (behind a proxy, each client its own), or the
+ * peer's when a trusted proxy named no usable address. */
+static void client_key(struct evhttp_request *req, const struct hookd_config *cfg, char key[ADMIN_GUARD_ADDR_LEN])
+{
+    struct cidr_addr addr;
+    char text[64];
+    if (http_request_client(req, &cfg->trusted, &addr) == 0)
+        cidr_addr_format(&addr, text, sizeof text);
+    else
+        snprintf(text, sizeof text, "%s", http_request_peer(req));
+    admin_guard_client_key(text, key);
 }
 
 /* The JSON body of POST, PUT and PATCH (an object), or answers 422/400. */
@@ -175,23 +199,13 @@ static void handle_api(struct evhttp_request *req, void *arg)
     r->query.tqh_last = &r->query.tqh_first;
     (void)api_route_match(route->pattern, path, r);
     free(path);
-    admin_guard_client_key(http_request_peer(req), r->client);
-    int64_t wait = admin_guard_retry_after(a->guard, r->client, clock_mono_ms());
-    if (wait > 0) {
-        char s[24];
-        snprintf(s, sizeof s, "%lld", (long long)wait);
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", s);
-        reply_svix_error(req, 429, "rate_limited", "too many failed authentications from this address");
-        api_req_free(r);
-        return;
-    }
-    if (bearer_digest(req, r->token_sha) != 0) {
-        bool blocked = false;
-        admin_guard_failed(a->guard, r->client, clock_mono_ms(), &blocked);
+    if (bearer_digest(req, r->token_sha) != 0) { /* no token: nothing guessed, nothing counted */
         reply_svix_error(req, 401, "authentication_failed", "Incorrect authentication credentials.");
         api_req_free(r);
         return;
     }
+    client_key(req, r->cfg, r->client);
+    r->blocked_s = admin_guard_retry_after(a->guard, r->client, clock_mono_ms());
     const char *q = uri ? evhttp_uri_get_query(uri) : NULL;
     if (q && evhttp_parse_query_str(q, &r->query) != 0) {
         reply_svix_error(req, 400, "bad_request", "the query string cannot be parsed");

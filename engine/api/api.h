@@ -58,6 +58,11 @@ struct api_call_result {
  * DB thread. */
 void api_call(PGconn *conn, const struct api_call *c, struct api_call_result *out);
 
+/* Every route of the API as [{method, path, operation, implemented,
+ * summary, status}] (caller frees): the source of
+ * docs/reference/api-operations.md. */
+json_t *api_routes_reference(void);
+
 /* Whether an endpoint whose filterTypes are types (globs; NULL or empty:
  * every type) receives messages of type. */
 bool api_filter_types_match(const json_t *types, const char *type);

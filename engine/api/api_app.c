@@ -32,12 +32,12 @@ static int read_fields(struct api_req *r, struct app_fields *f, bool name_requir
     f->has_uid = json_object_get(b, "uid") != NULL;
     f->uid = api_str(r, b, "uid", false);
     if (f->uid)
-        api_check_uid(r, "uid", f->uid);
+        api_check_uid(r, "uid", f->uid, "app");
     const char *rk = json_object_get(b, "rateLimit") ? "rateLimit" : "throttleRate";
     f->has_rate = json_object_get(b, rk) != NULL;
     f->rate = api_int(r, b, rk, 1, 65535);
     snprintf(f->rate_text, sizeof f->rate_text, "%lld", (long long)f->rate);
-    f->metadata = api_object_text(r, b, "metadata", true);
+    f->metadata = api_metadata_text(r, b, "metadata");
     if (api_failed(r)) {
         free(f->metadata);
         f->metadata = NULL;
@@ -106,9 +106,36 @@ void api_app_get(PGconn *conn, struct api_req *r)
     reply_body(r, api_exec(conn, r, Q_API_APP_GET, p), 200);
 }
 
+/* Whether a tenant token's update keeps its application's uid. The uid is
+ * how the operator names the tenant (hookd_emit, the CLI): unique over
+ * every tenant, so a change to a uid another tenant holds could only be
+ * refused by telling that it is taken. A tenant token may send its uid
+ * unchanged (a PUT of the whole application) or leave it out (kept, also
+ * by a PUT); any other value is refused with 403 whether or not another
+ * tenant holds it. false after answering. */
+static bool tenant_keeps_uid(PGconn *conn, struct api_req *r, const struct app_fields *f)
+{
+    if (!r->tenant[0] || !f->has_uid)
+        return true;
+    const char *p[] = {r->app};
+    PGresult *res = api_exec(conn, r, Q_API_APP_GET, p);
+    json_t *app = res ? api_row_json(res, 0, API_APP_GET_BODY) : NULL;
+    PQclear(res);
+    const char *cur = json_string_value(json_object_get(app, "uid"));
+    bool same = (!cur && !f->uid) || (cur && f->uid && strcmp(cur, f->uid) == 0);
+    json_decref(app);
+    if (!same && !api_failed(r))
+        api_error(r, 403, "insufficient access",
+                  "An application's uid is set by the operator: a tenant token may not change it.");
+    return same;
+}
+
 static void update(PGconn *conn, struct api_req *r, const struct app_fields *f, bool put)
 {
-    const char *set_uid = put || f->has_uid ? "true" : "false";
+    if (!tenant_keeps_uid(conn, r, f))
+        return;
+    /* a tenant's PUT without a uid keeps it (tenant_keeps_uid) */
+    const char *set_uid = (put && !r->tenant[0]) || f->has_uid ? "true" : "false";
     const char *set_rate = put || f->has_rate ? "true" : "false";
     const char *meta = f->metadata ? f->metadata : (put ? "{}" : NULL);
     const char *p[] = {r->app, f->name, set_uid, f->uid, set_rate, f->rate >= 0 ? f->rate_text : NULL, meta};
@@ -138,7 +165,7 @@ void api_app_update(PGconn *conn, struct api_req *r)
         update(conn, r, &f, true);
     } else if (r->tenant[0]) {
         api_not_found(r, "Application");
-    } else if (api_check_uid(r, "uid", r->params[0])) {
+    } else if (api_check_uid(r, "uid", r->params[0], "app")) {
         f.uid = f.uid ? f.uid : r->params[0]; /* Svix: the path names the new application's uid */
         create(conn, r, &f);
     }

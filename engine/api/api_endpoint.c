@@ -13,10 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api_internal.h"
+#include "config.h"
 #include "encoding.h"
 #include "endpoint_headers.h"
+#include "errbuf.h"
 #include "payload_filter.h"
 #include "signature.h"
 #include "token.h"
@@ -44,14 +47,45 @@ static void reply_row(struct api_req *r, PGresult *res, int status)
 
 /* ---- reading the body ---- */
 
-/* Custom headers (endpoint_headers.h); false after answering 422. */
+/* What one endpoint may store, past the rules of endpoint_headers.h and
+ * payload_filter.h: event-type filters (a set; Svix sets no number), the
+ * payload filter's size as compact JSON, and its custom headers' total size
+ * (names and values), which every delivery carries. */
+#define EVENT_TYPES_MAX 256
+#define FILTER_BYTES_MAX 16384
+#define HEADERS_BYTES_MAX 8192
+
+/* Custom headers (endpoint_headers.h), names that differ in more than case
+ * (HTTP's are case-insensitive: two would both be sent), at most
+ * HEADERS_BYTES_MAX bytes in all; false after answering 422. */
 static bool check_headers(struct api_req *r, const char *field, const json_t *h, bool nulls_ok)
 {
     char err[256];
-    if (endpoint_headers_check(h, nulls_ok, err, sizeof err) == 0)
-        return true;
-    api_invalid(r, "body", field, err, "value_error");
-    return false;
+    if (endpoint_headers_check(h, nulls_ok, err, sizeof err) != 0) {
+        api_invalid(r, "body", field, err, "value_error");
+        return false;
+    }
+    size_t total = 0;
+    const char *k, *k2;
+    json_t *v, *v2;
+    json_object_foreach((json_t *)h, k, v)
+    {
+        total += strlen(k) + (json_is_string(v) ? json_string_length(v) : 0);
+        json_object_foreach((json_t *)h, k2, v2)
+        {
+            if (k2 != k && strcasecmp(k, k2) == 0) {
+                err_set(err, sizeof err, "%s and %s name the same header", k, k2);
+                api_invalid(r, "body", field, err, "value_error");
+                return false;
+            }
+        }
+    }
+    if (total > HEADERS_BYTES_MAX) {
+        api_invalid(r, "body", field, "at most " API_STR(HEADERS_BYTES_MAX) " bytes of names and values in all",
+                    "value_error");
+        return false;
+    }
+    return true;
 }
 
 /* eventTypes / filterTypes: names of the catalog (or globs matching some). */
@@ -65,22 +99,20 @@ static void read_event_types(PGconn *conn, struct api_req *r, json_t *out)
         json_object_set_new(out, "event_types", json_null());
         return;
     }
-    char *text = api_str_array_text(r, r->body, field);
+    char *text = api_str_set_text(r, r->body, field, EVENT_TYPES_MAX);
     if (!text)
         return;
     const char *p[] = {text};
     PGresult *res = api_exec(conn, r, Q_API_EVENT_TYPES_MISSING, p);
-    free(text);
-    if (!res)
-        return;
-    if (PQntuples(res) > 0) {
+    if (res && PQntuples(res) > 0) {
         char msg[384];
         snprintf(msg, sizeof msg, "no such event type: %s", PQgetvalue(res, 0, API_EVENT_TYPES_MISSING_NAME));
         api_invalid(r, "body", field, msg, "value_error");
-    } else {
-        json_object_set(out, "event_types", v);
+    } else if (res) {
+        json_object_set_new(out, "event_types", json_loads(text, 0, NULL)); /* each once */
     }
     PQclear(res);
+    free(text);
 }
 
 /* The body's fields as the columns to set. put: absent fields reset. */
@@ -96,7 +128,7 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
         json_object_set_new(c, "description", json_string(desc ? desc : ""));
     if (json_object_get(b, "uid") || put) {
         const char *uid = api_str(r, b, "uid", false);
-        if (uid && api_check_uid(r, "uid", uid))
+        if (uid && api_check_uid(r, "uid", uid, "ep"))
             json_object_set_new(c, "uid", json_string(uid));
         else if (!uid)
             json_object_set_new(c, "uid", json_null());
@@ -108,7 +140,7 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
     int64_t rate = api_int(r, b, rk, 1, 1000000);
     if (json_object_get(b, rk) || put)
         json_object_set_new(c, "rate_limit", rate > 0 ? json_integer(rate) : json_null());
-    char *meta = api_object_text(r, b, "metadata", true);
+    char *meta = api_metadata_text(r, b, "metadata");
     if (meta || put)
         json_object_set_new(c, "metadata", meta ? json_loads(meta, 0, NULL) : json_object());
     free(meta);
@@ -118,10 +150,15 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
     json_t *pf = json_object_get(b, "payloadFilter");
     if (pf && !json_is_null(pf)) {
         char err[256];
-        if (payload_filter_check(pf, err, sizeof err) != 0)
+        char *text = json_dumps(pf, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (text && strlen(text) > FILTER_BYTES_MAX)
+            api_invalid(r, "body", "payloadFilter", "at most " API_STR(FILTER_BYTES_MAX) " bytes as compact JSON",
+                        "value_error.payload_filter");
+        else if (payload_filter_check(pf, err, sizeof err) != 0)
             api_invalid(r, "body", "payloadFilter", err, "value_error.payload_filter");
         else
             json_object_set(c, "payload_filter", pf);
+        free(text);
     } else if (pf || put) {
         json_object_set_new(c, "payload_filter", json_null());
     }
@@ -168,6 +205,72 @@ static bool make_secret(struct api_req *r, const char *given, const char *field,
     return true;
 }
 
+/* ---- the application's budget ---- */
+
+/* What an application's endpoints count against [hookd] tenant_max_endpoints
+ * and tenant_max_filter_bytes. */
+struct budget {
+    long long endpoints, filter_bytes;
+};
+
+/* The application's endpoints now (api_endpoint_budget.sql); false after
+ * answering. */
+static bool budget_read(PGconn *conn, struct api_req *r, struct budget *b)
+{
+    const char *p[] = {r->app};
+    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_BUDGET, p);
+    if (!res)
+        return false;
+    b->endpoints = strtoll(PQgetvalue(res, 0, API_ENDPOINT_BUDGET_ENDPOINTS), NULL, 10);
+    b->filter_bytes = strtoll(PQgetvalue(res, 0, API_ENDPOINT_BUDGET_FILTER_BYTES), NULL, 10);
+    PQclear(res);
+    return true;
+}
+
+/* Before a change of the application's endpoints: locks the application
+ * (api_app_lock.sql: changes check the budget one after the other) and
+ * reads what they count now into before. false after answering. */
+static bool budget_begin(PGconn *conn, struct api_req *r, struct budget *before)
+{
+    const char *p[] = {r->app};
+    PGresult *res = api_exec(conn, r, Q_API_APP_LOCK, p);
+    bool found = res && PQntuples(res) == 1;
+    PQclear(res);
+    if (!found) {
+        if (!api_failed(r))
+            api_not_found(r, "Application");
+        return false;
+    }
+    return budget_read(conn, r, before);
+}
+
+/* After the change, in its transaction: answers 422 (the router then rolls
+ * the change back) when it made the application pass a limit it was within,
+ * or grow while past one (an operator may have lowered it); a change that
+ * grows nothing always passes. */
+static bool budget_end(PGconn *conn, struct api_req *r, const struct budget *before)
+{
+    struct budget after;
+    if (!r->cfg || !budget_read(conn, r, &after))
+        return !api_failed(r);
+    char msg[200];
+    if (after.endpoints > before->endpoints && after.endpoints > r->cfg->tenant_max_endpoints) {
+        snprintf(msg, sizeof msg, "an application may have at most %lld endpoints ([hookd] tenant_max_endpoints)",
+                 (long long)r->cfg->tenant_max_endpoints);
+        api_invalid(r, "body", NULL, msg, "value_error.budget");
+        return false;
+    }
+    if (after.filter_bytes > before->filter_bytes && after.filter_bytes > r->cfg->tenant_max_filter_bytes) {
+        snprintf(msg, sizeof msg,
+                 "the event types and payload filters of an application's endpoints may take at most %lld bytes "
+                 "([hookd] tenant_max_filter_bytes); this change makes them %lld",
+                 (long long)r->cfg->tenant_max_filter_bytes, after.filter_bytes);
+        api_invalid(r, "body", NULL, msg, "value_error.budget");
+        return false;
+    }
+    return true;
+}
+
 /* ---- the operations ---- */
 
 void api_endpoint_list(PGconn *conn, struct api_req *r)
@@ -190,7 +293,15 @@ void api_endpoint_create(PGconn *conn, struct api_req *r)
     }
     char *text = json_dumps(c, JSON_COMPACT);
     const char *p[] = {r->app, text, secret};
-    reply_row(r, api_exec(conn, r, Q_API_ENDPOINT_CREATE, p), 201);
+    struct budget before;
+    if (budget_begin(conn, r, &before)) {
+        PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_CREATE, p);
+        if (res && !budget_end(conn, r, &before)) {
+            PQclear(res);
+            res = NULL;
+        }
+        reply_row(r, res, 201);
+    }
     OPENSSL_cleanse(secret, sizeof secret);
     free(text);
     json_decref(c);
@@ -217,7 +328,15 @@ static void update(PGconn *conn, struct api_req *r, bool put)
         json_object_del(c, "headers"); /* PUT does not carry them (Svix: EndpointUpdate) */
     char *text = json_dumps(c, JSON_COMPACT);
     const char *p[] = {id, text};
-    reply_row(r, api_exec(conn, r, Q_API_ENDPOINT_UPDATE, p), 200);
+    struct budget before;
+    if (budget_begin(conn, r, &before)) {
+        PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_UPDATE, p);
+        if (res && !budget_end(conn, r, &before)) {
+            PQclear(res);
+            res = NULL;
+        }
+        reply_row(r, res, 200);
+    }
     free(text);
     json_decref(c);
 }
@@ -351,9 +470,7 @@ void api_endpoint_headers_patch(PGconn *conn, struct api_req *r)
         if (json_is_string(v))
             json_object_del(cur, json_string_value(v));
     }
-    if (json_object_size(cur) > ENDPOINT_HEADERS_MAX)
-        api_invalid(r, "body", "headers", "at most 32 headers", "value_error");
-    else
+    if (check_headers(r, "headers", cur, false))
         set_headers(conn, r, id, cur);
     json_decref(cur);
 }

@@ -8,6 +8,9 @@
 
 #include "api_internal.h"
 
+/* An event type's feature flags: a set of names, this many at most. */
+#define FEATURE_FLAGS_MAX 32
+
 static bool valid_name(struct api_req *r, const char *name)
 {
     size_t n = strlen(name);
@@ -43,7 +46,7 @@ static char *read_fields(struct api_req *r, bool description_required)
         const char *g = api_str(r, b, "groupName", false);
         json_object_set_new(c, "group_name", g ? json_string(g) : json_null());
     }
-    char *ff = api_str_array_text(r, b, "featureFlags");
+    char *ff = api_str_set_text(r, b, "featureFlags", FEATURE_FLAGS_MAX);
     if (ff)
         json_object_set_new(c, "feature_flags", json_loads(ff, 0, NULL));
     free(ff);

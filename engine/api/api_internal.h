@@ -57,8 +57,9 @@ struct api_req {
     size_t body_len;
     char token_sha[65];
     char *idem_key;
-    char *idem_scope; /* the token's tenant is added on the DB thread */
-    char client[64];
+    char *idem_scope;  /* the token's tenant is added on the DB thread */
+    char client[64];   /* the throttle's key of the client's address */
+    int64_t blocked_s; /* > 0: the address is blocked this long; a wrong token gets 429 */
     /* set on the DB thread */
     bool auth_ok;
     char tenant[64]; /* the token's tenant id; "" = every tenant */
@@ -147,10 +148,25 @@ const char *api_str(struct api_req *r, const json_t *o, const char *field, bool 
 int64_t api_int(struct api_req *r, const json_t *o, const char *field, int64_t min, int64_t max);
 /* 1 true, 0 false, -1 absent; 422 when not a boolean. */
 int api_bool(struct api_req *r, const json_t *o, const char *field);
-/* The object/array field as JSON text (caller frees), NULL when absent or
- * null; 422 when of another type. values_str: every value must be a string. */
-char *api_object_text(struct api_req *r, const json_t *o, const char *field, bool values_str);
-char *api_str_array_text(struct api_req *r, const json_t *o, const char *field);
+/* What a tenant may store: every list and map it sends is bounded, so that
+ * what a request stores (and what the relay reads back for each pass) stays
+ * small whatever the body limit. The limits of the endpoint's fields are in
+ * api_endpoint.c, the per-application budget in [hookd]
+ * tenant_max_endpoints and tenant_max_filter_bytes. */
+#define API_STR_(x) #x
+#define API_STR(x) API_STR_(x)
+#define API_METADATA_KEYS_MAX 64
+#define API_METADATA_BYTES_MAX 16384
+#define API_NAME_LONG_MAX 256 /* an event type's name (Svix's limit) */
+/* A metadata field (an object of strings, at most API_METADATA_KEYS_MAX
+ * keys and API_METADATA_BYTES_MAX bytes as compact JSON) as JSON text
+ * (caller frees), NULL when absent or null; 422 answered otherwise. */
+char *api_metadata_text(struct api_req *r, const json_t *o, const char *field);
+/* A list of strings of 1 to API_NAME_LONG_MAX characters, at most max_items
+ * of them, as the JSON text of the set they make (each once, in the order
+ * of first occurrence; caller frees); NULL when absent or null, and after
+ * answering 422. */
+char *api_str_set_text(struct api_req *r, const json_t *o, const char *field, size_t max_items);
 /* A set of names (Svix's channels and tags: api_message.c): a JSON array of
  * 1 to max_items strings of 1 to API_NAME_MAX characters of a-z, A-Z, 0-9
  * and extra's, into *out as JSON text (caller frees); NULL when absent or
@@ -163,8 +179,10 @@ bool api_check_url(struct api_req *r, const char *field, const char *url);
 /* An RFC 3339 date-time (2026-12-03T15:00:00Z, fractions and offsets
  * allowed) in a query parameter or body field; false after answering 422. */
 bool api_check_time(struct api_req *r, const char *where, const char *field, const char *s);
-/* A uid (Svix: [a-zA-Z0-9-_.], 1 to 256 characters). */
-bool api_check_uid(struct api_req *r, const char *field, const char *uid);
+/* A uid (Svix: [a-zA-Z0-9-_.], 1 to 256 characters) that does not start
+ * with id_prefix and '_' ("app", "ep"): a uid never looks like an id of its
+ * kind, so no lookup by id or uid can take one for the other. */
+bool api_check_uid(struct api_req *r, const char *field, const char *uid, const char *id_prefix);
 
 /* ---- operations (api_app.c, api_endpoint.c, api_message.c,
  * api_attempt.c, api_content.c, api_event_type.c, api_send_example.c) ---- */

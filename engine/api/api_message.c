@@ -41,16 +41,14 @@
 /* Creations per batch, and batches running at once. The batches run on a
  * pool of their own (MSG_BATCHES_RUNNING connections, in addition to
  * db_pool_size), with generic plans: the shared pool plans every execution
- * for its parameters (db_pool_new's custom_plans), which for this
- * statement of a dozen CTEs was about 30 % of Postgres's CPU per message
- * (perf, issue 19). Each batch is one statement that commits on its own,
- * as ingest's insert; the statement takes about 1.4 ms for 16 requests
- * (EXPLAIN ANALYZE, sql/queries/api_message_batch.sql), the rest is the
- * commit's WAL flush, and the requests that arrive meanwhile make the next
- * batch. One batch at a time: larger batches, and no two statements
- * contending for the same application row lock and index pages (Postgres
- * CPU per message, shared busy machine, 20,000 creations over 32
- * connections: 1 running 64 and 97 us, 2 running 119, 128 and 168 us). */
+ * for its parameters (db_pool_new's custom_plans), and planning this
+ * statement of a dozen CTEs costs a large share of Postgres's CPU per
+ * message. Each batch is one statement that commits on its own, as
+ * ingest's insert; most of a batch's time is the commit's WAL flush, and
+ * the requests that arrive meanwhile make the next batch. One batch at a
+ * time: larger batches, and no two statements contending for the same
+ * application row lock and index pages, cost Postgres less CPU per message
+ * than two running at once. */
 #define MSG_BATCH_MAX 256
 #define MSG_BATCHES_RUNNING 1
 #define MSG_BATCH_BYTES (64u << 20)
@@ -87,7 +85,7 @@ static bool resolve_or_create_app(PGconn *conn, struct api_req *r)
     const char *name = api_str(r, app, "name", true), *uid = api_str(r, app, "uid", false);
     if (uid && strcmp(uid, r->params[0]) != 0)
         api_invalid(r, "body", "application", "the application's uid must be the path's", "application_uid_mismatch");
-    if (!uid && api_check_uid(r, "uid", r->params[0]))
+    if (api_check_uid(r, "uid", r->params[0], "app"))
         uid = r->params[0];
     if (api_failed(r))
         return false;

@@ -8,12 +8,26 @@
 #include "api_internal.h"
 #include "version.h"
 
+/* An endpoint's event-type filters as a request gives them (api_endpoint.c). */
+#define FILTER_TYPES_IN                                                                                               \
+    "{\"type\":\"array\",\"nullable\":true,\"maxItems\":256,"                                                         \
+    "\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256},"                                              \
+    "\"description\":\"event types of the catalog, or globs matching some; each stored once\"}"
+
+/* An endpoint's custom headers as a request gives them (endpoint_headers.h,
+ * api_endpoint.c); in a patch, null removes one. */
+#define HEADERS_LIMITS                                                                                                \
+    "\"maxProperties\":32,\"description\":\"values of at most 4096 characters, at most 8192 bytes of names and "      \
+    "values in all; names differ in more than case\""
+#define HEADERS_IN "{\"type\":\"object\"," HEADERS_LIMITS ",\"additionalProperties\":{\"type\":\"string\"}}"
+#define HEADERS_PATCH_IN                                                                                              \
+    "{\"type\":\"object\"," HEADERS_LIMITS ",\"additionalProperties\":{\"type\":\"string\",\"nullable\":true}}"
+
 /* The fields of an endpoint's PUT (all but url optional) and PATCH (all optional). */
 #define ENDPOINT_UPDATE_FIELDS                                                                                        \
     "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"                         \
     "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"                            \
-    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"                          \
-    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"                         \
+    "\"eventTypes\":" FILTER_TYPES_IN ",\"filterTypes\":" FILTER_TYPES_IN ","                                         \
     "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"                              \
     "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"                       \
     "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true},\"rateLimit\":{\"type\":\"integer\",\"nullable\":"     \
@@ -52,10 +66,11 @@ static const char schemas[] =
     "\"type\":{\"type\":\"string\"}}},"
     "\"HTTPValidationError\":{\"type\":\"object\",\"required\":[\"detail\"],\"properties\":{"
     "\"detail\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/ValidationError\"}}}},"
-    "\"Metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+    "\"Metadata\":{\"type\":\"object\",\"maxProperties\":64,\"additionalProperties\":{\"type\":\"string\"},"
+    "\"description\":\"at most 16384 bytes as compact JSON\"},"
     "\"ApplicationIn\":{\"type\":\"object\",\"required\":[\"name\"],\"properties\":{"
     "\"name\":{\"type\":\"string\",\"minLength\":1},\"uid\":{\"type\":\"string\",\"nullable\":true,"
-    "\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\",\"maxLength\":256},"
+    "\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\",\"maxLength\":256,\"description\":\"not starting with app_\"},"
     "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
     "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
     "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"}}},"
@@ -72,19 +87,20 @@ static const char schemas[] =
     "\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
     "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
     "\"PayloadFilter\":{\"type\":\"object\",\"nullable\":true,\"description\":\"hookd: a condition on the "
-    "payload ($eq, $neq, $in, $gt, $lt, $exists, $and, $or; dotted paths)\"},"
+    "payload ($eq, $neq, $in, $gt, $lt, $exists, $and, $or; dotted paths), at most 16384 bytes as compact "
+    "JSON\"},"
     "\"EndpointIn\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{"
     "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"
     "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"
-    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
-    "\"filterTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"eventTypes\":" FILTER_TYPES_IN ",\"filterTypes\":" FILTER_TYPES_IN ","
     "\"channels\":{\"type\":\"array\",\"nullable\":true,\"minItems\":1,\"maxItems\":10,"
     "\"items\":{\"type\":\"string\",\"maxLength\":128,\"pattern\":\"^[a-zA-Z0-9\\\\-_.]+$\"}},"
     "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
     "\"rateLimit\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"
     "\"secret\":{\"type\":\"string\",\"nullable\":true,\"pattern\":\"^(whsec_)?[a-zA-Z0-9+/=]{32,100}$\"},"
     "\"metadata\":{\"$ref\":\"#/components/schemas/Metadata\"},"
-    "\"headers\":{\"type\":\"object\",\"nullable\":true,\"additionalProperties\":{\"type\":\"string\"}},"
+    "\"headers\":{\"type\":\"object\",\"nullable\":true," HEADERS_LIMITS
+    ",\"additionalProperties\":{\"type\":\"string\"}},"
     "\"payloadFilter\":{\"$ref\":\"#/components/schemas/PayloadFilter\"},"
     "\"ordered\":{\"type\":\"boolean\"}}},"
     "\"EndpointUpdate\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{" ENDPOINT_UPDATE_FIELDS "}},"
@@ -106,9 +122,9 @@ static const char schemas[] =
     "\"EndpointSecretRotateIn\":{\"type\":\"object\",\"properties\":{"
     "\"key\":{\"type\":\"string\",\"nullable\":true}}},"
     "\"EndpointHeadersIn\":{\"type\":\"object\",\"required\":[\"headers\"],\"properties\":{"
-    "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}}},"
+    "\"headers\":" HEADERS_IN "}},"
     "\"EndpointHeadersPatchIn\":{\"type\":\"object\",\"required\":[\"headers\"],\"properties\":{"
-    "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"nullable\":true}},"
+    "\"headers\":" HEADERS_PATCH_IN ","
     "\"deleteHeaders\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}},"
     "\"EndpointHeadersOut\":{\"type\":\"object\",\"required\":[\"headers\",\"sensitive\"],\"properties\":{"
     "\"headers\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
@@ -173,17 +189,17 @@ static const char schemas[] =
     "\"description\":{\"type\":\"string\"},\"archived\":{\"type\":\"boolean\"},"
     "\"deprecated\":{\"type\":\"boolean\"},\"schemas\":{\"type\":\"object\",\"nullable\":true},"
     "\"groupName\":{\"type\":\"string\",\"nullable\":true},"
-    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}}}},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":32,\"items\":{\"type\":\"string\"}}}},"
     "\"EventTypeUpdate\":{\"type\":\"object\",\"required\":[\"description\"],\"properties\":{"
     "\"description\":{\"type\":\"string\"},\"archived\":{\"type\":\"boolean\"},"
     "\"deprecated\":{\"type\":\"boolean\"},\"schemas\":{\"type\":\"object\",\"nullable\":true},"
     "\"groupName\":{\"type\":\"string\",\"nullable\":true},"
-    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}}}},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":32,\"items\":{\"type\":\"string\"}}}},"
     "\"EventTypePatch\":{\"type\":\"object\",\"properties\":{"
     "\"description\":{\"type\":\"string\"},\"archived\":{\"type\":\"boolean\"},"
     "\"deprecated\":{\"type\":\"boolean\"},\"schemas\":{\"type\":\"object\",\"nullable\":true},"
     "\"groupName\":{\"type\":\"string\",\"nullable\":true},"
-    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}}}},"
+    "\"featureFlags\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":32,\"items\":{\"type\":\"string\"}}}},"
     "\"EventTypeOut\":{\"type\":\"object\",\"required\":[\"name\",\"description\",\"deprecated\",\"createdAt\","
     "\"updatedAt\"],\"properties\":{\"name\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
     "\"archived\":{\"type\":\"boolean\"},\"deprecated\":{\"type\":\"boolean\"},"

@@ -1,8 +1,8 @@
 /* One API request's job: on a DB thread it authenticates the token, then
  * runs the operation in a transaction of its own (BEGIN, the idempotency
  * key, the operation, COMMIT or ROLLBACK); back on the loop it counts a
- * failed authentication, schedules the deliveries the operation made due
- * and answers. Requests reach it one by one from the router (api.c) or in
+ * failed authentication (or answers it 429 when the address is blocked),
+ * schedules the deliveries the operation made due and answers. Requests reach it one by one from the router (api.c) or in
  * batches of message creations (api_message.c). */
 #include <event2/http.h>
 #include <openssl/crypto.h>
@@ -43,6 +43,10 @@ static void send_answer(struct api_req *r)
     if (!r->req)
         return;
     evhttp_connection_set_closecb(evhttp_request_get_connection(r->req), NULL, NULL);
+    /* an operation's answer is a tenant's data, and some carry a secret
+     * (an endpoint's signing secret, a portal link's token): no cache keeps
+     * any of them */
+    evhttp_add_header(evhttp_request_get_output_headers(r->req), "Cache-Control", "no-store");
     if (r->status == 204 || !r->reply) {
         evhttp_send_reply(r->req, r->status ? r->status : 204, http_reason(r->status ? r->status : 204), NULL);
         return;
@@ -185,7 +189,14 @@ void api_request_done(void *arg)
     struct api_req *r = arg;
     struct api *a = r->api;
     a->pending--;
-    if (!r->auth_ok && r->status == 401) {
+    if (!r->auth_ok && r->status == 401 && r->blocked_s > 0) {
+        api_error(r, 429, "rate_limited", "too many failed authentications from this address");
+        if (r->req) {
+            char s[24];
+            snprintf(s, sizeof s, "%lld", (long long)r->blocked_s);
+            evhttp_add_header(evhttp_request_get_output_headers(r->req), "Retry-After", s);
+        }
+    } else if (!r->auth_ok && r->status == 401) {
         bool blocked = false;
         admin_guard_failed(a->guard, r->client, clock_mono_ms(), &blocked);
         log_info("api.auth_failed", "client=%s blocked=%s", r->client, blocked ? "yes" : "no");

@@ -164,3 +164,15 @@ const struct api_route *api_route_by_op(const char *op)
             return &api_routes[i];
     return NULL;
 }
+
+json_t *api_routes_reference(void)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; i < api_nroutes; i++) {
+        const struct api_route *rt = &api_routes[i];
+        json_array_append_new(out, json_pack("{s:s, s:s+, s:s, s:b, s:s?, s:i}", "method", rt->method, "path",
+                                             "/api/v1/", rt->pattern, "operation", rt->op, "implemented",
+                                             rt->fn != NULL, "summary", rt->summary, "status", rt->status));
+    }
+    return out;
+}

@@ -298,7 +298,7 @@ int api_bool(struct api_req *r, const json_t *o, const char *field)
     return json_is_true(v);
 }
 
-char *api_object_text(struct api_req *r, const json_t *o, const char *field, bool values_str)
+char *api_metadata_text(struct api_req *r, const json_t *o, const char *field)
 {
     json_t *v;
     if (!present(o, field, &v))
@@ -307,37 +307,70 @@ char *api_object_text(struct api_req *r, const json_t *o, const char *field, boo
         api_invalid(r, "body", field, "value is not a valid dict", "type_error.dict");
         return NULL;
     }
+    if (json_object_size(v) > API_METADATA_KEYS_MAX) {
+        api_invalid(r, "body", field, "at most " API_STR(API_METADATA_KEYS_MAX) " keys", "value_error");
+        return NULL;
+    }
     const char *k;
     json_t *x;
     json_object_foreach(v, k, x)
     {
-        if (values_str && !json_is_string(x)) {
+        if (!json_is_string(x)) {
             api_invalid(r, "body", field, "every value must be a string", "type_error.str");
             return NULL;
         }
     }
-    return json_dumps(v, JSON_COMPACT);
+    char *text = json_dumps(v, JSON_COMPACT);
+    if (text && strlen(text) > API_METADATA_BYTES_MAX) {
+        api_invalid(r, "body", field, "at most " API_STR(API_METADATA_BYTES_MAX) " bytes as compact JSON",
+                    "value_error");
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
-char *api_str_array_text(struct api_req *r, const json_t *o, const char *field)
+char *api_str_set_text(struct api_req *r, const json_t *o, const char *field, size_t max_items)
 {
     json_t *v;
     if (!present(o, field, &v))
         return NULL;
     size_t i;
     json_t *x;
+    char msg[128];
     if (!json_is_array(v)) {
         api_invalid(r, "body", field, "value is not a valid list", "type_error.list");
         return NULL;
     }
+    if (json_array_size(v) > max_items) {
+        snprintf(msg, sizeof msg, "at most %zu items", max_items);
+        api_invalid(r, "body", field, msg, "value_error.list.max_items");
+        return NULL;
+    }
+    json_t *set = json_array();
     json_array_foreach(v, i, x)
     {
-        if (!json_is_string(x) || json_string_length(x) == 0) {
-            api_invalid(r, "body", field, "every item must be a non-empty string", "type_error.str");
+        size_t n = json_is_string(x) ? json_string_length(x) : 0;
+        if (n == 0 || n > API_NAME_LONG_MAX || strlen(json_string_value(x)) != n) {
+            api_invalid(r, "body", field,
+                        "every item must be a string of 1 to " API_STR(API_NAME_LONG_MAX) " characters",
+                        "type_error.str");
+            json_decref(set);
             return NULL;
         }
+        size_t k;
+        json_t *y;
+        bool seen = false;
+        json_array_foreach(set, k, y)
+        {
+            seen = seen || json_equal(x, y);
+        }
+        if (!seen)
+            json_array_append(set, x);
     }
-    return json_dumps(v, JSON_COMPACT);
+    char *text = json_dumps(set, JSON_COMPACT);
+    json_decref(set);
+    return text;
 }
 
 bool api_check_url(struct api_req *r, const char *field, const char *url)
@@ -390,13 +423,22 @@ bool api_check_time(struct api_req *r, const char *where, const char *field, con
     return ok;
 }
 
-bool api_check_uid(struct api_req *r, const char *field, const char *uid)
+bool api_check_uid(struct api_req *r, const char *field, const char *uid, const char *id_prefix)
 {
-    size_t n = strlen(uid);
+    size_t n = strlen(uid), np = strlen(id_prefix);
     bool ok = n >= 1 && n <= 256 &&
               strspn(uid, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
-    if (!ok)
+    if (!ok) {
         api_invalid(r, "body", field, "must be 1 to 256 characters of a-z, A-Z, 0-9, '-', '_' and '.'",
                     "value_error.str.regex");
-    return ok;
+        return false;
+    }
+    if (strncmp(uid, id_prefix, np) == 0 && uid[np] == '_') {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "must not start with '%s_', the prefix of hookd's ids: a uid is never taken for an id", id_prefix);
+        api_invalid(r, "body", field, msg, "value_error.str.regex");
+        return false;
+    }
+    return true;
 }

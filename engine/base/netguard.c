@@ -133,12 +133,15 @@ static int all_zero(const uint8_t *b, size_t n)
 static int v6_is_private(const uint8_t *b)
 {
     static const uint8_t mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t translated_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
     static const uint8_t nat64_prefix[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
 
     if (all_zero(b, 12))
         return 1; /* ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d */
     if (memcmp(b, mapped_prefix, 12) == 0)
         return v4_is_private(v4_at(b + 12)); /* ::ffff:a.b.c.d reaches a.b.c.d */
+    if (memcmp(b, translated_prefix, 12) == 0)
+        return 1; /* ::ffff:0:a.b.c.d IPv4-translated (SIIT): a translator's own pool, never a webhook receiver */
     if (memcmp(b, nat64_prefix, 12) == 0)
         return v4_is_private(v4_at(b + 12)); /* 64:ff9b::/96 NAT64 */
     if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0x00 && b[5] == 0x01)

@@ -37,7 +37,10 @@ int netguard_parse_url(const char *url, struct netguard_url *out, char *err, siz
  * documentation and benchmarking ranges, IPv6 unique-local, site-local,
  * discard, IETF-assigned (2001::/23, incl. Teredo), and IPv6 forms that
  * embed an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 64:ff9b::/96,
- * 6to4 2002::/16) when the embedded address is itself private. Families
+ * 6to4 2002::/16) when the embedded address is itself private; the whole of
+ * the local-use NAT64 prefix 64:ff9b:1::/48 and of the IPv4-translated
+ * ::ffff:0:0:0/96 (RFC 6145's SIIT addresses, reachable only through a
+ * translator inside the operator's network). Families
  * other than AF_INET/AF_INET6 count as private (fail closed). */
 int netguard_is_private(const struct sockaddr *sa);
 

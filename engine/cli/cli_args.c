@@ -5,10 +5,12 @@
  * only reads argv; loading the config and running the command is main.c's. */
 #include "cli_args.h"
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "version.h"
 #include "xmalloc.h"
 
 /* The global options, in the order help lists them. */
@@ -22,6 +24,11 @@ static const struct cli_args_opt globals[] = {
 static const char global_letters[G_COUNT] = {[G_CONFIG] = 'c', [G_HELP] = 'h', [G_VERSION] = 'V'};
 
 #define HELP_COLUMN 28
+
+/* The root's `help` word, listed with the commands. */
+static const char help_synopsis[] = "help [COMMAND [SUBCOMMAND]]";
+static const char help_summary[] = "print a command's usage and options";
+static const char dashdash_help[] = "end of the options: every word after it is an argument";
 
 /* What one parse is doing: the result being filled and the first error. */
 struct parse {
@@ -354,7 +361,7 @@ void cli_args_print_help(const struct cli_args *a, FILE *out)
         fprintf(out, "\ncommands:\n");
         print_commands(out, c, words(a, name) + (a->depth > 1));
         if (a->depth == 1)
-            print_row(out, "help [COMMAND [SUBCOMMAND]]", "print a command's usage and options");
+            print_row(out, help_synopsis, help_summary);
     }
     if (count_opts(c->opts)) {
         fprintf(out, "\noptions:\n");
@@ -364,8 +371,56 @@ void cli_args_print_help(const struct cli_args *a, FILE *out)
     fprintf(out, "\nglobal options (anywhere on the command line):\n");
     for (int g = 0; g < G_COUNT; g++)
         print_opt(out, &globals[g], global_letters[g]);
-    print_row(out, "--", "end of the options: every word after it is an argument");
+    print_row(out, "--", dashdash_help);
     if (c->subs)
         fprintf(out, "\nRun 'hookd help%s %s' for its usage and options.\n", words(a, name),
                 a->depth > 1 ? "SUBCOMMAND" : "COMMAND");
+}
+
+/* ---- usage as JSON ---------------------------------------------------------- */
+
+static json_t *opt_json(const struct cli_args_opt *o, char letter)
+{
+    json_t *j = json_pack("{s:s, s:s?, s:s?, s:s?}", "name", o->name, "value", o->value, "help", o->help, "alias_of",
+                          o->alias_of);
+    if (letter)
+        json_object_set_new(j, "short", json_sprintf("%c", letter));
+    return j;
+}
+
+/* A command and, for a group, its subcommands; words = "dlq replay". */
+static json_t *cmd_json(const struct cli_args_cmd *c, const char *words)
+{
+    json_t *opts = json_array(), *subs = json_array();
+    for (size_t i = 0; c->opts && c->opts[i].name; i++)
+        json_array_append_new(opts, opt_json(&c->opts[i], 0));
+    for (size_t i = 0; c->subs && c->subs[i]; i++) {
+        char w[256];
+        snprintf(w, sizeof w, "%s%s%s", words, *words ? " " : "", c->subs[i]->name);
+        json_array_append_new(subs, cmd_json(c->subs[i], w));
+    }
+    return json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:b, s:i, s:i}", "name", c->name, "words", words,
+                     "synopsis", c->synopsis, "summary", c->summary, "help", c->help, "options", opts, "subcommands",
+                     subs, "config", c->config, "min_args", c->min_args, "max_args", c->max_args);
+}
+
+void cli_args_print_json(const struct cli_args *a, FILE *out)
+{
+    char name[128];
+    json_t *gl = json_array();
+    for (int g = 0; g < G_COUNT; g++)
+        json_array_append_new(gl, opt_json(&globals[g], global_letters[g]));
+    json_array_append_new(gl, json_pack("{s:s, s:s}", "name", "", "help", dashdash_help));
+    json_t *doc = cmd_json(a->cmd, words(a, cli_args_command_name(a, name, sizeof name)) + (a->depth > 1));
+    json_object_set_new(doc, "program", json_string(a->path[0]->name));
+    json_object_set_new(doc, "version", json_string(HOOKD_VERSION));
+    json_object_set_new(doc, "global_options", gl);
+    json_object_set_new(doc, "default_config", json_string(CLI_ARGS_DEFAULT_CONFIG));
+    json_object_set_new(doc, "config_env", json_string("HOOKD_CONFIG"));
+    if (a->depth == 1)
+        json_object_set_new(doc, "help_command",
+                            json_pack("{s:s, s:s}", "synopsis", help_synopsis, "summary", help_summary));
+    json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', out);
+    json_decref(doc);
 }

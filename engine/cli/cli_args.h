@@ -103,5 +103,9 @@ const char *cli_args_command_name(const struct cli_args *, char *buf, size_t len
 
 /* The usage of the chosen command (the root's lists every command). */
 void cli_args_print_help(const struct cli_args *, FILE *out);
+/* The same as JSON (`--help --json`): the chosen command with its options
+ * and, for a group, every subcommand below it, and the global options;
+ * what scripts/gen_reference.py turns into the CLI reference and hookd(1). */
+void cli_args_print_json(const struct cli_args *, FILE *out);
 
 #endif

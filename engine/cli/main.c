@@ -5,6 +5,7 @@
  * else hookd.conf), `--json` and `--help` accepted anywhere. Every command
  * exits 0 on success and non-zero with a one-line reason on stderr; usage
  * errors exit 2. */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "cli_args.h"
 #include "cli_dlq.h"
 #include "cli_endpoint.h"
+#include "cli_reference.h"
 #include "cli_retention.h"
 #include "cli_status.h"
 #include "cli_tenant.h"
@@ -71,6 +73,72 @@ static int run_config_check(const struct cli_args *a, const struct hookd_config 
     return 0;
 }
 
+/* `config keys`: every section and key of the config, from the table the
+ * loader reads (config.h, config_doc_*): as JSON for the generated
+ * reference, or one line per key. */
+static json_t *config_keys_json(void)
+{
+    json_t *sections = json_array(), *types = json_array();
+    for (size_t i = 0; i < config_doc_nsections(); i++) {
+        struct config_doc_section s;
+        config_doc_section(i, &s);
+        json_t *keys = json_array();
+        for (size_t k = 0; k < s.nkeys; k++) {
+            struct config_doc_key d;
+            config_doc_key(i, k, &d);
+            json_array_append_new(keys,
+                                  json_pack("{s:s, s:s, s:s?, s:b, s:b, s:s, s:b, s:b, s:s?, s:s}", "name", d.name,
+                                            "type", d.type, "default", d.def, "default_is_value", d.def_is_value,
+                                            "required", d.required, "reload", d.restart ? "restart" : "reload",
+                                            "repeat", d.repeat, "hmac_only", d.hmac_only, "bounds",
+                                            d.bounds[0] ? d.bounds : NULL, "meaning", d.meaning));
+        }
+        json_array_append_new(sections, json_pack("{s:s, s:s?, s:s, s:o}", "section", s.title, "keys_of", s.keys_of,
+                                                  "meaning", s.meaning, "keys", keys));
+    }
+    for (size_t i = 0; i < config_doc_ntypes(); i++) {
+        const char *name, *meaning;
+        config_doc_type(i, &name, &meaning);
+        json_array_append_new(types, json_pack("{s:s, s:s}", "name", name, "meaning", meaning));
+    }
+    return json_pack("{s:s, s:o, s:o}", "version", HOOKD_VERSION, "sections", sections, "types", types);
+}
+
+static void print_config_keys(void)
+{
+    for (size_t i = 0; i < config_doc_nsections(); i++) {
+        struct config_doc_section s;
+        config_doc_section(i, &s);
+        printf("%s[%s]\n", i ? "\n" : "", s.title);
+        if (s.keys_of) {
+            printf("  the keys of [%s]\n", s.keys_of);
+            continue;
+        }
+        for (size_t k = 0; k < s.nkeys; k++) {
+            struct config_doc_key d;
+            config_doc_key(i, k, &d);
+            printf("  %-24s %-10s %-7s %s%s%s%s%s\n", d.name, d.type, d.restart ? "restart" : "reload",
+                   d.required ? "required"
+                   : d.def    ? "default "
+                              : "unset",
+                   d.def && !d.required ? d.def : "", d.bounds[0] ? " (" : "", d.bounds, d.bounds[0] ? ")" : "");
+        }
+    }
+}
+
+static int run_config_keys(const struct cli_args *a, const struct hookd_config *unused)
+{
+    (void)unused;
+    if (!a->json) {
+        print_config_keys();
+        return fflush(stdout) != 0;
+    }
+    json_t *doc = config_keys_json();
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(doc);
+    return rc != 0 || puts("") < 0;
+}
+
 static int run_version(const struct cli_args *a, const struct hookd_config *cfg)
 {
     (void)a, (void)cfg;
@@ -103,7 +171,16 @@ static const struct cli_args_cmd cmd_config_check = {
     .max_args = 1,
 };
 
-static const struct cli_args_cmd *const config_subs[] = {&cmd_config_check, NULL};
+static const struct cli_args_cmd cmd_config_keys = {
+    .name = "keys",
+    .synopsis = "[--json]",
+    .summary = "list every section and key: type, reload or restart, default, bounds",
+    .help = "Lists the keys the config file may hold, from the table the loader reads; with --json also each\n"
+            "key's meaning (docs/reference/configuration.md is generated from it).",
+    .run = run_config_keys,
+};
+
+static const struct cli_args_cmd *const config_subs[] = {&cmd_config_check, &cmd_config_keys, NULL};
 static const struct cli_args_cmd cmd_config = {
     .name = "config",
     .summary = "the configuration file",
@@ -117,19 +194,28 @@ static const struct cli_args_cmd cmd_version = {
 };
 
 static const struct cli_args_cmd *const commands[] = {
-    &cmd_run,        &cmd_migrate,    &cmd_config,    &cli_endpoint_cmd, &cli_dlq_cmd, &cli_retention_cmd,
-    &cli_status_cmd, &cli_tenant_cmd, &cli_token_cmd, &cmd_version,      NULL,
+    &cmd_run,        &cmd_migrate,    &cmd_config,    &cli_endpoint_cmd,  &cli_dlq_cmd, &cli_retention_cmd,
+    &cli_status_cmd, &cli_tenant_cmd, &cli_token_cmd, &cli_reference_cmd, &cmd_version, NULL,
 };
 static const struct cli_args_cmd root = {
     .name = "hookd",
     .summary = "hookd " HOOKD_VERSION ", a webhook reliability engine",
+    .help = "Inbound, partners post signed webhooks to its HTTP ingress: each event is verified, stored once,\n"
+            "answered at once, and applied later, in order, as a state transition of the entity it concerns.\n"
+            "Outbound, the application writes rows into outbox_events in its own transactions, and hookd\n"
+            "delivers them, signed, to the subscribed endpoints. Failures are retried with backoff, then\n"
+            "dead-lettered for replay. Postgres holds every fact; Redis schedules. Workers started with\n"
+            "hookd run share one Postgres and one Redis.",
     .subs = commands,
 };
 
 static int dispatch(const struct cli_args *a)
 {
     if (a->help) {
-        cli_args_print_help(a, stdout);
+        if (a->json)
+            cli_args_print_json(a, stdout);
+        else
+            cli_args_print_help(a, stdout);
         return fflush(stdout) != 0;
     }
     if (a->version)

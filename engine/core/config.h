@@ -67,7 +67,7 @@ struct partner_config {
     /* scheme = hmac: the spec's strings (owned) */
     char *hmac_signed, *hmac_signature_header, *hmac_signature_prefix, *hmac_timestamp_header, *hmac_timestamp_prefix,
         *hmac_separators;
-    unsigned hmac_keys; /* which scheme = hmac keys were given (bits, config.c) */
+    unsigned hmac_keys; /* which scheme = hmac keys were given (CONFIG_HMAC_* bits, config_internal.h) */
     struct field_source event_id, event_type, entity_id;
     char *entity_type; /* machine name; NULL = the machine naming the event type */
     int64_t max_body;  /* bytes; 0 = [hookd] max_body */
@@ -132,8 +132,8 @@ struct portal_config {
     char *accent_color; /* #rgb or #rrggbb */
 };
 
-/* [retention]: how long terminal data is kept, in ms (README
- * "Retention"). Reloadable: every pass reads the current snapshot. */
+/* [retention]: how long terminal data is kept, in ms
+ * (docs/guides/retention.md). Reloadable: every pass reads the current snapshot. */
 struct retention_config {
     int64_t inbox;        /* PROCESSED inbox rows, and quarantined ones without an open dead letter */
     int64_t outbox;       /* events whose deliveries are all terminal, and those deliveries */
@@ -199,6 +199,11 @@ struct hookd_config {
     int64_t request_timeout;   /* ms, absolute, per request */
     int64_t max_connections;   /* open connections */
     int64_t max_buffered_body; /* bytes of requests being received, all connections */
+    /* A tenant's budget (the API refuses what would pass it): its endpoints,
+     * and the bytes of their filters as the relay reads them on every pass
+     * (event types as a JSON array, payload filter as text). */
+    int64_t tenant_max_endpoints;
+    int64_t tenant_max_filter_bytes;
 
     struct backoff_policy retry; /* [retry] */
     struct defer_policy defer;   /* [defer] */
@@ -259,6 +264,34 @@ bool config_partner_takes_event(const struct partner_config *p, const char *even
 
 /* Glob with `*` (any run of characters) — event-type filters and overrides. */
 bool config_glob_match(const char *pattern, const char *text);
+
+/* The reference of every section and key, read from the table the loader
+ * uses (`hookd config keys`, docs/reference/configuration.md). Sections
+ * come in the reference's order, keys in their section's. */
+struct config_doc_section {
+    char title[48];      /* "hookd", "retry SCOPE:NAME", "partner NAME" */
+    const char *keys_of; /* NULL, or the section whose keys this one takes ("retry") */
+    const char *meaning;
+    size_t nkeys;
+};
+struct config_doc_key {
+    char name[48];       /* "lease", "transition EVENT" */
+    const char *type;    /* a name of config_doc_type() */
+    const char *def;     /* the default as the reference says it; NULL: unset */
+    bool def_is_value;   /* def is a value as written in a file, not a description */
+    bool required;       /* the file must give it */
+    bool restart;        /* a reload keeps the old value; else the reload applies it */
+    bool repeat;         /* may be given several times */
+    bool hmac_only;      /* [partner] with scheme = hmac only */
+    char bounds[64];     /* "2 to 100", "at least 1s, or off"; "" when none */
+    const char *meaning; /* one line */
+};
+size_t config_doc_nsections(void);
+void config_doc_section(size_t i, struct config_doc_section *out);
+void config_doc_key(size_t section, size_t key, struct config_doc_key *out);
+/* The value types: name ("duration") and how a value is written. */
+size_t config_doc_ntypes(void);
+void config_doc_type(size_t i, const char **name, const char **meaning);
 
 /* "1MiB", "512KiB", "4096" -> bytes. */
 __attribute__((warn_unused_result)) int config_parse_size(const char *text, int64_t *out, char *err, size_t errlen);

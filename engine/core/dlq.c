@@ -9,6 +9,7 @@
 #include "db.h"
 #include "errbuf.h"
 #include "query.h"
+#include "xmalloc.h"
 
 /* dlq_show.sql begins with dlq_list.sql's columns, in the same order, so
  * that one reader serves both results. */
@@ -94,7 +95,8 @@ static bool looks_like_uuid(const char *s)
     return n == 36 && strspn(s, "0123456789abcdefABCDEF-") == n;
 }
 
-json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
+/* The dlq_show.sql row of an entry, or NULL with err. */
+static PGresult *show_row(PGconn *conn, const char *id, char *err, size_t errlen)
 {
     if (!looks_like_uuid(id)) {
         err_set(err, errlen, "'%s' is not a dead letter id (a UUID)", id);
@@ -103,13 +105,29 @@ json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
     const char *p[] = {id};
     /* By the entry's id, else the newest entry of that source row. */
     PGresult *r = query_exec(conn, Q_DLQ_SHOW, p, err, errlen);
-    if (!r)
-        return NULL;
-    if (PQntuples(r) == 0) {
+    if (r && PQntuples(r) == 0) {
         PQclear(r);
         err_set(err, errlen, "no dead letter %s", id);
         return NULL;
     }
+    return r;
+}
+
+char *dlq_payload(PGconn *conn, const char *id, char *err, size_t errlen)
+{
+    PGresult *r = show_row(conn, id, err, errlen);
+    if (!r)
+        return NULL;
+    char *text = xstrdup(PQgetisnull(r, 0, DLQ_SHOW_PAYLOAD) ? "null" : PQgetvalue(r, 0, DLQ_SHOW_PAYLOAD));
+    PQclear(r);
+    return text;
+}
+
+json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen)
+{
+    PGresult *r = show_row(conn, id, err, errlen);
+    if (!r)
+        return NULL;
     json_t *o = row_json(r, 0, true);
     char source[16], source_id[40];
     snprintf(source, sizeof source, "%s", PQgetvalue(r, 0, DLQ_SHOW_SOURCE));

@@ -29,6 +29,9 @@ json_t *dlq_list(PGconn *conn, const struct dlq_filter *f, char *err, size_t err
  * payload, headers (inbox), endpoint url (delivery), replayed_at and
  * attempts_history. NULL with err ("no dead letter …"). */
 json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen);
+/* The payload of that entry as Postgres stores it (the text of its jsonb;
+ * "null" when there is none), caller frees; NULL with err as dlq_show. */
+char *dlq_payload(PGconn *conn, const char *id, char *err, size_t errlen);
 
 struct dlq_replayed {
     char source[16];

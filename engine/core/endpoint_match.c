@@ -16,10 +16,10 @@
 struct endpoint_match {
     const PGresult *eps;
     int n;
+    json_t **types;   /* per row: the endpoint's event-type filters (an array of strings), or NULL: none */
     json_t **filters; /* per row: the endpoint's payload filter, or NULL */
     int ev;           /* the event whose payload is parsed, -1 none */
     json_t *payload;
-    bool payload_bad;
 };
 
 static const char *tenant_of(const PGresult *eps, int row)
@@ -51,26 +51,55 @@ void endpoint_match_tenants(const PGresult *evs, int col, struct db_array *out)
     free(v);
 }
 
+/* Row f's event types: a JSON array of strings, or NULL (takes nothing). */
+static json_t *load_types(const PGresult *eps, int f)
+{
+    if (PQgetisnull(eps, f, RELAY_ENDPOINTS_EVENT_TYPES))
+        return NULL;
+    json_t *types = json_loads(PQgetvalue(eps, f, RELAY_ENDPOINTS_EVENT_TYPES), 0, NULL);
+    size_t i;
+    json_t *x;
+    bool ok = json_is_array(types);
+    json_array_foreach(types, i, x)
+    {
+        ok = ok && json_is_string(x);
+    }
+    if (!ok) {
+        log_warn("relay.bad_event_types", "endpoint=%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
+        json_decref(types);
+        return NULL;
+    }
+    return types;
+}
+
+/* Row f's payload filter, or NULL (none). */
+static json_t *load_filter(const PGresult *eps, int f)
+{
+    if (PQgetisnull(eps, f, RELAY_ENDPOINTS_PAYLOAD_FILTER))
+        return NULL;
+    char err[256];
+    json_t *flt = json_loads(PQgetvalue(eps, f, RELAY_ENDPOINTS_PAYLOAD_FILTER), 0, NULL);
+    if (!flt || payload_filter_check(flt, err, sizeof err) != 0) {
+        /* the API and the CLI check filters; a bad one written by hand
+         * matches nothing rather than everything */
+        log_warn("relay.bad_payload_filter", "endpoint=%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
+        json_decref(flt);
+        flt = json_pack("{s:[]}", "$or"); /* never matches */
+    }
+    return flt;
+}
+
 struct endpoint_match *endpoint_match_new(const PGresult *eps)
 {
     struct endpoint_match *m = xcalloc(1, sizeof *m);
     m->eps = eps;
     m->n = PQntuples(eps);
+    m->types = xcalloc((size_t)m->n + 1, sizeof *m->types);
     m->filters = xcalloc((size_t)m->n + 1, sizeof *m->filters);
     m->ev = -1;
     for (int f = 0; f < m->n; f++) {
-        if (PQgetisnull(eps, f, RELAY_ENDPOINTS_PAYLOAD_FILTER))
-            continue;
-        char err[256];
-        json_t *flt = json_loads(PQgetvalue(eps, f, RELAY_ENDPOINTS_PAYLOAD_FILTER), 0, NULL);
-        if (!flt || payload_filter_check(flt, err, sizeof err) != 0) {
-            /* the API and the CLI check filters; a bad one written by hand
-             * matches nothing rather than everything */
-            log_warn("relay.bad_payload_filter", "endpoint=%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));
-            json_decref(flt);
-            flt = json_pack("{s:[]}", "$or"); /* never matches */
-        }
-        m->filters[f] = flt;
+        m->types[f] = load_types(eps, f);
+        m->filters[f] = load_filter(eps, f);
     }
     return m;
 }
@@ -79,11 +108,19 @@ void endpoint_match_free(struct endpoint_match *m)
 {
     if (!m)
         return;
-    for (int f = 0; f < m->n; f++)
+    for (int f = 0; f < m->n; f++) {
+        json_decref(m->types[f]);
         json_decref(m->filters[f]);
+    }
+    free(m->types);
     free(m->filters);
     json_decref(m->payload);
     free(m);
+}
+
+size_t endpoint_match_types(const struct endpoint_match *m, int f)
+{
+    return json_array_size(m->types[f]);
 }
 
 /* The first row whose tenant is >= tenant (byte order, as the rows are). */
@@ -126,10 +163,23 @@ static bool share_one(const char *a, const char *b)
     return false;
 }
 
+/* Whether one of the globs types holds matches type. */
+static bool type_matches(const json_t *types, const char *type)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(types, i, x)
+    {
+        if (config_glob_match(json_string_value(x), type))
+            return true;
+    }
+    return false;
+}
+
 bool endpoint_match_row(struct endpoint_match *m, int f, int ev, const char *type, const char *payload,
                         const char *channels)
 {
-    if (!config_glob_match(PQgetvalue(m->eps, f, RELAY_ENDPOINTS_FILTER), type))
+    if (!type_matches(m->types[f], type))
         return false;
     /* Svix's channels: an endpoint without any takes every message; one
      * with some only messages carrying one of them (none without) */

@@ -1,19 +1,18 @@
 /* Applying the embedded migrations; see migrate.h. Concurrent `hookd
  * migrate` runs (several workers starting at once) serialise on a
  * transaction-scoped advisory lock, so each migration runs exactly once.
- * The ledger's statements are sql/queries/migrate_*.sql. */
+ * The ledger's statements are sql/queries/migrate_*.sql; its checksums are
+ * migrate_checksum.h's. */
 #include "migrate.h"
 
-#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
 #include "embedded.h"
-#include "encoding.h"
 #include "errbuf.h"
+#include "migrate_checksum.h"
 #include "query.h"
-#include "xmalloc.h"
 
 /* DDL, which cannot be prepared, and which must run before any migration: the
  * one statement here that is not in sql/queries/. */
@@ -22,11 +21,9 @@ static const char create_table_sql[] = "CREATE TABLE IF NOT EXISTS schema_migrat
                                        " checksum text NOT NULL,"
                                        " applied_at timestamptz NOT NULL DEFAULT now())";
 
-static void checksum(const struct embedded_file *f, char out[65])
+static void checksum(const struct embedded_file *f, char out[MIGRATE_CHECKSUM_HEX])
 {
-    unsigned char md[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)f->data, f->len, md);
-    HOOKD_ASSERT(enc_hex_encode(md, sizeof md, out, 65) == 0);
+    migrate_checksum(f->data, f->len, out);
 }
 
 /* "sql/0001_inbox.sql" -> "0001_inbox"; -1 for anything else (Lua scripts,
@@ -44,7 +41,8 @@ static int version_of(const struct embedded_file *f, char *out, size_t outlen)
 }
 
 /* Compares the applied checksum (if any) of one file. 1 = applied and equal,
- * 0 = not applied, -1 = changed (err set) or query failure. */
+ * 2 = applied with the raw-bytes checksum of an earlier hookd (the same
+ * SQL), 0 = not applied, -1 = changed (err set) or query failure. */
 static int applied_state(PGconn *conn, const char *version, const char *sum, char *err, size_t errlen)
 {
     const char *params[] = {version};
@@ -56,6 +54,8 @@ static int applied_state(PGconn *conn, const char *version, const char *sum, cha
         const char *applied = PQgetvalue(r, 0, MIGRATE_APPLIED_CHECKSUM_CHECKSUM);
         if (strcmp(applied, sum) == 0) {
             rc = 1;
+        } else if (migrate_checksum_legacy(version) && strcmp(applied, migrate_checksum_legacy(version)) == 0) {
+            rc = 2;
         } else {
             err_set(err, errlen,
                     "migration %s was changed after it was applied (applied checksum %.12s…, file %.12s…); "
@@ -104,6 +104,19 @@ fail:
     return -1;
 }
 
+/* Replaces the raw-bytes checksum that an earlier hookd recorded for a
+ * migration with the checksum of its SQL. Idempotent: a concurrent run that
+ * got there first leaves nothing to change. */
+static int rewrite_legacy(PGconn *conn, const char *version, const char *sum, FILE *out, char *err, size_t errlen)
+{
+    const char *params[] = {version, sum, migrate_checksum_legacy(version)};
+    if (query_run(conn, Q_MIGRATE_RECHECKSUM, params, err, errlen) != 0)
+        return -1;
+    if (out)
+        fprintf(out, "recorded %s's checksum without comments\n", version);
+    return 0;
+}
+
 int migrate_apply(PGconn *conn, FILE *out, char *err, size_t errlen)
 {
     if (db_command(conn, create_table_sql, err, errlen) != 0)
@@ -111,14 +124,14 @@ int migrate_apply(PGconn *conn, FILE *out, char *err, size_t errlen)
     int applied = 0;
     for (size_t i = 0; i < embedded_nfiles; i++) {
         const struct embedded_file *f = &embedded_files[i];
-        char version[128], sum[65];
+        char version[128], sum[MIGRATE_CHECKSUM_HEX];
         if (version_of(f, version, sizeof version) != 0)
             continue;
         checksum(f, sum);
         int st = applied_state(conn, version, sum, err, errlen);
-        if (st < 0)
+        if (st < 0 || (st == 2 && rewrite_legacy(conn, version, sum, out, err, errlen) != 0))
             return -1;
-        if (st == 1)
+        if (st > 0)
             continue;
         int rc = apply_one(conn, f, version, sum, out, err, errlen);
         if (rc < 0)
@@ -139,7 +152,7 @@ int migrate_check(PGconn *conn, char *err, size_t errlen)
         return 1;
     int pending = 0;
     for (size_t i = 0; i < embedded_nfiles; i++) {
-        char version[128], sum[65];
+        char version[128], sum[MIGRATE_CHECKSUM_HEX];
         if (version_of(&embedded_files[i], version, sizeof version) != 0)
             continue;
         checksum(&embedded_files[i], sum);

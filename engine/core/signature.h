@@ -189,8 +189,9 @@ struct sig_preset {
     struct sig_spec spec;
     int64_t tolerance_s; /* default `tolerance` when the spec has a timestamp */
     /* Defaults in the config's syntax: "json:PATH", "header:NAME", or
-     * "digest" (the hex SHA-256 of the signed content, for providers that
-     * send no id, or only an optional or unsigned one); NULL: none
+     * "digest" (the hex SHA-256 of the signed content without its
+     * timestamp, for providers that send no id, or only an optional or
+     * unsigned one); NULL: none
      * (the partner must configure it). */
     const char *event_id;
     const char *event_type;
@@ -198,7 +199,12 @@ struct sig_preset {
     unsigned bodies;       /* SIG_BODY_* */
     bool needs_public_url; /* {url} is signed: `public_url` should be set (else built from Host) */
     enum sig_handshake handshake;
-    const char *verified; /* one line for the README's preset table */
+    /* Non-NULL: the partner must set `allow_ips` (ranges, not every
+     * address), and this says why for the config's error: the handshake
+     * answers whoever asks with a MAC over bytes the asker chooses, which is
+     * also a valid signature of a request carrying those bytes. */
+    const char *requires_allow_ips;
+    const char *verified; /* one line for the preset table (docs/guides/inbound.md) */
 };
 
 /* The preset of a scheme (SIG_HMAC included: its spec is empty and filled
@@ -322,8 +328,11 @@ __attribute__((warn_unused_result)) enum sig_result sig_verify(const struct sig_
 #define SIG_DIGEST_LEN 32
 
 /* sig_verify(), and on SIG_OK the SHA-256 of the signed content (the
- * rendered template) into digest: the event id of presets whose provider
- * sends none (`event_id = digest`). digest may be NULL. */
+ * rendered template) without its timestamp into digest: the event id of
+ * presets whose provider sends none (`event_id = digest`). It names the
+ * event, not the delivery attempt: a retry the provider re-signs with a new
+ * timestamp has the same digest (the body, URL, method and signed headers
+ * stay in it). digest may be NULL. */
 __attribute__((warn_unused_result)) enum sig_result sig_verify_digest(const struct sig_params *params,
                                                                       const struct sig_request *req,
                                                                       unsigned char digest[SIG_DIGEST_LEN], char *err,

@@ -18,6 +18,7 @@
 
 #include "encoding.h"
 #include "http_server.h"
+#include "jsonpath.h"
 #include "log.h"
 #include "signature.h"
 
@@ -217,6 +218,21 @@ static enum handshake_verdict get_meta(struct evhttp_request *req, const struct 
     return HANDSHAKE_ANSWERED;
 }
 
+/* Whether ingest would take text as a JSON body (the same parser). */
+static bool json_body(const char *text)
+{
+    json_error_t jerr;
+    json_t *doc = jsonpath_load_body(text, strlen(text), &jerr);
+    bool parsed = doc != NULL;
+
+    json_decref(doc);
+    return parsed;
+}
+
+/* X's answer is, by X's protocol, the signature of a POST whose body is the
+ * token. The config demands allow_ips for x, so only X's ranges ask; and a
+ * token that would pass as a JSON body is never answered, so no answer can
+ * sign an event. */
 static enum handshake_verdict get_x(struct evhttp_request *req, const struct partner_config *p, struct evkeyvalq *q,
                                     struct partner_refusal *r)
 {
@@ -228,6 +244,10 @@ static enum handshake_verdict get_x(struct evhttp_request *req, const struct par
         return HANDSHAKE_NONE;
     if (!echoable(token)) {
         refuse(r, 400, REJECT_BAD_BODY, "crc_token is empty, too long or not printable");
+        return HANDSHAKE_REFUSED;
+    }
+    if (json_body(token)) {
+        refuse(r, 400, REJECT_BAD_BODY, "crc_token is a JSON document: its answer would sign a POST of it");
         return HANDSHAKE_REFUSED;
     }
     if (hmac_first_secret(p, token, mac) != 0 || enc_base64_encode(mac, 32, b64, sizeof b64) != 0) {

@@ -17,8 +17,9 @@
  * The signed ones are looked at only after the request's signature was
  * verified (ingest.c calls handshake_post() after sig_verify()); a wrong
  * signature is refused as for any event. Meta's GET is checked against
- * `verify_token` (constant time); X's CRC needs no check (it proves only
- * that we hold the secret). Every answer and refusal is logged
+ * `verify_token` (constant time). X's CRC answer is the signature of a POST
+ * of the token, so the config requires allow_ips for x and a token that
+ * parses as JSON is refused. Every answer and refusal is logged
  * (`ingest.handshake`). Loop thread only. */
 #ifndef HOOKD_HANDSHAKE_H
 #define HOOKD_HANDSHAKE_H

@@ -411,7 +411,7 @@ static void prepare_batch(PGconn *conn, struct inbox_job *job)
     free(each);
     const char *p[] = {ids.buf};
     const int len[] = {(int)ids.len}, fmt[] = {1};
-    /* unprepared, as before: planned for this batch's ids */
+    /* unprepared: planned for this batch's ids */
     PGresult *r = query_exec_fmt(conn, Q_INBOX_BATCH_ORDER, p, len, fmt, err, sizeof err);
     free(ids.buf);
     if (!r)

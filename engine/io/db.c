@@ -156,9 +156,9 @@ PGconn *db_connect_timeout(const char *conninfo, int connect_timeout_s, char *er
     }
     /* JIT off for hookd's sessions: its statements are short and run
      * thousands of times a second, and the index-order transactions
-     * (enable_sort = off adds 1e10 to a plan that must still sort) crossed
-     * jit_above_cost, so that every relay pass compiled its endpoint query:
-     * 200 ms of LLVM per pass, a third of the delivery throughput. */
+     * (enable_sort = off adds 1e10 to a plan that must still sort) cross
+     * jit_above_cost, so that every relay pass would compile its endpoint
+     * query with LLVM, which takes far longer than running it. */
     PQclear(PQexec(c, "SET jit = off"));
     return c;
 }

@@ -26,10 +26,9 @@ typedef void (*db_done_fn)(void *arg);
  * custom_plans: prepared statements are planned for their actual parameters
  * on every execution. For pools running batch statements that take arrays
  * of ids: a generic plan cannot see how many, and with statistics from when
- * a table was small (a fresh install, a burst after an outage) it scanned a
- * whole table per batch (measured: an outbox completion statement at 10 s
- * instead of 3 ms once 50,000 deliveries had arrived within seconds).
- * Planning costs well under a millisecond a batch. */
+ * a table was small (a fresh install, a burst after an outage) it scans a
+ * whole table per batch, seconds instead of milliseconds once a burst has
+ * arrived. Planning costs well under a millisecond a batch. */
 __attribute__((warn_unused_result)) struct db_pool *db_pool_new(struct event_base *base, const char *conninfo,
                                                                 int nthreads, bool custom_plans);
 /* Waits for queued jobs to run, calls their done callbacks, joins the
@@ -73,9 +72,9 @@ PGresult *db_prepared_raw(PGconn *conn, unsigned id, const char *sql, int nparam
                           const int *lengths, const int *formats);
 /* An array parameter in PostgreSQL's binary format (what array_send
  * writes: one dimension, then each element as a length and its bytes), sent
- * with format 1. The server takes it as it is; a text array literal of
- * 1,000 UUIDs or numbers is parsed element by element (measured: 2.3 ms of
- * binding per relay pass of 1,000 deliveries). */
+ * with format 1. The server takes it as it is; a text array literal of a
+ * pass's UUIDs or numbers is parsed element by element, which costs
+ * milliseconds of binding per pass. */
 struct db_array {
     char *buf; /* owned; free() it */
     size_t len, cap;

@@ -30,9 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include "cidr.h"
 #include "clock.h"
 #include "errbuf.h"
 #include "log.h"
@@ -206,6 +208,42 @@ const char *http_request_peer(struct evhttp_request *req)
     if (conn)
         evhttp_connection_get_peer(conn, &addr, &port);
     return addr ? addr : "unknown";
+}
+
+/* Every X-Forwarded-For header of the request, joined with ", " in
+ * arrival order (a proxy may add a second header instead of appending);
+ * NULL when there is none. Caller frees. */
+static char *forwarded_for(struct evhttp_request *req)
+{
+    struct evkeyvalq *h = evhttp_request_get_input_headers(req);
+    char *all = NULL;
+    size_t len = 0;
+
+    for (struct evkeyval *kv = h->tqh_first; kv; kv = kv->next.tqe_next) {
+        if (strcasecmp(kv->key, "X-Forwarded-For") != 0)
+            continue;
+        size_t n = strlen(kv->value);
+        all = xrealloc(all, len + n + 3);
+        if (len) {
+            memcpy(all + len, ", ", 2);
+            len += 2;
+        }
+        memcpy(all + len, kv->value, n + 1);
+        len += n;
+    }
+    return all;
+}
+
+int http_request_client(struct evhttp_request *req, const struct cidr_list *trusted, struct cidr_addr *out)
+{
+    struct cidr_addr peer;
+    struct evhttp_connection *conn = evhttp_request_get_connection(req);
+    if (!conn || cidr_addr_from_sockaddr(evhttp_connection_get_addr(conn), &peer) != 0)
+        return -1;
+    char *xff = forwarded_for(req);
+    int rc = cidr_client_addr(&peer, xff, trusted, out);
+    free(xff);
+    return rc == 0 ? 0 : -2;
 }
 
 char *http_request_path(struct evhttp_request *req)

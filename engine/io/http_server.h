@@ -74,5 +74,14 @@ const char *http_reason(int code);
 char *http_request_path(struct evhttp_request *req);
 /* The peer's address as text (borrowed from the connection), or "unknown". */
 const char *http_request_peer(struct evhttp_request *req);
+struct cidr_addr;
+struct cidr_list;
+/* The client's address: the peer's, or, when the peer is one of trusted
+ * (NULL or empty: none), the one its X-Forwarded-For names
+ * (cidr_client_addr over every X-Forwarded-For header of the request,
+ * joined in arrival order). 0 with *out set; -1 when the peer's address
+ * is unknown; -2 when a trusted proxy's X-Forwarded-For names no usable
+ * address. */
+int http_request_client(struct evhttp_request *req, const struct cidr_list *trusted, struct cidr_addr *out);
 
 #endif

@@ -410,7 +410,8 @@ static void become_ready(struct redis_conn *rc)
 static void log_command_error(struct redis_conn *rc, const char *command, const char *error)
 {
     if (strncmp(error, "NOPERM", 6) == 0)
-        report(rc, "redis.noperm", "command=%s error=\"%s\" (the Redis user lacks a command hookd needs: see README)",
+        report(rc, "redis.noperm",
+               "command=%s error=\"%s\" (the Redis user lacks a command hookd needs: see docs/guides/deploy/redis.md)",
                command, error);
     else if (strncmp(error, "WRONGPASS", 9) == 0 || strncmp(error, "NOAUTH", 6) == 0 ||
              strncmp(error, "ERR AUTH", 8) == 0 || strstr(error, "invalid password"))

@@ -2,7 +2,7 @@
  * a DB job produced with the same queries as `hookd dlq` (dlq.c), so the CLI
  * and the page can never disagree.
  *
- * Hostile clients (issue 14): failed attempts are throttled per address
+ * Hostile clients: failed attempts are throttled per address
  * (admin_guard.c; 429 + Retry-After, never a held connection) and each is
  * logged with the address; sessions and CSRF tokens are random and
  * server-side; pages carry a CSP without 'unsafe-inline' (the little script
@@ -42,7 +42,7 @@
 #include "token.h"
 #include "xmalloc.h"
 
-enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY, PAGE_PORTAL };
+enum page { PAGE_LIST, PAGE_DETAIL, PAGE_REPLAY, PAGE_PORTAL, PAGE_PAYLOAD };
 
 struct admin {
     struct hookd_ctx *ctx;
@@ -71,6 +71,7 @@ struct job {
     char id[64];
     char source[16], partner[112], event_type[112];
     json_t *result;
+    char *payload; /* PAGE_PAYLOAD: the stored payload's text */
     struct dlq_replayed replayed;
     char err[512];
     char csrf[ADMIN_GUARD_TOKEN_HEX]; /* the requester's CSRF token, for the forms */
@@ -343,6 +344,15 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     render_overview(j->a, b);
 }
 
+/* A JSON value of the dead letter, bounded (html_ui_payload). */
+static void render_json(struct evbuffer *b, const char *id, const json_t *v, const char *download)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t len = text ? strlen(text) : 0;
+    html_ui_payload(b, id, text, len, len, download);
+    free(text);
+}
+
 static void render_detail(struct job *j, struct evbuffer *b)
 {
     json_t *e = j->result;
@@ -369,15 +379,13 @@ static void render_detail(struct job *j, struct evbuffer *b)
                             "</form>",
                             j->csrf);
     }
-    char *payload = json_dumps(json_object_get(e, "payload"), JSON_INDENT(2) | JSON_ENCODE_ANY);
-    char *headers = json_dumps(json_object_get(e, "headers"), JSON_INDENT(2) | JSON_ENCODE_ANY);
-    evbuffer_add_printf(b, "<h2>Payload</h2><pre id=payload>");
-    html_ui_esc(b, payload);
-    evbuffer_add_printf(b, "</pre><h2>Headers</h2><pre>");
-    html_ui_esc(b, headers);
-    free(payload);
-    free(headers);
-    evbuffer_add_printf(b, "</pre><h2>Attempts</h2><table id=attempts><tr><th>#</th><th>at</th><th>outcome</th>"
+    char download[128];
+    snprintf(download, sizeof download, "/admin/dlq/%s/payload", jstr(e, "id"));
+    evbuffer_add_printf(b, "<h2>Payload</h2>");
+    render_json(b, "payload", json_object_get(e, "payload"), download);
+    evbuffer_add_printf(b, "<h2>Headers</h2>");
+    render_json(b, "headers", json_object_get(e, "headers"), NULL);
+    evbuffer_add_printf(b, "<h2>Attempts</h2><table id=attempts><tr><th>#</th><th>at</th><th>outcome</th>"
                            "<th>ms</th><th>status</th><th>error</th><th>response</th></tr>");
     size_t i;
     json_t *a;
@@ -430,6 +438,9 @@ static void work(PGconn *conn, void *arg)
         OPENSSL_cleanse(token, sizeof token);
     } else if (j->page == PAGE_DETAIL) {
         j->result = dlq_show(conn, j->id, j->err, sizeof j->err);
+    } else if (j->page == PAGE_PAYLOAD) {
+        j->payload = dlq_payload(conn, j->id, j->err, sizeof j->err);
+        j->result = j->payload ? json_true() : NULL;
     } else if (dlq_replay(conn, j->id, false, &j->replayed, j->err, sizeof j->err) == 0) {
         j->result = json_true();
     }
@@ -455,7 +466,7 @@ static int shown_error(const struct job *j)
 
 static void render_error(struct job *j, struct evbuffer *b, struct evhttp_request *req)
 {
-    static const char *const pages[] = {"list", "detail", "replay", "portal"};
+    static const char *const pages[] = {"list", "detail", "replay", "portal", "payload"};
     page_start(b, "Error");
     int code = shown_error(j);
     if (code) {
@@ -475,6 +486,23 @@ static void render_error(struct job *j, struct evbuffer *b, struct evhttp_reques
         code = 503;
     }
     send_html(req, code, b);
+}
+
+/* The stored payload as a file (the page shows a bounded part of it). */
+static void send_payload(struct evhttp_request *req, struct job *j)
+{
+    char disposition[128];
+    snprintf(disposition, sizeof disposition, "attachment; filename=\"dead-letter-%s.json\"", j->id);
+    struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+    evhttp_add_header(out, "Content-Type", "application/json");
+    evhttp_add_header(out, "Content-Disposition", disposition);
+    evhttp_add_header(out, "Cache-Control", "no-store");
+    evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
+    evhttp_add_header(out, "Content-Security-Policy", csp);
+    struct evbuffer *b = evbuffer_new();
+    evbuffer_add(b, j->payload, strlen(j->payload));
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
 }
 
 static void done(void *arg)
@@ -501,6 +529,9 @@ static void done(void *arg)
             portal_admin_render_link(b, j->id, j->url, ttl);
             send_html(req, 200, b);
             log_info("admin.portal_link", "tenant=%s", j->id);
+        } else if (j->page == PAGE_PAYLOAD) {
+            evbuffer_free(b);
+            send_payload(req, j);
         } else if (j->page == PAGE_REPLAY) {
             evbuffer_free(b);
             char to[128];
@@ -525,6 +556,7 @@ static void done(void *arg)
         }
     }
     json_decref(j->result);
+    free(j->payload);
     json_decref(j->tenants);
     config_unref(j->cfg);
     OPENSSL_cleanse(j->url, sizeof j->url);
@@ -724,7 +756,7 @@ static void handle_dlq(struct admin *a, struct evhttp_request *req, const struct
         return;
     }
     struct job *j = xcalloc(1, sizeof *j);
-    j->page = PAGE_DETAIL;
+    j->page = strcmp(rest + n, "/payload") == 0 ? PAGE_PAYLOAD : PAGE_DETAIL;
     snprintf(j->id, sizeof j->id, "%s", id);
     submit(a, req, auth, j);
 }

@@ -4,6 +4,8 @@
 #ifndef HOOKD_OPS_H
 #define HOOKD_OPS_H
 
+#include <jansson.h>
+
 /* The admin view at /admin: server-rendered HTML (no build step) for the
  * people who handle the DLQ — open dead letters with filters, one entry with
  * its payload, headers and attempt history, a replay button (POST with a
@@ -42,6 +44,9 @@ struct retainer;
 struct metrics *metrics_new(struct hookd_ctx *ctx, struct http_server *http, const struct heartbeat *hb,
                             const struct inbox *inbox, const struct delivery *delivery, const struct retainer *ret);
 void metrics_free(struct metrics *m); /* accepts NULL */
+/* Every metric /metrics can export, as [{name, type, labels, when, help}]
+ * (caller frees): the source of docs/reference/metrics.md. */
+json_t *metrics_reference(void);
 
 /* The retention pass inside a worker: every [retention] interval, on a
  * Postgres connection of its own (a pass may wait on DETACH PARTITION

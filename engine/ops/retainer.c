@@ -81,7 +81,7 @@ static void done(void *arg)
         log_warn("retention.forbidden",
                  "error=\"%s\" note=\"this worker runs no more retention passes: set [retention] interval = off "
                  "in the workers' config and run `hookd retention run` as the tables' owner (the role that ran "
-                 "`hookd migrate`) from a timer, e.g. every minute (README: Retention)\"",
+                 "`hookd migrate`) from a timer, e.g. every minute (docs/guides/retention.md)\"",
                  r->err);
     } else if (r->run_rc != 0) {
         log_warn("retention.failed", "error=\"%s\"", r->err);

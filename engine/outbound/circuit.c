@@ -497,7 +497,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         return;
     if (redis_conn_cmdf(c->ctx->redis, on_refreshed, c, "HGETALL %s", c->open_key) == 0)
         c->refreshing = true;
-    /* HGETALL, not HKEYS: the README's Redis ACL for hookd's user allows the former only */
+    /* HGETALL, not HKEYS: the Redis ACL for hookd's user (docs/guides/deploy/redis.md) allows the former only */
     if (!c->draining_refreshing && redis_conn_cmdf(c->ctx->redis, on_draining, c, "HGETALL %s", c->draining_key) == 0)
         c->draining_refreshing = true;
 }

@@ -1,4 +1,4 @@
-/* The per-endpoint delivery policies the API stores (issue 19), enforced on
+/* The per-endpoint delivery policies the API stores, enforced on
  * the delivery path:
  *
  * - custom static headers (webhook_endpoints.headers, Svix's `headers`):

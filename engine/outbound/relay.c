@@ -37,12 +37,12 @@
 
 /* Deliveries per pass: a pass claims the relay's batch (FANOUT_BATCH_N at
  * most, see below) divided by the deliveries per event of the last claim,
- * in events. Until a claim has told that ratio, a pass claims
- * FANOUT_PROBE_N events: with 10,000 tenants x 3 endpoints, the first two
- * passes of 1,000 events made 3,000 deliveries each, outlasted
- * first_attempt_window, went past INLINE_MAX (2,000 deliveries not sent
- * inline) and handed the rest to the regular path, whose extra work slowed
- * the passes after them (issue 19, make bench-tenants). */
+ * in events. Until a claim has told that ratio, a pass claims only
+ * FANOUT_PROBE_N events: FANOUT_BATCH_N events to tenants with several
+ * endpoints each make several times as many deliveries, more than a window
+ * (first_attempt_window) or INLINE_MAX can hold, and what a pass cannot
+ * send inline goes to the regular path, whose extra work slows the passes
+ * after it. */
 #define FANOUT_BATCH_N 1000
 #define FANOUT_PROBE_N 32
 /* The deliveries per pass shrink when the receivers or Postgres slow down:
@@ -50,11 +50,9 @@
  * FANOUT_BATCH_MIN), and each pass whose answers all came within half the
  * window adds FANOUT_BATCH_STEP back (up to FANOUT_BATCH_N). What a window
  * leaves on the wire is finished by the regular path, which costs Postgres
- * two to three times as much per delivery; with passes of a fixed size, a
- * slow spell on a busy machine made that extra work slow the next passes
- * until their windows ran out too, and a whole run went at a third of its
- * speed (issue 19: 24 of 27 windows ran out, 21,176 of 30,000 deliveries
- * handed over). */
+ * more per delivery; with passes of a fixed size, a slow spell would make
+ * that extra work slow the next passes until their windows ran out too, and
+ * the relay would stay slow after the spell ended. */
 #define FANOUT_BATCH_MIN 100
 #define FANOUT_BATCH_STEP 100
 /* Passes at once: while one waits for its receivers, another claims or
@@ -70,22 +68,18 @@
  * there is one, see RESCAN_MS), as does the one after a claim that came
  * back short. */
 #define BOUNDED_MAX 3
-/* A claim from the oldest unfanned event walks the unfanned index from its
- * start, and that start holds an entry for every event fanned out since the
- * last VACUUM: a storm's 100,000. Postgres skips such an entry cheaply only
- * once no transaction can still see the row unfanned; while one can (any
- * long transaction in the database, an ANALYZE), every walk visits each of
- * their rows in the heap, and each pass of a trickle of healthy events took
- * hundreds of ms (issue 18's storm outlier). So claims start after the
- * mark, the first event of the last claim that found any (everything older
- * was fanned out or is held by the other lane's pass), and walk only what
- * was fanned out since; what is left behind the mark (an application
- * transaction that committed later than its created_at, a pass that rolled
- * back) is claimed by relay_claim_before, at most every RESCAN_MS (again at
- * once while it comes back full), whose slow walk holds no fresh event; and
- * at most every RESCAN_DUTY times as long as the last one took, so that
- * while the walk is slow it takes at most a tenth of a lane's time (and of
- * a core). */
+/* Claims start after a mark: the first event of the last claim that found
+ * any (everything older was fanned out or is held by the other lane's
+ * pass). The unfanned index keeps an entry for every event fanned out since
+ * the last VACUUM, and while any transaction can still see those rows
+ * unfanned (a long transaction, an ANALYZE), a walk from the oldest event
+ * visits each of them in the heap: after a storm, every claim would be slow.
+ *
+ * What is left behind the mark (a transaction that committed later than its
+ * created_at, a pass that rolled back) is claimed by relay_claim_before: at
+ * most every RESCAN_MS (again at once while it comes back full), and at most
+ * every RESCAN_DUTY times as long as its last walk took, so that a slow walk
+ * takes at most a tenth of a lane's time. */
 #define RESCAN_MS 1000
 #define RESCAN_DUTY 10
 #define INLINE_PER_ENDPOINT 2000
@@ -269,20 +263,16 @@ static bool rescanning(const struct relay *r)
 
 /* ---- 1. claim (lane thread) ------------------------------------------------- */
 
-/* The endpoints' rows (one per filter, grouped by endpoint) and the claimed
- * events: one row per event and matching endpoint, in the events' order.
- * Filters are globs ('*' matches any run), as in `[retry event:GLOB]`. */
+/* The endpoints' rows (one per endpoint) and the claimed events: one row
+ * per event and matching endpoint, in the events' order. Event-type filters
+ * are globs ('*' matches any run), as in `[retry event:GLOB]`. */
 static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
-    int nev = PQntuples(evs), nf = PQntuples(eps);
-    int nendpoints = 0;
+    int nev = PQntuples(evs), nendpoints = PQntuples(eps);
     if (nev > 0) { /* in claim order: the oldest, the newest */
         snprintf(p->first_id, sizeof p->first_id, "%s", PQgetvalue(evs, 0, RELAY_CLAIM_ID));
         snprintf(p->last_id, sizeof p->last_id, "%s", PQgetvalue(evs, nev - 1, RELAY_CLAIM_ID));
     }
-    for (int f = 0; f < nf; f++)
-        if (f == 0 || strcmp(PQgetvalue(eps, f, RELAY_ENDPOINTS_ID), PQgetvalue(eps, f - 1, RELAY_ENDPOINTS_ID)) != 0)
-            nendpoints++;
     struct endpoint_match *m = endpoint_match_new(eps);
     p->events = xcalloc((size_t)nev + 1, sizeof *p->events);
     p->rows = xcalloc((size_t)nev * (size_t)nendpoints + 1, sizeof *p->rows);
@@ -329,9 +319,6 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
             row->due_ms = PQgetisnull(evs, i, RELAY_CLAIM_DELIVER_MS)
                               ? 0
                               : strtoll(PQgetvalue(evs, i, RELAY_CLAIM_DELIVER_MS), NULL, 10);
-            const char *ep = PQgetvalue(eps, f, RELAY_ENDPOINTS_ID);
-            while (f + 1 < nf && strcmp(PQgetvalue(eps, f + 1, RELAY_ENDPOINTS_ID), ep) == 0)
-                f++; /* this endpoint's other filters */
         }
     }
     endpoint_match_free(m);
@@ -379,8 +366,8 @@ static void work_claim(PGconn *conn, void *arg)
     p->in_tx = true;
     /* Generic plans for the whole transaction: the claim's is the index walk;
      * the settle's finds events by tuple id and deliveries by primary key,
-     * which custom plans for 1,000-element arrays turned into sequential
-     * scans (and 4 ms of planning per pass). */
+     * which custom plans for a pass's arrays turn into sequential scans
+     * (after planning anew on every pass). */
     if (simple(conn,
                "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off;"
                " SET LOCAL plan_cache_mode = force_generic_plan",

@@ -62,6 +62,7 @@ static const struct {
     {true, "endpoint/*/recover", portal_endpoint_recover},
     {false, "messages", portal_messages},
     {false, "message/*", portal_message_view},
+    {false, "message/*/payload", portal_message_payload},
     {true, "message/*/resend", portal_message_resend},
 };
 
@@ -172,6 +173,8 @@ static void send_answer(struct portal_req *q)
     }
     int status = q->status ? q->status : 500;
     evhttp_add_header(h, "Content-Type", q->content_type ? q->content_type : "text/html; charset=utf-8");
+    if (q->disposition[0])
+        evhttp_add_header(h, "Content-Disposition", q->disposition);
     evhttp_send_reply(q->req, status, http_reason(status), q->body);
 }
 
@@ -299,10 +302,17 @@ static void work_logout(PGconn *conn, struct portal_req *q)
     portal_message_page(q, 200, "Signed out", "You are signed out of the webhook portal.");
 }
 
+/* Whether the page shows circuits: they are read from Redis on the loop
+ * (portal_circuit.h) once the session is known to be valid, then the page
+ * runs in a second job. */
+static bool shows_circuits(const struct portal_req *q)
+{
+    return q->page == portal_endpoints || q->page == portal_endpoint_page;
+}
+
 static void work_request(PGconn *conn, void *arg)
 {
     struct portal_req *q = arg;
-    q->body = evbuffer_new();
     if (!conn) {
         portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
         return;
@@ -314,7 +324,7 @@ static void work_request(PGconn *conn, void *arg)
             work_login_page(conn, q);
         return;
     }
-    if (!find_session(conn, q)) {
+    if (!q->tenant[0] && !find_session(conn, q)) {
         if (q->session[0]) { /* a cookie whose session ended: the browser forgets it */
             snprintf(q->cookie, sizeof q->cookie, COOKIE "=; Path=/portal; HttpOnly; SameSite=Strict; Max-Age=0%s",
                      q->https ? "; Secure" : "");
@@ -340,15 +350,28 @@ static void work_request(PGconn *conn, void *arg)
         portal_message_page(q, 404, "Not found", "There is no such page.");
         return;
     }
+    if (shows_circuits(q) && !q->circuits_read) {
+        q->circuits_wanted = true; /* done_request reads them, then runs this again */
+        return;
+    }
     q->page(conn, q);
     if (!q->status && !q->location[0])
         portal_message_page(q, 500, "Something went wrong", "The page could not be shown.");
 }
 
+static void on_circuits(void *arg, json_t *states);
+
 static void done_request(void *arg)
 {
     struct portal_req *q = arg;
     struct portal *p = q->portal;
+    if (q->circuits_wanted && q->req) {
+        q->circuits_wanted = false;
+        q->circuits_read = true;
+        const char *ep = q->page == portal_endpoint_page && strncmp(q->segs[1], "ep_", 3) == 0 ? q->segs[1] : NULL;
+        portal_circuit_read(p->ctx, ep, on_circuits, q);
+        return;
+    }
     p->pending--;
     if (q->ndue > 0) {
         int64_t *due = xcalloc(q->ndue, sizeof *due);
@@ -425,7 +448,6 @@ static int read_form(struct evhttp_request *req, struct portal_req *q)
 static void submit(struct portal_req *q)
 {
     if (!q->portal->ctx->db) { /* shutting down: the pool is gone */
-        q->body = evbuffer_new();
         portal_message_page(q, 503, "The portal is unavailable", "Please try again in a moment.");
         done_request(q);
         return;
@@ -481,6 +503,7 @@ static void handle_portal(struct evhttp_request *req, void *arg)
     q->query.tqh_last = &q->query.tqh_first;
     q->form.tqh_first = NULL;
     q->form.tqh_last = &q->form.tqh_first;
+    q->body = evbuffer_new();
     char *trimmed = xstrdup(path);
     size_t n = strlen(trimmed);
     while (n > 0 && trimmed[n - 1] == '/')
@@ -503,12 +526,6 @@ static void handle_portal(struct evhttp_request *req, void *arg)
         token_csrf(q->session, q->csrf);
     p->pending++;
     evhttp_connection_set_closecb(evhttp_request_get_connection(req), on_client_closed, q);
-    if (q->session[0] && (q->page == portal_endpoints || q->page == portal_endpoint_page)) {
-        /* these pages show circuits: Redis first, on the loop */
-        const char *ep = q->page == portal_endpoint_page && strncmp(q->segs[1], "ep_", 3) == 0 ? q->segs[1] : NULL;
-        portal_circuit_read(p->ctx, ep, on_circuits, q);
-        return;
-    }
     submit(q);
 }
 

@@ -7,7 +7,10 @@
  * through the API role's operations, scoped to that tenant exactly as a
  * tenant-scoped API token is — and writes the answer (an HTML body, or a
  * redirect) into the request. Back on the loop the answer is sent with the
- * security headers. */
+ * security headers. A page that shows circuits needs Redis, which only the
+ * loop has: its first job stops once the session is found valid, the loop
+ * reads the circuits, and a second job runs the page (so a made-up cookie
+ * costs Redis nothing). */
 #ifndef HOOKD_PORTAL_INTERNAL_H
 #define HOOKD_PORTAL_INTERNAL_H
 
@@ -41,12 +44,15 @@ struct portal_req {
     char login_nonce[TOKEN_LEN]; /* /portal/login: the login page's cookie, "" when none */
     char csrf[65];
     bool https;
-    json_t *circuits; /* owned: the circuits (portal_circuit.h) for the pages that show them; NULL: unknown */
+    json_t *circuits;     /* owned: the circuits (portal_circuit.h) for the pages that show them; NULL: unknown */
+    bool circuits_wanted; /* the session is valid: read the circuits, then run the page */
+    bool circuits_read;
     /* set on the DB thread */
     char tenant[64], tenant_name[256];
     int status;
     struct evbuffer *body; /* HTML (or text when content_type says so) */
     const char *content_type;
+    char disposition[128];  /* a Content-Disposition value when set (a download) */
     char location[512];     /* a redirect (303) when set */
     char cookie[256];       /* a Set-Cookie value when set */
     char login_cookie[256]; /* the login page's nonce cookie, set or cleared */
@@ -75,6 +81,6 @@ const char *portal_query(const struct portal_req *q, const char *name);
 portal_page_fn portal_endpoints, portal_endpoint_create, portal_endpoint_page, portal_endpoint_update,
     portal_endpoint_secret, portal_endpoint_enable, portal_endpoint_disable, portal_endpoint_delete,
     portal_endpoint_rotate, portal_endpoint_headers, portal_endpoint_send_example, portal_endpoint_recover,
-    portal_messages, portal_message_view, portal_message_resend;
+    portal_messages, portal_message_view, portal_message_payload, portal_message_resend;
 
 #endif

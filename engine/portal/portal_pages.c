@@ -742,10 +742,23 @@ void portal_messages(PGconn *conn, struct portal_req *q)
     portal_page_end(q);
 }
 
+/* The message's stored payload (its first chars characters; NULL: all)
+ * and its length, in the session's tenant; NULL when there is none. */
+static PGresult *stored_payload(PGconn *conn, struct portal_req *q, const char *id, const char *chars)
+{
+    char err[256];
+    const char *p[] = {q->tenant, id, chars};
+    PGresult *res = query_prepared(conn, Q_PORTAL_MESSAGE_PAYLOAD, p, err, sizeof err);
+    if (res && PQntuples(res) == 1)
+        return res;
+    PQclear(res);
+    return NULL;
+}
+
 void portal_message_view(PGconn *conn, struct portal_req *q)
 {
     const char *id = q->segs[1];
-    json_t *m = get(conn, q, "v1.message.get", id, NULL, "with_content=true");
+    json_t *m = get(conn, q, "v1.message.get", id, NULL, "with_content=false"); /* the payload: below */
     if (!m)
         return;
     json_t *attempts = get(conn, q, "v1.message-attempt.list-by-msg", id, NULL, "limit=100");
@@ -763,9 +776,15 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
                 "<code>%s</code></h1><dl class=\"stats\"><div><dt>Event type</dt><dd><code>%s</code></dd></div>"
                 "<div><dt>Created</dt><dd>%s</dd></div></dl><h2>Payload</h2>",
                 jstr(m, "id"), jstr(m, "eventType"), short_ts(jstr(m, "timestamp"), ts));
-    char *payload = json_dumps(json_object_get(m, "payload"), JSON_INDENT(2) | JSON_SORT_KEYS);
-    portal_html(q, "<pre class=\"payload\" id=\"payload\">%s</pre></section>", payload ? payload : "");
-    free(payload);
+    char shown[16];
+    snprintf(shown, sizeof shown, "%d", HTML_UI_PAYLOAD_SHOWN);
+    PGresult *text = stored_payload(conn, q, jstr(m, "id"), shown);
+    snprintf(action, sizeof action, "/portal/message/%s/payload", jstr(m, "id"));
+    html_ui_payload(q->body, "payload", text ? PQgetvalue(text, 0, PORTAL_MESSAGE_PAYLOAD_PAYLOAD) : NULL,
+                    text ? (size_t)PQgetlength(text, 0, PORTAL_MESSAGE_PAYLOAD_PAYLOAD) : 0,
+                    text ? strtoull(PQgetvalue(text, 0, PORTAL_MESSAGE_PAYLOAD_BYTES), NULL, 10) : 0, action);
+    PQclear(text);
+    portal_raw(q, "</section>");
     portal_raw(q, "<section class=\"card\"><h2>Deliveries</h2>");
     if (!res || PQntuples(res) == 0)
         html_ui_empty(q->body, NULL, "No endpoint of yours subscribed to this event.");
@@ -799,6 +818,29 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
     portal_page_end(q);
     json_decref(m);
     json_decref(attempts);
+}
+
+/* GET /portal/message/{id}/payload: the whole payload, as stored, as a
+ * file: the message page shows a bounded part of it (html_ui_payload). */
+void portal_message_payload(PGconn *conn, struct portal_req *q)
+{
+    char name[64];
+    PGresult *res = stored_payload(conn, q, q->segs[1], NULL);
+    if (!res) {
+        portal_message_page(q, 404, "Not found", "There is no such item in your account.");
+        return;
+    }
+    size_t n = 0;
+    for (const char *c = q->segs[1]; *c && n < sizeof name - 1; c++)
+        if (isalnum((unsigned char)*c) || *c == '_' || *c == '-')
+            name[n++] = *c;
+    name[n] = '\0';
+    q->status = 200;
+    q->content_type = "application/json";
+    snprintf(q->disposition, sizeof q->disposition, "attachment; filename=\"%s.json\"", name);
+    evbuffer_add(q->body, PQgetvalue(res, 0, PORTAL_MESSAGE_PAYLOAD_PAYLOAD),
+                 (size_t)PQgetlength(res, 0, PORTAL_MESSAGE_PAYLOAD_PAYLOAD));
+    PQclear(res);
 }
 
 void portal_message_resend(PGconn *conn, struct portal_req *q)

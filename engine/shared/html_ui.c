@@ -1,18 +1,18 @@
 /* The pages' shared pieces; see html_ui.h. */
 #include "html_ui.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "embedded.h"
 #include "xmalloc.h"
 
-void html_ui_esc(struct evbuffer *b, const char *s)
+/* Appends the n bytes at s, escaped. */
+static void esc_n(struct evbuffer *b, const char *s, size_t n)
 {
-    if (!s)
-        return;
-    const char *run = s;
-    for (; *s; s++) {
+    const char *run = s, *end = s + n;
+    for (; s < end; s++) {
         const char *rep = NULL;
         switch (*s) {
         case '&': rep = "&amp;"; break;
@@ -27,6 +27,12 @@ void html_ui_esc(struct evbuffer *b, const char *s)
         run = s + 1;
     }
     evbuffer_add(b, run, (size_t)(s - run));
+}
+
+void html_ui_esc(struct evbuffer *b, const char *s)
+{
+    if (s)
+        esc_n(b, s, strlen(s));
 }
 
 void html_ui_vprintf(struct evbuffer *b, const char *fmt, va_list ap)
@@ -138,6 +144,112 @@ void html_ui_empty(struct evbuffer *b, const char *id, const char *text)
     if (id)
         html_ui_printf(b, " id=\"%s\"", id);
     html_ui_printf(b, ">%s</p>", text);
+}
+
+/* ---- payloads ------------------------------------------------------------- */
+
+/* Where an indented payload goes: escaped into b up to cap bytes, cut once
+ * the text would pass cap. */
+struct payload_sink {
+    struct evbuffer *b;
+    size_t used, cap;
+    bool cut;
+};
+
+/* The length of the first n bytes of s cut back to a character boundary
+ * (UTF-8): s[n] must not continue the character before it. */
+static size_t char_boundary(const char *s, size_t n)
+{
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    return n;
+}
+
+/* json_dump_callback_t: takes what fits under the cap and stops the dump
+ * (-1) at the cap. */
+static int payload_write(const char *buf, size_t n, void *arg)
+{
+    struct payload_sink *s = arg;
+    size_t take = n;
+    if (n > s->cap - s->used) {
+        take = char_boundary(buf, s->cap - s->used);
+        s->cut = true;
+    }
+    esc_n(s->b, buf, take);
+    s->used += take;
+    return s->cut ? -1 : 0;
+}
+
+/* Whether the JSON text s[0..n) nests arrays and objects deeper than
+ * limit, read as text (brackets outside strings): nothing is parsed. */
+static bool nested_deeper(const char *s, size_t n, int limit)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > limit)
+                return true;
+        } else if (c == ']' || c == '}') {
+            depth--;
+        }
+    }
+    return false;
+}
+
+/* The whole text indented, up to the cap; false when it does not parse. */
+static bool write_indented(struct evbuffer *b, const char *text, size_t len, bool *cut)
+{
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+    if (!v)
+        return false;
+    struct payload_sink shown = {b, 0, HTML_UI_PAYLOAD_SHOWN, false};
+    (void)json_dump_callback(v, payload_write, &shown, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(v);
+    *cut = shown.cut;
+    return true;
+}
+
+void html_ui_payload(struct evbuffer *b, const char *id, const char *text, size_t len, size_t total,
+                     const char *download_href)
+{
+    html_ui_printf(b, "<pre class=\"payload\" id=\"%s\">", id);
+    if (!text) {
+        evbuffer_add_printf(b, "</pre>");
+        return;
+    }
+    bool pretty = len == total && total <= HTML_UI_PRETTY_BYTES && !nested_deeper(text, len, HTML_UI_PRETTY_DEPTH);
+    bool cut = len < total;
+    if (!pretty || !write_indented(b, text, len, &cut)) {
+        pretty = false;
+        size_t shown = len > HTML_UI_PAYLOAD_SHOWN ? char_boundary(text, HTML_UI_PAYLOAD_SHOWN) : len;
+        cut = cut || shown < len;
+        esc_n(b, text, shown);
+    }
+    evbuffer_add_printf(b, "</pre>");
+    if (!cut && pretty && !download_href)
+        return;
+    html_ui_printf(b, "<p class=\"muted\" id=\"%s-note\">", id);
+    if (cut)
+        html_ui_printf(b, "This payload is larger than a page shows: only its first %zu KiB are here. ",
+                       (size_t)HTML_UI_PAYLOAD_SHOWN / 1024);
+    else if (!pretty)
+        html_ui_printf(b,
+                       "Shown without indentation: it is larger than %zu KiB or nested more than %d "
+                       "levels deep. ",
+                       (size_t)HTML_UI_PRETTY_BYTES / 1024, HTML_UI_PRETTY_DEPTH);
+    if (download_href)
+        html_ui_printf(b, "<a href=\"%s\" id=\"%s-download\" download>Download the raw payload</a>", download_href,
+                       id);
+    evbuffer_add_printf(b, "</p>");
 }
 
 bool html_ui_asset(const char *name, const char **data, size_t *len, const char **type)

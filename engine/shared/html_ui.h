@@ -2,7 +2,8 @@
  * (portal_html.c) and the operators' /admin view (admin.c): HTML escaping
  * and an escaping printf, the page frame (head with the stylesheets and
  * the one script, the bar with the brand and the navigation, main, footer),
- * tables, badges, notices and empty states, and the embedded assets
+ * tables, badges, notices and empty states, payloads shown within a
+ * bound whatever their size and depth, and the embedded assets
  * (assets/portal/: one stylesheet and one script for both, no inline
  * script or style, so both CSPs can forbid it). Every string argument is
  * escaped: the format strings are the only trusted markup. No I/O. */
@@ -53,6 +54,22 @@ void html_ui_badge(struct evbuffer *b, const char *cls, const char *text);
 void html_ui_notice(struct evbuffer *b, bool ok, const char *id, const char *text);
 /* <p class="empty">text</p>; id may be NULL. */
 void html_ui_empty(struct evbuffer *b, const char *id, const char *text);
+
+/* A payload in <pre class="payload" id=…>, bounded whatever its size and
+ * shape. text[0..len) is its stored JSON text, or only the first part of
+ * it (total: the whole text's length in bytes); NULL shows nothing. At
+ * most HTML_UI_PAYLOAD_SHOWN bytes of text are written (escaped), so a
+ * page never grows with the payload. The text is parsed and indented only
+ * when it is whole, at most HTML_UI_PRETTY_BYTES long and nested at most
+ * HTML_UI_PRETTY_DEPTH deep (the depth read from the text first:
+ * indentation grows with the depth on every line, and 100 KB nested 2,000
+ * deep indent to 250 MB); otherwise it is shown as it is. A payload cut
+ * short says so, and download_href (NULL: none) links to the whole. */
+#define HTML_UI_PAYLOAD_SHOWN (64 * 1024)
+#define HTML_UI_PRETTY_BYTES (64 * 1024)
+#define HTML_UI_PRETTY_DEPTH 16
+void html_ui_payload(struct evbuffer *b, const char *id, const char *text, size_t len, size_t total,
+                     const char *download_href);
 
 /* An embedded asset of assets/portal/ by file name ("portal.css",
  * "portal.js"): its bytes (static) and content type; false when unknown. */

@@ -4,8 +4,9 @@
 --   - its live API token (by SHA-256): token_id NULL is 401; the token's
 --     tenant ('' for a token that sees every tenant); whether its last use
 --     is older than a minute (then api_token_touch records this one);
---   - the path's application within that token's scope (app_id NULL: 404,
---     or the caller creates it);
+--   - the path's application (hookd_tenant_id, sql/0027: by id, then by
+--     uid) within that token's scope (app_id NULL: 404, or the caller
+--     creates it);
 --   - its idempotency record: the scope is the token's tenant ('*') and the
 --     request's method and path (api_idem_scope); the same scope and key a
 --     second time in the batch is a follower (nth > 1), answered by the
@@ -25,7 +26,7 @@
 -- eventId claims' foreign key, which locked the application per message, is
 -- replaced by this lock and a delete trigger): a delete of one waits for
 -- this statement, or, committed first, leaves it unknown here (404).
--- Costs (Postgres CPU per message, perf): every CTE read more than once is
+-- Postgres's CPU per message stays low: every CTE read more than once is
 -- materialized once; the answers are built from the rows inserted, not
 -- joined back to the insert's RETURNING; the timestamp is formatted once.
 -- parameters: $1 = token SHA-256 digests, hex (text[]), $2 = the paths' application ids or uids (text[]),
@@ -41,13 +42,12 @@ WITH x AS (SELECT u.*
                          $8::jsonb[], $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::uuid[], $14::text[],
                          $15::integer[])
                   WITH ORDINALITY AS u(sha, app, ps, k, ok, wc, t, p, e, c, g, d, id, api_id, px, i)),
- ap AS MATERIALIZED (SELECT t.id, t.uid FROM hookd_tenants t WHERE t.id = ANY ($2::text[]) OR t.uid = ANY ($2::text[])
-                     FOR KEY SHARE),
+ ap AS MATERIALIZED (SELECT r.ref, t.id FROM (SELECT DISTINCT ref FROM unnest($2::text[]) AS u(ref)) r
+                       JOIN hookd_tenants t ON t.id = hookd_tenant_id(r.ref) FOR KEY SHARE OF t),
  a AS (SELECT x.*, tk.id::text AS token_id, coalesce(tk.tenant_id, '') AS tenant_id,
               (tk.last_used_at IS NULL OR tk.last_used_at < now() - interval '1 minute') AS stale,
-              (SELECT ap.id FROM ap WHERE (ap.id = x.app OR ap.uid = x.app)
-                  AND (tk.tenant_id IS NULL OR ap.id = tk.tenant_id)
-                ORDER BY (ap.id = x.app) DESC LIMIT 1) AS app_id,
+              (SELECT ap.id FROM ap WHERE ap.ref = x.app AND (tk.tenant_id IS NULL OR ap.id = tk.tenant_id))
+                AS app_id,
               CASE WHEN x.k IS NOT NULL AND tk.id IS NOT NULL THEN coalesce(tk.tenant_id, '*') || ' ' || x.ps END
                 AS scope
          FROM x LEFT JOIN hookd_api_tokens tk ON tk.token_sha256 = x.sha AND tk.revoked_at IS NULL),
@@ -77,7 +77,7 @@ WITH x AS (SELECT u.*
            FROM w),
  -- created_at: now(), the same for every row; hookd_api_ts's format
  -- written out (a call of the SQL function costs a plan of its body per
- -- statement, 0.1 ms)
+ -- statement)
  ts AS MATERIALIZED (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS v),
  ans AS (SELECT w.i, w.scope, w.k,
                 jsonb_build_object('id', w.api_id, 'eventId', w.e, 'eventType', w.t,

@@ -18,8 +18,8 @@
 --   $9 = worker id; the arrays binary
 -- Open is written `NOT IN ('SUCCEEDED', 'DEAD')` (the same, by the CHECK constraint), not
 -- `IN ('PENDING', 'RETRYING')`: that form matches the partial indexes on open
--- deliveries, and with statistics from before a storm the planner scanned every open
--- delivery of the partition (20,000, seconds) to find a batch by id.
+-- deliveries, and with statistics from before a storm the planner can scan every open
+-- delivery of the partition to find a batch by id.
 -- columns: i, due_ms
 WITH f AS (SELECT *, hookd_id_part(x.id) AS pa FROM unnest($1::uuid[], $2::int[], $3::int[], $4::float8[], $5::text[],
   $6::text[], $7::int[], $8::bigint[]) AS x(id, prev, code, dur, error, excerpt, i, wait_ms)),

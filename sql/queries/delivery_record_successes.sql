@@ -6,8 +6,8 @@
 -- parameters: $1 = jsonb array of {i, id, code, dur, at, excerpt}, $2 = worker id
 -- Open is written `NOT IN ('SUCCEEDED', 'DEAD')` (the same, by the CHECK constraint), not
 -- `IN ('PENDING', 'RETRYING')`: that form matches the partial indexes on open
--- deliveries, and with statistics from before a storm the planner scanned every open
--- delivery of the partition (20,000, seconds) to find a batch by id.
+-- deliveries, and with statistics from before a storm the planner can scan every open
+-- delivery of the partition to find a batch by id.
 -- columns: i
 WITH s AS (SELECT *, hookd_id_part(x.id) AS pa FROM jsonb_to_recordset($1::jsonb) AS x(i int, id uuid, code int,
   dur float8, at bigint, excerpt text)),

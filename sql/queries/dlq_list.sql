@@ -28,7 +28,6 @@ SELECT d.id::text AS id, d.source, d.source_id::text AS source_id,
    AND ($3::text IS NULL OR coalesce(i.event_type, ev.event_type) LIKE
         replace(replace(replace(replace($3, '\', '\\'), '%', '\%'), '_', '\_'), '*', '%'))
    AND ($4::bigint IS NULL OR d.dead_at >= now() - $4::bigint * interval '1 millisecond')
-   AND ($6::text IS NULL OR ev.tenant_id = (SELECT t.id FROM hookd_tenants t WHERE t.id = $6 OR t.uid = $6
-                                            ORDER BY (t.id = $6) DESC LIMIT 1))
+   AND ($6::text IS NULL OR ev.tenant_id = hookd_tenant_id($6))
  ORDER BY d.dead_at DESC, d.id
  LIMIT $5::int

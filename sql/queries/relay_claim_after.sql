@@ -1,6 +1,6 @@
 -- relay_claim, starting after the last event of the other lane's pass:
--- walking from the start, a claim stepped over that pass's rows, locked,
--- one heap fetch and lock test each (measured: 2 of a claim's 4.5 ms). It
+-- walking from the start, a claim would step over that pass's rows, locked,
+-- one heap fetch and lock test each. It
 -- passes over any older unfanned event (an application transaction that
 -- committed late, a pass that rolled back): see BOUNDED_MAX in relay.c.
 -- payload NULL: expired (relay_claim.sql).

@@ -1,4 +1,4 @@
--- A tenant by id or uid (the id wins over a uid that looks the same).
+-- A tenant by id or uid (hookd_tenant_id, sql/0027: the id first).
 -- parameters: $1 = id or uid
 -- columns: id
-SELECT id FROM hookd_tenants WHERE id = $1 OR uid = $1 ORDER BY (id = $1) DESC LIMIT 1
+SELECT t.id FROM (SELECT hookd_tenant_id($1) AS id) t WHERE t.id IS NOT NULL

@@ -37,7 +37,7 @@ GRANT SELECT, UPDATE         ON hookd_relay_state TO hookd_worker;  -- relays: N
 GRANT SELECT, INSERT         ON hookd_dedup       TO hookd_worker;  -- ingest: the dedup keys (0012)
 -- The retention pass (partitions, DETACH, DROP) needs the tables' owner: set
 -- [retention] interval = off for the workers and run `hookd retention run` as
--- the owner from a timer (README "Retention", least privilege). A worker that
+-- the owner from a timer (docs/guides/retention.md, least privilege). A worker that
 -- tries a pass anyway logs retention.forbidden once and runs no more passes.
 -- The storage figures (hookd status, /metrics, /admin) read every partition:
 -- hookd_storage is SECURITY DEFINER since sql/0018, executable by these roles.
@@ -54,7 +54,7 @@ GRANT DELETE         ON dead_letters      TO hookd_operator;
 REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) FROM PUBLIC;
 GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) TO hookd_app;
 
--- The API (issue 19) runs in the worker: tenants, endpoints, messages, event
+-- The API runs in the worker: tenants, endpoints, messages, event
 -- types, tokens and idempotency keys are written through it.
 GRANT SELECT, INSERT, UPDATE, DELETE ON hookd_tenants, hookd_message_ids, hookd_event_types,
                                         hookd_idempotency_keys TO hookd_worker;

@@ -32,7 +32,7 @@
  * fed every line and the body, into exactly-sized heap buffers, and
  * round-tripped.
  */
-/* fuzz.sh links: engine/core/signature.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c engine/base/jsonpath.c */
+/* fuzz.sh links: engine/core/signature.c engine/core/signature_content.c engine/core/signature_mac.c engine/core/signature_verify.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c engine/base/jsonpath.c */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>

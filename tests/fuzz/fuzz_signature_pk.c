@@ -22,7 +22,7 @@
  * of the code under test) verifies as SIG_OK when the tolerance is not
  * negative, and fails once a body byte is flipped.
  */
-/* fuzz.sh links: engine/core/signature.c engine/core/signature_pk.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c engine/base/jsonpath.c engine/base/log.c */
+/* fuzz.sh links: engine/core/signature.c engine/core/signature_content.c engine/core/signature_mac.c engine/core/signature_verify.c engine/core/signature_pk.c engine/base/encoding.c engine/base/xmalloc.c engine/base/errbuf.c engine/base/jsonpath.c engine/base/log.c */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -6,11 +6,13 @@ target_session_attrs=read-write - and Redis (plain, or with --redis
 sentinel-tls a TLS master, replica and three TLS sentinels: RedisHA; with
 --redis cluster three masters with a replica each: RedisClusterHA),
 three hookd workers with every role, a flaky local receiver subscribed to
-`order.*`, and keeps two kinds of load running: signed partner webhooks
-(order lifecycles started/paid/shipped, shuffled, sometimes duplicated, to
-random live workers) and application outbox events (`hookd_emit` in SQL).
-`order.shipped` is also emitted by the machine, so applied shipments flow out
-through the outbox.
+`order.*`, a second receiver with several endpoints on it (CIRCUIT_ENDPOINTS,
+subscribed to `circuit.*`, each with its circuit on), and keeps two kinds of
+load running: signed partner webhooks (order lifecycles started/paid/shipped,
+shuffled, sometimes duplicated, to random live workers) and application
+outbox events (`hookd_emit` in SQL; every fourth one a `circuit.tick` for the
+second receiver). `order.shipped` is also emitted by the machine, so applied
+shipments flow out through the outbox.
 
 Meanwhile it injects faults: first every kind once, then kinds drawn from
 `random.Random(seed)` (the schedule is reproducible; the interleaving with the
@@ -24,10 +26,10 @@ Then it stops the load, waits for quiescence and checks the ledger:
   * every entity equals a serial replay of its accepted events in lifecycle
     order (state, version = applied rows, no transition applied twice, one
     `order.shipped` outbox event per applied shipment);
-  * every outbox event is processed and each delivery SUCCEEDED (and the
-    receiver saw it answered 2xx) or is DEAD with a dead letter; all requests
-    for one webhook-id carried the same body (= the outbox payload) and valid
-    signatures;
+  * every outbox event is processed with one delivery per endpoint it was
+    meant for, and each delivery SUCCEEDED (and its endpoint saw it answered
+    2xx) or is DEAD with a dead letter; all requests for one webhook-id carried
+    the same body (= the outbox payload) and valid signatures;
   * the Redis counters (`<prefix>:stats`) never exceed what Postgres records,
     and equal it exactly in a fault-free window at the end (see README.md for
     why the whole-run totals are informational).
@@ -74,7 +76,21 @@ CHAIN = [("order.started", "draft", "started"), ("order.paid", "started", "paid"
 CHAIN_TYPES = [t for t, _, _ in CHAIN]
 TERMINAL = ("PROCESSED", "QUARANTINED")
 FAULT_KINDS = ["kill9", "sigterm", "redis_flushall", "redis_restart", "redis_down", "pg_restart",
-               "pg_kill_conns", "pg_failover", "receiver_down", "sighup_bad_config"]
+               "pg_kill_conns", "pg_failover", "receiver_down", "sighup_bad_config", "circuit"]
+# The endpoints on the second receiver (one origin): the circuit fault makes it
+# answer 500 until their circuits open, then lets them close again. A small
+# max_inflight_per_origin makes their requests wait for the origin as well as
+# behind their own max_inflight, so an opening circuit takes back queued ones.
+CIRCUIT_ENDPOINTS = ["chaos-c1", "chaos-c2", "chaos-c3", "chaos-c4"]
+MAX_INFLIGHT_PER_ORIGIN = 4
+CIRCUIT_SECTION = """[retry endpoint:{name}]
+schedule = 500ms, 1s, 2s
+max_attempts = 8
+circuit = on
+circuit_failures = 5
+circuit_probe = 500ms
+
+"""
 # --redis sentinel-tls: hookd on rediss+sentinel:// (a TLS master, a TLS
 # replica, three TLS sentinels); the plain Redis faults become these.
 SENTINEL_TLS_KINDS = ["sentinel_failover", "redis_tls_restart", "redis_flushall", "kill9", "pg_failover"]
@@ -114,13 +130,16 @@ class Timing:
     send_pause: float = 0.02    # between two partner posts
     emit_pause: float = 0.2     # between two hookd_emit transactions
     window_orders: int = 10     # orders posted in the fault-free counter window
+    circuit_down: float = 10.0  # the circuit fault: the second receiver answers 500 this long after the circuits open
+    circuit_burst: int = 200    # events emitted to the circuit endpoints at the start of the fault (and half mid-way)
 
     @classmethod
     def make(cls, short: bool) -> "Timing":
         if not short:
             return cls()
         return cls(redis_down=4.0, receiver_down=5.0, pause=1.0, warmup=1.5, probe_timeout=45.0,
-                   settle_timeout=90.0, send_pause=0.03, emit_pause=0.25, window_orders=6)
+                   settle_timeout=90.0, send_pause=0.03, emit_pause=0.25, window_orders=6, circuit_down=3.0,
+                   circuit_burst=100)
 
 
 def secs(v: float | None) -> str:
@@ -500,15 +519,19 @@ class RedisClusterHA:
 # ---- the flaky receiver -----------------------------------------------------------
 
 class Receiver:
-    """A webhook endpoint on 127.0.0.1 that answers 500 with probability
-    fail_rate, records every request (webhook-id, body, signature validity,
-    answer), and can be taken down (port closed) and brought back on the same
-    port. HTTP/1.0: one connection per request, so "down" really refuses."""
+    """Webhook endpoints on one 127.0.0.1 port, one per path: answers 500 with
+    probability fail_rate (to every request while `failing` is set), records
+    every request (path, webhook-id, body, signature validity with the path's
+    endpoint secret, answer), and can be taken down (port closed) and brought
+    back on the same port. HTTP/1.0: one connection per request, so "down"
+    really refuses."""
 
     def __init__(self, fail_rate: float, seed: int) -> None:
         self.fail_rate = fail_rate
+        self.failing = False
         self.rng = random.Random(seed)
-        self.secret: str | None = None
+        self.secrets: dict[str, str] = {}  # path -> the secret of the endpoint on it
+        self.endpoints: dict[str, str] = {}  # path -> endpoint name
         self.requests: list[dict] = []
         self.lock = threading.Lock()
         self.port = free_port()
@@ -523,13 +546,15 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 wid = self.headers.get("webhook-id", "")
                 try:
-                    want = sign_standard(outer.secret, wid, int(self.headers.get("webhook-timestamp", "0")), body)
+                    want = sign_standard(outer.secrets[self.path], wid, int(self.headers.get("webhook-timestamp", "0")),
+                                         body)
                     sig_ok = want in (self.headers.get("webhook-signature") or "").split(" ")
                 except Exception:
                     sig_ok = False
                 with outer.lock:
-                    status = 500 if outer.rng.random() < outer.fail_rate else 200
-                    outer.requests.append(dict(wid=wid, body=body, sig_ok=sig_ok, status=status, at=time.time()))
+                    status = 500 if outer.failing or outer.rng.random() < outer.fail_rate else 200
+                    outer.requests.append(dict(endpoint=outer.endpoints.get(self.path, self.path), wid=wid, body=body,
+                                               sig_ok=sig_ok, status=status, at=time.time()))
                 self.send_response(status)
                 self.send_header("content-length", "2")
                 self.end_headers()
@@ -539,6 +564,15 @@ class Receiver:
                 pass
 
         return Handler
+
+    def add_endpoint(self, name: str, path: str, add_output: str) -> None:
+        """Takes the endpoint on path with the secret `hookd endpoint add` printed."""
+        self.endpoints[path] = name
+        self.secrets[path] = next(line.split(": ", 1)[1] for line in add_output.splitlines()
+                                  if line.startswith("secret:"))
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
 
     def up(self) -> None:
         server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
@@ -686,8 +720,9 @@ class Emitter(threading.Thread):
                     conn = psycopg2.connect(self.url, connect_timeout=3)
                 phase = "emit"
                 with conn.cursor() as cur:
-                    cur.execute("SELECT hookd_emit('chaos', %s, 'order.note', %s::jsonb)::text",
-                                (f"n{n}", json.dumps({"n": n, "note": "emitted by the application"})))
+                    typ = "circuit.tick" if n % 4 == 0 else "order.note"  # the circuit endpoints' steady load
+                    cur.execute("SELECT hookd_emit('chaos', %s, %s, %s::jsonb)::text",
+                                (f"n{n}", typ, json.dumps({"n": n, "note": "emitted by the application"})))
                     eid = cur.fetchone()[0]
                 phase = "commit"
                 conn.commit()
@@ -764,6 +799,7 @@ class Chaos:
         self.partner = Partner(self, seed * 7919 + 1)
         self.services: Services | None = None
         self.receiver: Receiver | None = None
+        self.circuit_receiver: Receiver | None = None  # CIRCUIT_ENDPOINTS, one origin
         self.load: Load | None = None
         self.emitter: Emitter | None = None
         self.pg: Pg | None = None
@@ -800,7 +836,10 @@ class Chaos:
         cfg = write_config(self.services.dir, self.ha.url(f"{APP}{i}"), redis_url, self.prefix, port=port,
                            extra="emit order.shipped = order.shipped\n", lease="2s", reconcile_interval="2s",
                            retry_schedule="200ms, 500ms, 1s", defer_schedule="200ms, 500ms", defer_max_age="1h")
-        text = cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n", 1)
+        text = cfg.read_text().replace("[hookd]\n", "[hookd]\nallow_private_networks = true\n"
+                                       f"max_inflight_per_origin = {MAX_INFLIGHT_PER_ORIGIN}\n", 1)
+        text = text.replace("[machine order]", "".join(CIRCUIT_SECTION.format(name=n) for n in CIRCUIT_ENDPOINTS)
+                            + "[machine order]", 1)
         if self.rha:
             text = text.replace("[hookd]\n", f"[hookd]\nredis_ca_file = {self.rha.tls['ca']}\n", 1)
         assert re.findall(r"^\[[^\]]+\]", text, re.M)[-1] == "[machine order]"  # the emit lands there
@@ -894,7 +933,60 @@ class Chaos:
             time.sleep(self.t.receiver_down)  # the outage itself
             self.receiver.up()
             return f"receiver down for {self.t.receiver_down:g}s"
+        if kind == "circuit":
+            return self.circuit_fault()
         raise ValueError(kind)
+
+    def open_circuits(self) -> set[str]:
+        """The circuit endpoints whose circuit Redis holds open now."""
+        key = f"{self.prefix}:{{delivery}}:circuit:open"
+        client = self.rcl.client_for(key) if self.rcl else self.redis_client()
+        return {k.decode() if isinstance(k, bytes) else k for k in client.hkeys(key)} & set(CIRCUIT_ENDPOINTS)
+
+    def emit_burst(self, tag: str, n: int) -> None:
+        """n `circuit.*` events in one transaction: one delivery each per circuit endpoint."""
+        self.pg.all("SELECT count(hookd_emit('circuit', %s || g, 'circuit.burst', jsonb_build_object('burst', %s,"
+                    " 'g', g))) FROM generate_series(1, %s) g", tag, tag, n)
+
+    def circuit_fault(self) -> str:
+        """Opens and closes the circuits of several endpoints on one receiver
+        under load: a burst to all of them while their receiver answers 500,
+        so that every worker counts failures and the circuits open while
+        requests wait in the workers' queues (behind the endpoint's
+        max_inflight or the origin's max_inflight_per_origin) and are taken
+        back unsent; more events while they are open (parked at once); then
+        the receiver answers 200 again and the probes close the circuits. The
+        workers must stay up throughout; the ledger checks the deliveries."""
+        marks = [len(w.output()) for w in self.workers]
+        rcv = self.circuit_receiver
+        tag = f"cf{len(self.result.faults) + 1}-"
+        started = time.monotonic()
+        rcv.failing = True
+        try:
+            self.emit_burst(tag + "a", self.t.circuit_burst)
+            opened = set()
+            self.wait(lambda: opened.update(self.open_circuits()) or opened == set(CIRCUIT_ENDPOINTS), 30, 0.05)
+            took_open = time.monotonic() - started
+            self.emit_burst(tag + "b", self.t.circuit_burst // 2)
+            time.sleep(self.t.circuit_down)  # the outage itself, with the circuits open
+        finally:
+            rcv.failing = False
+        recovered = time.monotonic()
+        closed = self.wait(lambda: not self.open_circuits(), 60, 0.1)
+        took_close = time.monotonic() - recovered
+        logs = [w.output()[m:] for w, m in zip(self.workers, marks)]
+        unsent = sum(int(n) for out in logs for n in re.findall(r"event=delivery\.unsent_parked .*?requests=(\d+)", out))
+        opens = sum(out.count("event=delivery.circuit_open") for out in logs)
+        exited = [f"worker {i} {w.proc.returncode}" for i, w in enumerate(self.workers) if w.proc.poll() is not None]
+        self.result.check("fault: circuits opened and closed under load, every worker up",
+                          opened == set(CIRCUIT_ENDPOINTS) and closed and not exited,
+                          f"opened {sorted(opened)}, closed={closed}, exited: {', '.join(exited) or 'none'}")
+        note = (f"{self.t.circuit_burst}+{self.t.circuit_burst // 2} events x {len(CIRCUIT_ENDPOINTS)} endpoints;"
+                f" {len(opened)}/{len(CIRCUIT_ENDPOINTS)} circuits open in {took_open:.1f}s ({opens} opening(s)"
+                f" logged), {unsent} queued requests taken back unsent; ")
+        if closed:
+            return note + f"all closed {took_close:.1f}s after the receiver recovered"
+        return note + f"still open {took_close:.0f}s after the receiver recovered: {sorted(self.open_circuits())}"
 
     def bad_config(self, i: int, w: Worker) -> str:
         good = w.config.read_text()
@@ -1116,16 +1208,20 @@ class Chaos:
             cfg = self.write_config(i, port)
             self.workers.append(Worker(config=cfg, port=port, log_path=self.services.dir / f"worker-{i}.log"))
         run_hookd(["-c", str(self.workers[0].config), "migrate"], check=True)
-        out = run_hookd(["-c", str(self.workers[0].config), "endpoint", "add", "--name", "chaos-receiver",
-                         "--events", "order.*", "--url", f"http://127.0.0.1:{self.receiver.port}/hook"], check=True)
-        self.receiver.secret = next(line.split(": ", 1)[1] for line in out.stdout.splitlines()
-                                    if line.startswith("secret:"))
+        self.circuit_receiver = Receiver(fail_rate=0.0, seed=self.seed * 31 + 8)
+        endpoints = [(self.receiver, "chaos-receiver", "order.*", "/hook")] + \
+            [(self.circuit_receiver, name, "circuit.*", f"/c{i}") for i, name in enumerate(CIRCUIT_ENDPOINTS, 1)]
+        for rcv, name, events, path in endpoints:
+            out = run_hookd(["-c", str(self.workers[0].config), "endpoint", "add", "--name", name,
+                             "--events", events, "--url", rcv.url(path)], check=True)
+            rcv.add_endpoint(name, path, out.stdout)
         for w in self.workers:
             self.start_worker(w)
         log(f"services up (primary :{self.ha.primary.port}, sync standby :{self.ha.standby.port}, redis prefix"
             f" {self.prefix}{', redis ' + self.rha.url() if self.rha else ''}"
             f"{', redis ' + self.rcl.url() + ' slots ' + str(self.rcl.slots) if self.rcl else ''}); 3 workers on ports {ports}; "
-            f"receiver on {self.receiver.port} (20% answered 500)")
+            f"receiver on {self.receiver.port} (20% answered 500), {len(CIRCUIT_ENDPOINTS)} circuit endpoints on"
+            f" {self.circuit_receiver.port}")
         self.load = Load(self)
         self.emitter = Emitter(self, self.ha.url("hookd-chaos-app"))
         self.load.start()
@@ -1288,21 +1384,28 @@ class Chaos:
                   "\n".join(problems[:15]) + self.explain_orders([x.split(":")[0] for x in problems[:3]], rows))
         return dup, {"entities": len(set(accepted_types) | set(ents))}
 
+    @staticmethod
+    def endpoints_for(event_type: str) -> set[str]:
+        """The endpoints an outbox event of this type is delivered to."""
+        return set(CIRCUIT_ENDPOINTS) if event_type.startswith("circuit.") else {"chaos-receiver"}
+
     def check_outbox(self) -> dict:
         res = self.result
         events = {e["id"]: e for e in self.pg.all(
             "SELECT e.id::text, e.aggregate_type, e.aggregate_id, e.event_type, e.payload::text AS payload,"
-            " e.processed_at IS NOT NULL AS processed,"
-            " coalesce(array_agg(d.status) FILTER (WHERE d.id IS NOT NULL), '{}') AS statuses,"
-            " coalesce(array_agg(d.id::text) FILTER (WHERE d.status = 'DEAD'), '{}') AS dead_ids"
-            " FROM outbox_events e LEFT JOIN outbox_deliveries d ON d.event_id = e.id"
-            " GROUP BY e.id, e.part_at")}  # the primary key (sql/0012_retention.sql)
+            " e.processed_at IS NOT NULL AS processed FROM outbox_events e")}
+        deliveries = defaultdict(list)  # event id -> [(endpoint, status, delivery id)]
+        for d in self.pg.all("SELECT d.event_id::text, w.name, d.status, d.id::text FROM outbox_deliveries d"
+                             " JOIN webhook_endpoints w ON w.id = d.endpoint_id"):
+            deliveries[d["event_id"]].append((d["name"], d["status"], d["id"]))
         dlq = {r["source_id"] for r in self.pg.all(
             "SELECT source_id::text FROM dead_letters WHERE source = 'delivery' AND replayed_at IS NULL")}
-        reqs = self.receiver.snapshot()
+        reqs = self.receiver.snapshot() + self.circuit_receiver.snapshot()
         by_wid = defaultdict(list)
+        by_delivery = defaultdict(list)  # (endpoint, webhook-id) -> requests
         for q in reqs:
             by_wid[q["wid"]].append(q)
+            by_delivery[(q["endpoint"], q["wid"])].append(q)
 
         # the application's committed emits all exist (and the unknown ones are looked up)
         em = self.emitter
@@ -1316,22 +1419,26 @@ class Chaos:
         for eid, e in events.items():
             if not e["processed"]:
                 not_done.append(eid)
-            st = e["statuses"]
-            if len(st) != 1 or st[0] not in ("SUCCEEDED", "DEAD"):
-                bad_delivery.append(f"{eid}: deliveries {st}")
+            mine = deliveries.get(eid, [])
+            names = sorted(name for name, _, _ in mine)
+            if names != sorted(self.endpoints_for(e["event_type"])):
+                bad_delivery.append(f"{eid} ({e['event_type']}): deliveries to {names}")
                 continue
-            if st[0] == "SUCCEEDED":
-                delivered += 1
-                if not any(200 <= q["status"] < 300 for q in by_wid.get(eid, [])):
-                    never_seen.append(eid)
-            else:
-                dead += 1
-                if not all(d in dlq for d in e["dead_ids"]):
-                    bad_delivery.append(f"{eid}: DEAD without a dead letter")
+            for name, status, did in mine:
+                if status == "SUCCEEDED":
+                    delivered += 1
+                    if not any(200 <= q["status"] < 300 for q in by_delivery.get((name, eid), [])):
+                        never_seen.append(f"{eid} to {name}")
+                elif status == "DEAD":
+                    dead += 1
+                    if did not in dlq:
+                        bad_delivery.append(f"{eid} to {name}: DEAD without a dead letter")
+                else:
+                    bad_delivery.append(f"{eid} to {name}: {status}")
         res.check("outbox events all processed", not not_done, ", ".join(not_done[:10]))
-        res.check("each outbox event SUCCEEDED or DEAD with a dead letter (one delivery each)", not bad_delivery,
-                  "\n".join(bad_delivery[:10]))
-        res.check("every SUCCEEDED delivery was answered 2xx by the receiver", not never_seen,
+        res.check("each outbox event has one delivery per endpoint it was meant for, each SUCCEEDED or DEAD with a"
+                  " dead letter", not bad_delivery, "\n".join(bad_delivery[:10]))
+        res.check("every SUCCEEDED delivery was answered 2xx by its endpoint", not never_seen,
                   ", ".join(never_seen[:10]))
 
         mismatch, unknown_wid = [], []
@@ -1345,16 +1452,19 @@ class Chaos:
                 mismatch.append(wid)
         bad_sigs = sum(1 for q in reqs if not q["sig_ok"])
         res.check("one body per webhook-id, equal to the outbox payload", not mismatch, ", ".join(mismatch[:10]))
-        res.check("receiver saw only known webhook-ids", not unknown_wid, ", ".join(unknown_wid[:10]))
+        res.check("receivers saw only known webhook-ids", not unknown_wid, ", ".join(unknown_wid[:10]))
         res.check("every delivery signature valid", bad_sigs == 0, f"{bad_sigs} of {len(reqs)} requests invalid")
-        redelivered = sum(1 for qs in by_wid.values() if sum(1 for q in qs if 200 <= q["status"] < 300) > 1)
-        return {"outbox events": len(events), "  delivered": delivered, "  dead-lettered": dead,
+        redelivered = sum(1 for qs in by_delivery.values() if sum(1 for q in qs if 200 <= q["status"] < 300) > 1)
+        circuit_events = sum(1 for e in events.values() if e["event_type"].startswith("circuit."))
+        return {"outbox events": len(events), "  of them to the circuit endpoints": circuit_events,
+                "deliveries": sum(len(v) for v in deliveries.values()), "  delivered": delivered,
+                "  dead-lettered": dead,
                 "  emitted by the app (committed / unknown, found)": f"{len(em.committed)} / {len(em.unknown)}, "
                                                                      f"{unknown_found}",
                 "  emitted by the machine (order.shipped)": sum(1 for e in events.values()
                                                                 if e["aggregate_type"] == "order"),
                 "receiver requests": len(reqs),
-                "  webhook-ids answered 2xx more than once (at-least-once)": redelivered,
+                "  deliveries answered 2xx more than once (at-least-once)": redelivered,
                 "body_mismatch": len(mismatch)}
 
     def check_counters(self) -> None:
@@ -1424,8 +1534,9 @@ class Chaos:
                 self.result.check("workers stop on SIGTERM at the end", False, str(e))
         if self.pg:
             self.pg.close()
-        if self.receiver:
-            self.receiver.down()
+        for rcv in (self.receiver, self.circuit_receiver):
+            if rcv:
+                rcv.down()
         if self.services:
             if self.keep_logs or not self.result.passed:  # keep the evidence
                 keep = Path(self.keep_logs) if self.keep_logs else Path(tempfile.mkdtemp(prefix="hookd-chaos-logs-"))

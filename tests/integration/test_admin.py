@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hookdtest.client import http, order_event, post_standard
+from hookdtest.client import deep_payload, http, order_event, post_standard, read_capped
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 
@@ -320,7 +320,7 @@ def test_replaying_twice_is_refused(env):
     assert status == 200 and b"id=replay" not in body and b"<th>replayed_at</th>" in body
 
 
-# ---- issue 14: admin_listen, throttling, sessions, CSP, errors ----------------------
+# ---- admin_listen, throttling, sessions, CSP, errors ----------------------
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -514,6 +514,31 @@ def test_database_errors_are_not_shown(env):
             assert "dead_letters" in line, line
     finally:
         env.db.all("ALTER TABLE dead_letters_hidden RENAME TO dead_letters")
+
+
+def test_a_deeply_nested_dead_letter_gives_a_bounded_page_and_its_download(env):
+    """A partner's payload nested 2,040 deep: indented, its page was 250 MB."""
+    w = env.worker(config=admin_config(env))
+    body = b'{"type": "order.bogus", "data": {"order_id": "o-deep", "nest": ' + deep_payload() + b"}}"
+    assert post_standard(w, "shop", "m-deep", body)[0] == 200
+    dl = wait_for(lambda: env.db.one("SELECT d.id::text AS id, i.payload::text AS payload FROM dead_letters d"
+                                     " JOIN webhook_inbox i ON i.id = d.source_id WHERE i.partner_event_id = 'm-deep'"),
+                  what="m-deep dead-lettered")
+    status, headers, page = read_capped(w.admin_port, f"/admin/dlq/{dl['id']}", bearer(), 1 << 20)
+    assert status == 200
+    size = int(headers["content-length"])
+    assert size < 6 * 64 * 1024 + 32 * 1024, f"the page has {size} bytes"
+    assert len(page) == size
+    assert b"only its first 64 KiB are here" in page
+    href = f"/admin/dlq/{dl['id']}/payload"
+    assert f'href="{href}"'.encode() in page
+    status, headers, data = read_capped(w.admin_port, href, bearer(), 4 << 20)
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert headers["content-disposition"] == f'attachment; filename="dead-letter-{dl["id"]}.json"'
+    assert data.decode() == dl["payload"]
+    # the download is the admin's, like the page
+    assert read_capped(w.admin_port, href, {}, 4096)[0] == 401
+    assert read_capped(w.admin_port, href, bearer("not-the-token-0123456789"), 4096)[0] == 401
 
 
 # ---- in the browser --------------------------------------------------------------

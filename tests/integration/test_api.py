@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from hookdtest.client import http as http_request
 from hookdtest.paths import ROOT
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
@@ -171,8 +172,62 @@ def test_failed_auth_is_throttled(env, api):
     cfg, w, root = api
     codes = [raw(w, "GET", "/api/v1/app", token=f"hk_bad{i}")[0] for i in range(6)]
     assert codes[:5] == [401] * 5 and codes[5] == 429
-    # the right token from the blocked address waits too
-    assert raw(w, "GET", "/api/v1/app", token=root)[0] == 429
+    status, headers, _ = http_request("GET", f"{w.url}/api/v1/app", headers={"Authorization": "Bearer hk_bad"})
+    assert status == 429 and 0 < int(headers["Retry-After"]) <= 60
+    # the right token from the blocked address is never refused
+    assert raw(w, "GET", "/api/v1/app", token=root)[0] == 200
+    # nor is a request without a token answered other than 401
+    assert raw(w, "GET", "/api/v1/app")[0] == 401
+
+
+def test_requests_without_a_token_are_not_counted(env, api):
+    cfg, w, root = api
+    assert [raw(w, "GET", "/api/v1/app")[0] for _ in range(10)] == [401] * 10
+    assert raw(w, "GET", "/api/v1/app", headers={"Authorization": "Basic eDp5"})[0] == 401
+    # nobody is blocked: a wrong token is still 401, the right one works
+    assert raw(w, "GET", "/api/v1/app", token="hk_bad")[0] == 401
+    assert raw(w, "GET", "/api/v1/app", token=root)[0] == 200
+
+
+def test_throttle_sees_clients_behind_a_trusted_proxy(env):
+    cfg = outbound_config(env, hookd_lines=("trusted_proxies = 127.0.0.1",))
+    w = env.worker(cfg)
+    root = new_token(cfg, "root")
+
+    def as_client(addr: str, token: str | None) -> int:
+        return raw(w, "GET", "/api/v1/app", token=token, headers={"X-Forwarded-For": addr})[0]
+
+    assert [as_client("198.51.100.1", f"hk_bad{i}") for i in range(6)] == [401] * 5 + [429]
+    # another client behind the same proxy is not blocked, nor is the proxy
+    assert as_client("198.51.100.2", "hk_bad") == 401
+    assert as_client("198.51.100.2", root) == 200
+    assert raw(w, "GET", "/api/v1/app", token="hk_bad")[0] == 401
+    # the blocked client's valid token still works; its wrong ones get 429
+    assert as_client("198.51.100.1", root) == 200
+    assert as_client("198.51.100.1", "hk_bad") == 429
+    assert "client=198.51.100.1 blocked=yes" in w.output()
+
+
+def test_throttle_ignores_x_forwarded_for_from_an_untrusted_peer(env):
+    cfg = outbound_config(env, hookd_lines=("trusted_proxies = 10.0.0.0/8",))
+    w = env.worker(cfg)
+    codes = [raw(w, "GET", "/api/v1/app", token="hk_bad", headers={"X-Forwarded-For": f"198.51.100.{i}"})[0]
+             for i in range(6)]
+    assert codes == [401] * 5 + [429]  # one client, 127.0.0.1, whatever it claims
+
+
+def test_answers_are_never_cached(env, api):
+    cfg, w, root = api
+    assert raw(w, "POST", "/api/v1/app", root, {"name": "Acme", "uid": "acme"})[0] == 201
+    status, ep = raw(w, "POST", "/api/v1/app/acme/endpoint", root, {"url": "https://example.com/hook"})
+    assert status == 201, ep
+    for method, path, want in (("GET", f"/api/v1/app/acme/endpoint/{ep['id']}/secret", 200),
+                               ("POST", "/api/v1/auth/app-portal-access/acme", 200),
+                               ("GET", "/api/v1/app/acme", 200)):
+        status, headers, body = http_request(method, f"{w.url}{path}", body=b"{}" if method == "POST" else None,
+                                     headers={"Authorization": f"Bearer {root}", "Content-Type": "application/json"})
+        assert status == want, (path, body)
+        assert headers.get("Cache-Control") == "no-store", (path, headers)
 
 
 def deliveries_settled(env, n: int):

@@ -1,4 +1,4 @@
-"""Per-endpoint delivery policies enforced on the delivery path (issue 19):
+"""Per-endpoint delivery policies enforced on the delivery path:
 custom static headers, `rateLimit` across two workers, and ordered delivery
 per aggregate (a dead-lettered head holds its successors until it is
 replayed or skipped). Endpoints are configured through the Svix-compatible

@@ -1,13 +1,23 @@
 """Foundation: migrations, the worker's lifecycle, readiness against real
 Postgres and Redis outages, config reload, and Lua scripts after a flush."""
+import hashlib
+import os
 import signal
+import subprocess
 import time
 
 import pytest
 
+from hookdtest import migrations
 from hookdtest.client import order_event, post_standard
+from hookdtest.paths import ROOT
+from hookdtest.services import Db
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
+
+# An earlier hookd, which recorded each migration's raw-bytes checksum: the
+# binary built from main before migration checksums left comments out.
+BASE_BIN = os.environ.get("HOOKD_BASE_BIN", "/work/base/build/hookd")
 
 
 def test_migrate_twice_is_a_noop(env, services):
@@ -45,6 +55,87 @@ def test_changed_migration_is_refused(env):
     time.sleep(0.5)  # give the schema check a chance to (wrongly) pass
     status, _, body = w.get("/readyz")
     assert status == 503 and b'"migrations":false' in body
+
+
+def migration_files() -> dict:
+    return {f.stem: f.read_bytes() for f in sorted((ROOT / "sql").glob("00*.sql"))}
+
+
+def ledger(db: Db) -> dict:
+    return {r["version"]: r["checksum"] for r in db.all("SELECT version, checksum FROM schema_migrations")}
+
+
+def test_ledger_checksums_leave_comments_out(env):
+    files = migration_files()
+    got = ledger(env.db)
+    assert set(got) == set(files)
+    for version, data in files.items():
+        # hookdtest.migrations (which builds ledgers by hand) computes what hookd records
+        assert got[version] == migrations.checksum(data), version
+        assert got[version] != hashlib.sha256(data).hexdigest(), version
+
+
+def test_migration_edits_only_comments_may_change(env):
+    data = migration_files()["0002_outbox"]
+    commented = b"-- a header line added later\n" + data.replace(b"\n", b"\n  -- and a note\n", 3)
+    env.db.all("UPDATE schema_migrations SET checksum = %s WHERE version = '0002_outbox'",
+               migrations.checksum(commented))
+    r = run_hookd(["-c", str(env.config()), "migrate"])
+    assert r.returncode == 0 and "up to date" in r.stdout, r.stderr
+    # the ledger's SQL with one statement changed: refused
+    changed = data.replace(b"CREATE TABLE", b"CREATE UNLOGGED TABLE", 1)
+    assert changed != data
+    env.db.all("UPDATE schema_migrations SET checksum = %s WHERE version = '0002_outbox'",
+               migrations.checksum(changed))
+    r = run_hookd(["-c", str(env.config()), "migrate"])
+    assert r.returncode != 0
+    assert "migration 0002_outbox was changed after it was applied" in r.stderr
+    # an earlier hookd's raw checksum is accepted for its own migration only
+    env.db.all("UPDATE schema_migrations SET checksum = %s WHERE version = '0002_outbox'",
+               hashlib.sha256(migration_files()["0001_inbox"]).hexdigest())
+    r = run_hookd(["-c", str(env.config()), "migrate"])
+    assert r.returncode != 0
+    assert "migration 0002_outbox was changed after it was applied" in r.stderr
+
+
+@pytest.mark.skipif(not os.access(BASE_BIN, os.X_OK), reason=f"no earlier hookd at {BASE_BIN} (HOOKD_BASE_BIN)")
+def test_an_installation_migrated_by_an_earlier_hookd_upgrades(env, services):
+    name = services.new_database(migrated=False)
+    cfg = env.config(database=services.db_url(name))
+    old = subprocess.run([BASE_BIN, "-c", str(cfg), "migrate"], capture_output=True, text=True, timeout=120)
+    assert old.returncode == 0, old.stderr
+    db = Db(services.db_url(name))
+    try:
+        files = migration_files()
+        current = {v: migrations.checksum(data) for v, data in files.items()}
+        before = ledger(db)
+        assert before and set(before) <= set(files)
+        assert all(before[v] != current[v] for v in before)  # raw-bytes checksums
+        r = run_hookd(["-c", str(cfg), "migrate"])
+        assert r.returncode == 0, r.stderr
+        assert all(f"recorded {v}'s checksum without comments" in r.stdout for v in before), r.stdout
+        assert all(f"applied {v}" in r.stdout for v in set(files) - set(before)), r.stdout
+        assert ledger(db) == current
+        # every migration applied, the earlier hookd's checksums back in the ledger: a
+        # worker of this tree is ready on it before `hookd migrate` runs, and only reads it
+        for v, raw in before.items():
+            db.all("UPDATE schema_migrations SET checksum = %s WHERE version = %s", raw, v)
+        legacy = ledger(db)
+        w = env.worker(config=cfg)
+        assert w.stop() == 0
+        assert ledger(db) == legacy
+        r = run_hookd(["-c", str(cfg), "migrate"])
+        assert r.returncode == 0, r.stderr
+        assert "up to date" in r.stdout and "applied" not in r.stdout
+        assert all(f"recorded {v}'s checksum without comments" in r.stdout for v in before), r.stdout
+        assert ledger(db) == current
+        again = run_hookd(["-c", str(cfg), "migrate"])
+        assert again.returncode == 0 and "recorded" not in again.stdout, again.stdout + again.stderr
+        w = env.worker(config=cfg)
+        status, _, body = w.get("/readyz")
+        assert status == 200 and b'"migrations":true' in body, body
+    finally:
+        db.close()
 
 
 def test_heartbeat_visible_and_removed_on_sigterm(env):

@@ -12,7 +12,11 @@
   endpoint.url_validation, Twitch webhook_callback_verification, Discord's
   interaction and webhook-event PINGs, Meta's GET subscription check, X's
   CRC, GitHub's ping, WooCommerce's unsigned webhook_id ping; each refused
-  when its signature or verify token is wrong."""
+  when its signature or verify token is wrong.
+- x's CRC answer is, by X's protocol, the signature of a POST of the token:
+  an x partner without allow_ips does not load, a CRC check from outside
+  its ranges is refused, and a token that is a JSON body is never answered,
+  so no answer can be replayed as an event's signature."""
 from __future__ import annotations
 
 import base64
@@ -26,6 +30,7 @@ from datetime import datetime, timezone
 import pytest
 
 from hookdtest.client import http
+from hookdtest.worker import run_hookd
 from hookdtest.pksign import (DiscordKey, SendgridKey, sdk_accepts, sign_hub256, sign_slack, sign_twitch,
                               sign_zoom)
 
@@ -85,6 +90,13 @@ secret = {META_SECRET}
 scheme = x
 secret = {X_SECRET}
 event_type = json:type
+allow_ips = 127.0.0.1, ::1
+
+[partner x-fenced]
+scheme = x
+secret = {X_SECRET}
+event_type = json:type
+allow_ips = 192.0.2.0/24
 
 [partner gh]
 scheme = github
@@ -323,4 +335,48 @@ def test_x_crc(env, w):
     assert status == 200 and h["Content-Type"].startswith(JSON), (status, raw)
     assert json.loads(raw) == {"response_token": "sha256=" + base64.b64encode(mac).decode()}
     assert request(w, "GET", "x", query={"crc_token": ""})[0] == 400
+    assert rows(env) == 0
+
+
+def x_signature(body: bytes) -> str:
+    """X-Twitter-Webhooks-Signature of a POST of body: also the CRC answer for the token body."""
+    return "sha256=" + base64.b64encode(hmac.new(X_SECRET.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def test_x_without_allow_ips_does_not_load(env):
+    section = f"\n[partner x]\nscheme = x\nsecret = {X_SECRET}\nevent_type = json:type\n"
+    for extra, words in (("", "[partner x] scheme x needs allow_ips: its CRC check (GET ?crc_token=T) answers "
+                              "HMAC-SHA256(secret, T), which is the X-Twitter-Webhooks-Signature of a POST of T"),
+                         ("allow_ips = 0.0.0.0/0, ::/0\n", "[partner x] scheme x needs allow_ips narrower than every "
+                                                          "address")):
+        cfg = env.config(extra=section + extra)
+        r = run_hookd(["config", "check", str(cfg)])
+        assert r.returncode != 0 and words in r.stderr, r.stderr
+        r = run_hookd(["-c", str(cfg), "run"], timeout=20)
+        assert r.returncode != 0 and words in r.stderr, r.stderr
+    assert run_hookd(["config", "check", str(env.config(extra=section + "allow_ips = 192.0.2.0/24\n"))]).returncode == 0
+
+
+def test_x_crc_answers_nothing_that_signs_an_event(env, w):
+    event = json.dumps({"for_user_id": "2244994945", "type": "tweet_create_events"}, separators=(",", ":"))
+    # outside the partner's ranges: refused before anything is computed, and so is the POST
+    status, _, raw = request(w, "GET", "x-fenced", query={"crc_token": "9b4507b3-9d4e-4d4b-a3d3-a1f2f2d2a8b0"})
+    assert status == 403 and json.loads(raw)["error"] == "address_not_allowed" and b"response_token" not in raw
+    forged = x_signature(event.encode())
+    status, _, raw = request(w, "POST", "x-fenced", event.encode(),
+                             {"Content-Type": JSON, "X-Twitter-Webhooks-Signature": forged})
+    assert status == 403 and json.loads(raw)["error"] == "address_not_allowed"
+    # inside them: a token that is a JSON body (an object, a number) is not answered
+    for token in (event, "12345"):
+        status, _, raw = request(w, "GET", "x", query={"crc_token": token})
+        assert status == 400 and json.loads(raw)["error"] == "bad_body" and b"response_token" not in raw, raw
+        assert x_signature(token.encode()).encode() not in raw
+    # and what it does answer signs no event: the token is no JSON body
+    token = "9b4507b3-9d4e-4d4b-a3d3-a1f2f2d2a8b0"
+    status, _, raw = request(w, "GET", "x", query={"crc_token": token})
+    answer = json.loads(raw)["response_token"]
+    assert status == 200 and answer == x_signature(token.encode())
+    status, _, raw = request(w, "POST", "x", token.encode(),
+                             {"Content-Type": JSON, "X-Twitter-Webhooks-Signature": answer})
+    assert status == 400 and json.loads(raw)["error"] == "bad_body", raw
     assert rows(env) == 0

@@ -1,10 +1,15 @@
-"""Hostile clients against the public listener (issue 14, findings 1 and 2):
+"""Hostile clients against the public listener:
 header floods (many short lines, one huge line, many headers), slow drips,
 connection floods at a 256-fd limit, accept errors at an fd limit below
 that, and body floods of almost-max bodies. Each runs WHILE legitimate
 signed events and /healthz probes keep flowing, and checks that the
 worker's RSS stays under a stated bound, /healthz keeps answering, every
 legitimate event is accepted and stored, and the log stays small.
+
+And a hostile tenant's render shape (the short form of
+tests/chaos/hostile_tenant.py): a message of arrays nested 2,040 deep, which
+indented would make its portal page 250 MB, gives a bounded page that says
+it is cut and links to the raw payload, whose download is the stored text.
 
 Loopback only; every wait is bounded and awaits a condition."""
 from __future__ import annotations
@@ -17,9 +22,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from hookdtest.client import http, order_event, post_standard
+from hookdtest.client import deep_payload, http, order_event, post_message_text, post_standard, read_capped
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
+
+from test_api import new_token, raw
+from test_outbound import outbound_config
+from test_portal import link, open_link
 
 # The long form (`make chaos` runs this file with HOOKD_HOSTILE_SCALE=3):
 # SCALE times the attackers and the attack time, and the default 10 s
@@ -365,3 +374,40 @@ def test_body_flood_is_bounded_by_max_buffered_body(env):
     assert growth < 40, f"RSS grew by {growth} MiB during the body flood (max_buffered_body 8 MiB; bound 40 MiB)"
     assert log_lines(w) - base_lines < 100
     assert "http.limits" in w.output()
+
+
+# ---- a hostile tenant: a payload whose indented text is huge --------------------
+
+# A page shows at most 64 KiB of a payload's text (html_ui.h), escaped (at
+# most 6 bytes a character); the rest of the page is a few KiB.
+PAGE_BOUND = 6 * 64 * 1024 + 32 * 1024
+
+
+def test_a_deeply_nested_payload_gives_a_bounded_page_and_its_download(env):
+    cfg = outbound_config(env)
+    w = env.worker(cfg)
+    root = new_token(cfg, "root")
+    for uid in ("acme", "globex"):
+        assert raw(w, "POST", "/api/v1/app", root, {"name": uid.title(), "uid": uid})[0] == 201
+    msg_id = post_message_text(w.port, root, "acme", "deep.nest", deep_payload())
+    acme = {"Cookie": f"hookd_portal={open_link(w, link(w, root, 'acme'))}"}
+    t0 = time.monotonic()
+    status, headers, page = read_capped(w.port, f"/portal/message/{msg_id}", acme, 1 << 20)
+    print(f"deep payload: page {headers.get('content-length')} bytes in {time.monotonic() - t0:.2f}s")
+    assert status == 200
+    size = int(headers["content-length"])
+    assert size < PAGE_BOUND, f"the page has {size} bytes (bound: {PAGE_BOUND})"
+    assert len(page) == size
+    assert b'id="payload-note"' in page and b"only its first 64 KiB are here" in page
+    href = f"/portal/message/{msg_id}/payload"
+    assert f'href="{href}"'.encode() in page
+    status, headers, data = read_capped(w.port, href, acme, 4 << 20)
+    assert status == 200
+    assert headers["content-type"] == "application/json"
+    assert headers["content-disposition"] == f'attachment; filename="{msg_id}.json"'
+    stored = env.db.value("SELECT payload::text FROM outbox_events WHERE id = hookd_api_uuid('msg', %s)", msg_id)
+    assert data.decode() == stored
+    # another tenant's session gets nothing of it
+    globex = {"Cookie": f"hookd_portal={open_link(w, link(w, root, 'globex'))}"}
+    assert read_capped(w.port, href, globex, 4096)[0] == 404
+    assert read_capped(w.port, f"/portal/message/{msg_id}", globex, 4096)[0] == 404

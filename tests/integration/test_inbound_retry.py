@@ -1,4 +1,4 @@
-"""Inbound retry storms (issue 18): evaluations that fail on an SQL error.
+"""Inbound retry storms: evaluations that fail on an SQL error.
 
 A statement of a batch's set-based evaluation that fails (here: a trigger on
 hookd_entities that raises for some entities, as an application's check or

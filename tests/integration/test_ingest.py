@@ -363,7 +363,7 @@ BIG_NUMBERS = ["9223372036854775808", "-9223372036854775809", "1e400", "1e-400",
 @pytest.mark.parametrize("partner", SCHEMES)
 def test_numbers_jansson_cannot_hold_are_accepted_and_stored_as_sent(env, partner):
     """Integers beyond int64 and reals beyond a double are valid JSON that
-    jsonb stores (issue 14, finding 7); refusing them with 400 would lose a
+    jsonb stores; refusing them with 400 would lose a
     signed event for good. Each is accepted, and the stored payload equals
     the body as sent, compared as jsonb in Postgres (Python's float would
     round them)."""
@@ -626,7 +626,7 @@ def test_malformed_header_names_are_not_kept(env):
 
 
 def test_credential_headers_are_stored_redacted(env):
-    """[hookd] redact_headers (issue 14, finding 8): headers matching its
+    """[hookd] redact_headers: headers matching its
     globs are stored as "<redacted>", so neither `hookd dlq show` nor the
     admin view (which read the stored row) can show them; the list is
     configurable and replaces the default."""

@@ -645,7 +645,7 @@ def test_private_addresses_are_refused_by_default(env, receivers):
 
 
 def test_a_url_invalid_at_send_time_is_dead_lettered_at_once(env):
-    """A URL no request can ever be sent to (issue 14, finding 11) - put in
+    """A URL no request can ever be sent to - put in
     by plain SQL, which skips `endpoint add`'s check - is dead-lettered on
     its first attempt, the reason naming the problem but not the URL (it may
     hold a token), instead of spending the retry schedule. (A private address
@@ -988,9 +988,9 @@ def test_answer_after_the_window_is_recorded_by_the_regular_path(env, receivers)
 
 def test_a_window_that_runs_out_halves_the_next_passes(env, receivers):
     """A pass whose first_attempt_window runs out before its answers makes
-    the next passes claim half as many deliveries (issue 19: passes of a
-    fixed size, on a slow spell, kept outlasting their windows and handing
-    most deliveries to the costlier regular path). Every delivery still
+    the next passes claim half as many deliveries (passes of a fixed size,
+    on a slow spell, would keep outlasting their windows and handing most
+    deliveries to the costlier regular path). Every delivery still
     arrives once, each counted on the fan-out path it took."""
     rcv = receivers(lambda req: Held(200))
     cfg = outbound_config(env, ("allow_private_networks = true", "first_attempt_window = 50ms"), log_level="debug")

@@ -170,8 +170,25 @@ def test_deb_metadata_and_contents(deb):
     assert contents["./etc/hookd/hookd.conf"] == "-rw-r--r--"
     for unit in DEB_UNITS:
         assert f"./lib/systemd/system/{unit}" in contents
-    for doc in ("aws.md", "azure.md", "gcp.md", "systemd.md"):
-        assert f"./usr/share/doc/hookd/deploy/{doc}" in contents
+    for doc in ("aws.md", "azure.md", "gcp.md", "redis.md", "systemd.md"):
+        assert f"./usr/share/doc/hookd/guides/deploy/{doc}" in contents
+    for doc in ("CHANGELOG.md", "guides/operations.md", "reference/api.md"):
+        assert f"./usr/share/doc/hookd/{doc}" in contents
+    assert contents["./usr/share/man/man1/hookd.1.gz"] == "-rw-r--r--"
+    for ref in ("configuration.md", "cli.md"):
+        assert f"./usr/share/doc/hookd/reference/{ref}" in contents
+
+
+def test_deb_man_page_is_the_reference(deb, tmp_path):
+    """hookd(1) as packaged is docs/reference/hookd.1, and man renders it."""
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp_path)], check=True)
+    page = tmp_path / "usr/share/man/man1/hookd.1.gz"
+    text = subprocess.run(["gzip", "-dc", str(page)], check=True, capture_output=True, text=True).stdout
+    assert text == (ROOT / "docs/reference/hookd.1").read_text()
+    if shutil.which("man"):
+        out = subprocess.run(["man", "-l", str(page)], capture_output=True, text=True,
+                             env={"MANWIDTH": "80", "MANPAGER": "cat", "PATH": "/usr/bin:/bin"})
+        assert out.returncode == 0 and "hookd - a webhook reliability engine" in out.stdout, out.stderr
 
 
 def test_deb_units_verify(deb, tmp_path):

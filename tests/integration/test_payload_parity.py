@@ -1,4 +1,4 @@
-"""Payload retention at its edges (issue 19): hookd_emit's p_payload_retention
+"""Payload retention at its edges: hookd_emit's p_payload_retention
 (sql/0026_emit_payload_retention.sql, with every earlier call form kept), and
 a message whose payload is gone before its fan-out — expired, expunged, or
 expiring before its deliverAt — which gets no delivery, as Svix's worker

@@ -422,6 +422,40 @@ def test_circuit_send_example_recover_secure_and_expiry(env):
     assert st == 401 and "You are not signed in" in body
 
 
+def circuit_reads(env, request) -> tuple[int, object]:
+    """How many commands on the circuits' Redis keys ran while request() ran
+    (MONITOR, read up to a marker command sent after it), and request()'s
+    result."""
+    marker = env.key("monitor-end")
+    with env.redis.monitor() as m:
+        result = request()
+        env.redis.get(marker)
+        seen = []
+        while marker not in (c := m.next_command()["command"]):
+            seen.append(c)
+    return sum(1 for c in seen if f"{env.prefix}:{{delivery}}:circuit:" in c), result
+
+
+def test_circuits_are_read_only_for_a_valid_session(env):
+    """A cookie costs Redis nothing until its session is found valid."""
+    # no relay: only the portal reads circuits
+    cfg = outbound_config(env, hookd_lines=("roles = ingest", "allow_private_networks = true"), circuit="on")
+    w = env.worker(cfg)
+    root = new_token(cfg, "root")
+    assert raw(w, "POST", "/api/v1/app", root, {"name": "Acme", "uid": "acme"})[0] == 201
+    status, ep = raw(w, "POST", "/api/v1/app/acme/endpoint", root, {"url": "http://127.0.0.1:9/hook"})
+    assert status == 201, ep
+    for cookie in ("hkps_" + "0" * 64, "x"):
+        for path in ("/portal/", f"/portal/endpoint/{ep['id']}"):
+            n, (status, _, _) = circuit_reads(env, lambda: get(w, path, cookie))
+            assert status == 401 and n == 0, (cookie, path, n)
+    session = open_link(w, link(w, root, "acme"))
+    n, (status, _, body) = circuit_reads(env, lambda: get(w, "/portal/", session))
+    assert status == 200 and n == 2 and 'data-state="closed"' in body
+    n, (status, _, body) = circuit_reads(env, lambda: get(w, f"/portal/endpoint/{ep['id']}", session))
+    assert status == 200 and n == 3 and 'id="circuit"' in body
+
+
 # ---- the browser ----------------------------------------------------------------
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Provider presets (`[partner NAME] scheme = …`, issue 21): for each HMAC-family
+"""Provider presets (`[partner NAME] scheme = …`): for each HMAC-family
 preset, a request signed the provider's way is accepted and stored with the
 preset's event id and type; one byte changed, a wrong key, a missing signature
 header and (where the provider signs a timestamp) a stale timestamp are
@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from hookdtest.client import http
+from hookdtest.pksign import DiscordKey, SendgridKey
 from hookdtest.signing import SW_SECRET
 
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"
@@ -65,7 +66,8 @@ CONFIG = CONFIG.replace("scheme = hmac-sha256\n", "scheme = hmac-sha256\nheader 
 for name in ("twilio", "square", "hubspot"):
     CONFIG = CONFIG.replace(f"scheme = {name}\n", f"scheme = {name}\npublic_url = {PUBLIC}{name}\n")
 CONFIG = CONFIG.replace("scheme = twilio\n", "scheme = twilio\nevent_type = json:SmsStatus\n")
-CONFIG = CONFIG.replace("scheme = x\n", "scheme = x\nevent_type = json:kind\n")
+# x must name the addresses its CRC check may come from (the test client stands in for X).
+CONFIG = CONFIG.replace("scheme = x\n", "scheme = x\nevent_type = json:kind\nallow_ips = 127.0.0.1, ::1\n")
 # Paddle's own tolerance is 5 s (its SDK's); the SDK-verified request is sent later than that.
 CONFIG = CONFIG.replace("scheme = paddle\n", "scheme = paddle\ntolerance = 10m\n")
 
@@ -104,7 +106,7 @@ def rfc3339(ts: int) -> str:
 TWILIO_FORM = {"MessageSid": "SM1", "SmsStatus": "received", "Body": f"hello {MARK}", "From": "+15551234567"}
 
 
-def build(name: str, secret: str, ts: int) -> tuple[str, dict, bytes]:
+def build(name: str, secret: str, ts: int, note: str = MARK) -> tuple[str, dict, bytes]:
     ms = ts * 1000
     eid = f"evt-{name}-1"
     if name == "standard-webhooks":
@@ -146,8 +148,8 @@ def build(name: str, secret: str, ts: int) -> tuple[str, dict, bytes]:
                            "note": MARK}).encode()
         return "", {"Paddle-Signature": f"ts={ts};h1={hexmac(secret, f'{ts}:'.encode() + body)}"}, body
     if name == "zoom":
-        body = json.dumps({"event": "meeting.started", "payload": {"object": {"id": "85"}}, "event_ts": ms,
-                           "note": MARK}).encode()
+        body = json.dumps({"event": "meeting.started", "payload": {"object": {"id": "85"}}, "event_ts": 1700000000000,
+                           "note": note}).encode()
         return "", {"x-zm-request-timestamp": str(ts),
                     "x-zm-signature": "v0=" + hexmac(secret, f"v0:{ts}:".encode() + body)}, body
     if name == "linear":
@@ -175,12 +177,12 @@ def build(name: str, secret: str, ts: int) -> tuple[str, dict, bytes]:
                            "note": MARK}).encode()
         return "", {"Typeform-Signature": "sha256=" + b64mac(secret, body)}, body
     if name == "hubspot":
-        body = json.dumps([{"subscriptionType": "contact.creation", "objectId": 123, "note": MARK}]).encode()
+        body = json.dumps([{"subscriptionType": "contact.creation", "objectId": 123, "note": note}]).encode()
         data = b"POST" + (PUBLIC + "hubspot").encode() + body + str(ms).encode()
         return "", {"X-HubSpot-Request-Timestamp": str(ms), "X-HubSpot-Signature-v3": b64mac(secret, data)}, body
     if name == "calendly":
         body = json.dumps({"event": "invitee.created", "payload": {"uri": "https://api.calendly.com/i/1"},
-                           "note": MARK}).encode()
+                           "note": note}).encode()
         return "", {"Calendly-Webhook-Signature": f"t={ts},v1={hexmac(secret, f'{ts}.'.encode() + body)}"}, body
     if name == "gitlab":
         body = json.dumps({"object_kind": "push", "note": MARK}).encode()
@@ -345,13 +347,14 @@ def refused(env, resp, status: int, code: str, what: str):
 
 
 def digest_of(name: str, query: str, headers: dict, body: bytes) -> str:
-    """The hex SHA-256 of the signed content, for presets whose id is `digest`."""
+    """The hex SHA-256 of the signed content without its timestamp, for
+    presets whose id is `digest`: what names the event, not the attempt."""
     if name == "zoom":
-        content = f"v0:{headers['x-zm-request-timestamp']}:".encode() + body
+        content = b"v0::" + body
     elif name == "hubspot":
-        content = b"POST" + (PUBLIC + "hubspot").encode() + body + headers["X-HubSpot-Request-Timestamp"].encode()
+        content = b"POST" + (PUBLIC + "hubspot").encode() + body
     elif name == "calendly":
-        content = headers["Calendly-Webhook-Signature"].split(",")[0][2:].encode() + b"." + body
+        content = b"." + body
     else:
         content = body
     return hashlib.sha256(content).hexdigest()
@@ -516,3 +519,60 @@ def test_config_scheme_reproduces_a_preset(env, name):
     assert len(rows) == 2
     assert rows[0]["partner_event_id"] == rows[1]["partner_event_id"]
     assert rows[0]["event_type"] == rows[1]["event_type"]
+
+
+# ---- digest ids name the event, not the delivery attempt -----------------------
+#
+# Providers that send no event id get the digest of the signed content as
+# their id. Each retry is signed again with a new timestamp, so the digest
+# must leave the timestamp out: the retry is the event already stored.
+
+SG_KEY, DC_KEY = SendgridKey.new(), DiscordKey.new()
+PK_CONFIG = f"""
+[partner sendgrid]
+scheme = sendgrid
+public_key = {SG_KEY.public}
+
+[partner discord]
+scheme = discord
+public_key = {DC_KEY.public}
+"""
+# Every digest-id preset whose provider signs a timestamp (meta and x sign
+# none: their digest is the body's).
+DIGEST_TIMESTAMPED = ["zoom", "sendgrid", "discord", "hubspot", "calendly"]
+
+
+def signed(name: str, ts: int, note: str = MARK) -> tuple[str, dict, bytes]:
+    if name == "sendgrid":
+        body = json.dumps([{"email": "a@example.com", "event": "delivered", "sg_message_id": "m1",
+                            "note": note}]).encode()
+        return "", SG_KEY.headers(ts, body), body
+    if name == "discord":
+        body = json.dumps({"version": 1, "application_id": "1234", "type": 1,
+                           "event": {"type": "APPLICATION_AUTHORIZED", "data": {"note": note}}}).encode()
+        return "", DC_KEY.headers(ts, body), body
+    return build(name, SECRETS[name], ts, note)
+
+
+@pytest.mark.parametrize("name", DIGEST_TIMESTAMPED)
+def test_digest_id_is_the_same_for_a_retry_signed_later(env, name):
+    w = ingest_only(env, CONFIG + PK_CONFIG)
+    now = int(time.time())
+    first_q, first_h, body = signed(name, now - 10)
+    retry_q, retry_h, retry_body = signed(name, now)
+    assert retry_body == body and retry_h != first_h
+    ack = 204 if name == "discord" else 200  # discord's events are acknowledged 204, duplicates too
+
+    status, _, doc = post(w, name, first_q, first_h, body)
+    assert status == ack and (name == "discord" or doc["status"] == "accepted"), (status, doc)
+    status, _, doc = post(w, name, retry_q, retry_h, body)
+    assert status == ack and (name == "discord" or doc["status"] == "duplicate"), (status, doc)
+    assert count(env) == 1
+    stored = env.db.value("SELECT partner_event_id FROM webhook_inbox")
+    assert stored == digest_of(name, first_q, first_h, body)
+
+    # another event of the same provider, signed at the same second, is stored
+    other_q, other_h, other_body = signed(name, now, note="mark-2")
+    status, _, doc = post(w, name, other_q, other_h, other_body)
+    assert status == ack and (name == "discord" or doc["status"] == "accepted"), (status, doc)
+    assert count(env) == 2

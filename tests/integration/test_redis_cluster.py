@@ -24,10 +24,10 @@ from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd, write_config
 
 
-# The README's ACL line (as test_redis_modes reads it): on a cluster the user
-# needs it on every node, and nothing more than it lists.
-README = Path(__file__).resolve().parents[2] / "README.md"
-ACL_LINE = next(l.strip() for l in README.read_text().splitlines() if l.strip().startswith("ACL SETUSER hookd ")) \
+# The Redis guide's ACL line (as test_redis_modes reads it): on a cluster the
+# user needs it on every node, and nothing more than it lists.
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "deploy" / "redis.md"
+ACL_LINE = next(l.strip() for l in GUIDE.read_text().splitlines() if l.strip().startswith("ACL SETUSER hookd ")) \
     .removeprefix("ACL SETUSER ").replace(">PASSWORD", ">{password}").replace("hookd:*", "{prefix}:*")
 
 
@@ -311,7 +311,7 @@ def test_cluster_wrong_password_and_acl_user(env, group):
     assert w.alive() and w.get("/readyz")[0] == 503
     st = run_hookd(["-c", str(cfg), "status"])
     assert st.returncode != 0 and "WRONGPASS" in st.stderr and "wrong-pw" not in st.stderr, st.stderr
-    # an ACL user with exactly the README's commands, made on every node
+    # an ACL user with exactly the guide's commands, made on every node
     for n in cl.nodes:
         n.client().execute_command("ACL", "SETUSER", *ACL_LINE.format(password="acl-pw-2", prefix=env.prefix).split())
     good = config(env, cl.url(user="hookd", password="acl-pw-2"))

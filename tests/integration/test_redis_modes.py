@@ -1,6 +1,6 @@
 """hookd against Redis as the clouds run it: TLS (verified, and refused for
 each failing check), client certificates, an ACL user with exactly the
-commands the README lists, and Sentinel failover. Every test starts its own
+commands docs/guides/deploy/redis.md lists, and Sentinel failover. Every test starts its own
 Redis processes (tests/hookdtest/redis_servers.py) and stops them."""
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from hookdtest.redis_servers import (RedisGroup, make_certs, master_of, sentinel
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd, write_config
 
-# The ACL line of the README, read from it, with the key prefix and the
+# The ACL line of the Redis guide, read from it, with the key prefix and the
 # password filled in: the test runs exactly what users are told to run.
-README = Path(__file__).resolve().parents[2] / "README.md"
-ACL_README = next(l.strip() for l in README.read_text().splitlines() if l.strip().startswith("ACL SETUSER hookd "))
-ACL_LINE = ACL_README.removeprefix("ACL SETUSER ").replace(">PASSWORD", ">{password}").replace("hookd:*", "{prefix}:*")
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "deploy" / "redis.md"
+ACL_GUIDE = next(l.strip() for l in GUIDE.read_text().splitlines() if l.strip().startswith("ACL SETUSER hookd "))
+ACL_LINE = ACL_GUIDE.removeprefix("ACL SETUSER ").replace(">PASSWORD", ">{password}").replace("hookd:*", "{prefix}:*")
 
 
 @pytest.fixture

@@ -1,12 +1,12 @@
-"""Replays of captured inbound requests, for every signature scheme (issue 14,
-finding 4). An attacker who saw one correctly signed request sends it again:
+"""Replays of captured inbound requests, for every signature scheme. An
+attacker who saw one correctly signed request sends it again:
 unchanged, with a new event id, with another event type, with a new
 timestamp. Whatever the scheme, the event is stored and applied once, and the
 entity keeps the state the original gave it.
 
-How each scheme is protected (README, "What each signature scheme
-prevents"): standard-webhooks signs id, timestamp and body, stripe timestamp
-and body (its id and type are in the body), so a changed id or timestamp
+How each scheme is protected (docs/guides/guarantees.md, Inbound):
+standard-webhooks signs id, timestamp and body, stripe timestamp and body
+(its id and type are in the body), so a changed id or timestamp
 breaks the signature (401) and an unchanged request is a duplicate of its id.
 github and hmac-sha256 sign the body only, with id and type from unsigned
 headers (github by default; `header:` sources for hmac-sha256): ingest also
@@ -180,7 +180,7 @@ def test_distinct_bodies_under_body_only_schemes_are_all_stored(env):
     """The digest is per body and per partner: different events are not
     mistaken for replays, and one body sent to two partners is stored for
     each. (Two events with byte-identical bodies from a body-only scheme are
-    one event to hookd; the README says so.)"""
+    one event to hookd; docs/guides/guarantees.md says so.)"""
     w = ingest_only(env)
     ts = int(time.time())
     for i in range(3):

@@ -1,4 +1,4 @@
-"""Retention (issue 17): terminal rows older than their [retention] window are
+"""Retention: terminal rows older than their [retention] window are
 dropped with their partition, rows that are not terminal survive whatever
 their age (moved to the table's _kept partition), a duplicate within the
 dedup window is refused and stored nowhere, a replayed dead letter's source
@@ -265,8 +265,8 @@ def test_retention_expires_old_terminal_rows_and_keeps_live_ones_under_load(env,
 def old_layout_database(env, before: str = "0012") -> str:
     """A database at the migration before `before` (by default 0011, before
     retention), as `hookd migrate` left it then."""
-    import hashlib
     from pathlib import Path
+    from hookdtest import migrations
     from hookdtest.services import Db
     name = env.services.new_database(migrated=False)
     db = Db(env.services.db_url(name))
@@ -278,7 +278,7 @@ def old_layout_database(env, before: str = "0012") -> str:
         with db.conn.cursor() as cur:
             cur.execute(f.read_bytes().decode())
         db.all("INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)", f.stem,
-               hashlib.sha256(f.read_bytes()).hexdigest())
+               migrations.checksum(f.read_bytes()))
     db.close()
     return name
 

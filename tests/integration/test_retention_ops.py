@@ -1,4 +1,4 @@
-"""Retention in operation (issue 17): ids that carry their partition (a row
+"""Retention in operation: ids that carry their partition (a row
 is found in its own partition, and in _kept after the pass moved it there),
 the pass left to the tables' owner under least privilege ([retention]
 interval = off, and one precise warning from a worker that tries anyway), and

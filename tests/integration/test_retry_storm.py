@@ -1,4 +1,4 @@
-"""Retry storms (issue 18): failed delivery attempts recorded set-wise per
+"""Retry storms: failed delivery attempts recorded set-wise per
 batch, and each endpoint's circuit.
 
 Covered: the retry accounting (every request the receiver saw is one row of

@@ -1,4 +1,4 @@
-"""Outbound connections are shared per origin (issue 19's fan-out): many
+"""Outbound connections are shared per origin (fan-out to tenants): many
 endpoints on one receiver (a SaaS's customers behind one ingress) reuse the
 same few keep-alive connections instead of opening one pool each, while each
 endpoint keeps its own `max_inflight`. The receiver counts the TCP

@@ -1,5 +1,5 @@
 /*
- * test_config.c — unit tests for engine/config.c: small INI files written to
+ * test_config.c — unit tests for the config module (engine/core/config*.c): small INI files written to
  * a mkdtemp directory and loaded with config_load(). Covers the typed values
  * (durations, sizes, percentages, role lists, booleans), the defaults of a
  * minimal file, every refusal with its exact "file:line: message", env:NAME
@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "config_internal.h"
 
 /* Lines 1-3 of most test files: the two required keys. */
 #define HOOKD_MIN                                                                                                     \
@@ -514,6 +515,8 @@ static void test_portal_section(void **state)
     refuse(HOOKD_MIN "[portal]\nbase_url = ftp://x\n", 4, "[portal] base_url must start with http");
     refuse(HOOKD_MIN "[portal]\nbase_url = https://x/\"><script>\n", 4, "quotes or angle brackets");
     refuse(HOOKD_MIN "[portal]\nlogo_url = javascript:alert(1)\n", 4, "logo_url must be an https:// URL");
+    refuse(HOOKD_MIN "[portal]\nlogo_url = //evil.example/x.png\n", 4,
+           "[portal] logo_url must not start with // (write https://host/… or a path)");
     refuse(HOOKD_MIN "[portal]\nsession_ttl = 500ms\n", 4, "session_ttl must be at least 1s");
     refuse(HOOKD_MIN "[portal]\ncolour = red\n", 5, "unknown key 'colour' in [portal]");
     refuse(HOOKD_MIN "[portal]\ntitle = a\n[portal]\n", 6, "duplicate section [portal]");
@@ -613,7 +616,7 @@ static void test_refuse_hookd_validation_names_key_line(void **state)
                      "log_level = loud\n", /* 5 */
            5, "log_level 'loud' is not one of debug, info, warn, error");
     refuse(HOOKD_MIN "listen = 8080\n", 4, "listen '8080' must be HOST:PORT");
-    /* issue 14 finding 5: a short admin token is refused, without echoing it */
+    /* a short admin token is refused, without echoing it */
     refuse(HOOKD_MIN "admin_token = 12345678901234567890123\n", 4,
            "[hookd] admin_token must be at least 24 characters (it has 23)");
     refuse(HOOKD_MIN "admin_listen = 8081\n", 4, "admin_listen '8081' must be HOST:PORT or off");
@@ -835,7 +838,7 @@ static void test_refuse_retry_policies(void **state)
     config_unref(c);
 }
 
-/* The endpoint circuit keys (issue 18): defaults, inheritance from [retry],
+/* The endpoint circuit keys: defaults, inheritance from [retry],
  * and the sections they may not appear in. */
 static void test_retry_circuit_keys(void **state)
 {
@@ -934,7 +937,7 @@ static void test_refuse_partners(void **state)
            14, "too many secrets (at most 8)");
 }
 
-/* [hookd] redact_headers (issue 14, finding 8): globs over header names,
+/* [hookd] redact_headers: globs over header names,
  * any letter case; the default covers credentials and signatures. */
 static void test_redact_headers(void **state)
 {
@@ -964,7 +967,7 @@ static void test_redact_headers(void **state)
            "[hookd] redact_headers: 'x api key' is not a header name glob");
 }
 
-/* content_dedup follows what the signature covers (issue 14, finding 4). */
+/* content_dedup follows what the signature covers. */
 static void test_content_dedup_follows_what_is_signed(void **state)
 {
     (void)state;
@@ -1646,7 +1649,7 @@ static void test_ref_unref(void **state)
     config_unref(NULL);
 }
 
-/* ---- the public listener's limits (issue 14) ----------------------------- */
+/* ---- the public listener's limits ----------------------------------------- */
 
 static void test_listener_limits_defaults_and_units(void **state)
 {
@@ -1783,6 +1786,161 @@ static void test_refuse_preset_keys(void **state)
     refuse(HOOKD_MIN "[partner a]\nscheme = square\npublic_url = square.example/hook\n", 6, "bad public_url");
 }
 
+/* ---- the table ---------------------------------------------------------- */
+
+/* The table's defaults for [retry] and [defer] are the policies the
+ * backoff module calls its defaults. */
+static void test_table_defaults_match_backoff_defaults(void **state)
+{
+    (void)state;
+    struct backoff_policy retry;
+    struct defer_policy defer;
+    backoff_policy_default(&retry);
+    defer_policy_default(&defer);
+    struct hookd_config *c = load_ok(HOOKD_MIN);
+    assert_memory_equal(&c->retry, &retry, sizeof retry);
+    assert_memory_equal(&c->defer, &defer, sizeof defer);
+    config_unref(c);
+}
+
+/* Text of the section header a key of section s is written under. */
+static const char *header_of(const struct config_section *s)
+{
+    static char buf[64];
+    if (strcmp(s->name, "hookd") == 0)
+        return "";
+    if (strcmp(s->name, "partner") == 0)
+        return "[partner p]\nscheme = hmac\nsecret = 0123456789abcdef0123\nsignature_header = X-Sig\n"
+               "event_id = json:id\nevent_type = json:type\n";
+    if (strcmp(s->name, "machine") == 0)
+        return "[machine m]\ninitial = new\ntransition paid = new -> paid\n";
+    snprintf(buf, sizeof buf, "[%s%s%s]\n", s->name, s->arg ? " " : "", s->arg ? "endpoint:e" : "");
+    return buf;
+}
+
+/* What the reference calls a key's default is its default: writing the
+ * default out changes nothing in the effective config. */
+static void test_documented_defaults_are_the_defaults(void **state)
+{
+    (void)state;
+    char text[2048];
+    int checked = 0;
+    for (size_t i = 0; i < config_doc_nsections(); i++) {
+        struct config_doc_section ds;
+        config_doc_section(i, &ds);
+        for (size_t k = 0; k < ds.nkeys; k++) {
+            struct config_doc_key dk;
+            config_doc_key(i, k, &dk);
+            if (!dk.def_is_value)
+                continue;
+            snprintf(text, sizeof text, HOOKD_MIN "%s", header_of(&config_sections[i]));
+            struct hookd_config *c = load_ok(text);
+            char *without = print_config(c);
+            config_unref(c);
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s = %s\n", dk.name, dk.def);
+            c = load_ok(text);
+            char *with = print_config(c);
+            config_unref(c);
+            if (strcmp(with, without) != 0)
+                fail_msg("[%s] %s = %s is not the default:\n%s\n---\n%s", ds.title, dk.name, dk.def, without, with);
+            free(with);
+            free(without);
+            checked++;
+        }
+    }
+    assert_true(checked > 50);
+}
+
+/* A value just beyond a bound the table states ("2 to 100", "at least
+ * 1s") is refused, and the message says the bound. */
+static void test_table_bounds_are_enforced(void **state)
+{
+    (void)state;
+    char text[1024], value[64], e[128];
+    int checked = 0;
+    for (size_t i = 0; i < CONFIG_NSECTIONS; i++) {
+        const struct config_section *s = &config_sections[i];
+        for (size_t j = 0; j < s->nkeys; j++) {
+            const struct config_key *k = &s->keys[j];
+            const char *bounds[2] = {k->min, k->max};
+            for (int side = 0; side < 2; side++) {
+                int64_t v;
+                if (!bounds[side])
+                    continue;
+                if (k->type == CONFIG_DURATION)
+                    assert_int_equal(backoff_parse_duration(bounds[side], &v, e, sizeof e), 0);
+                else if (k->type == CONFIG_SIZE)
+                    assert_int_equal(config_parse_size(bounds[side], &v, e, sizeof e), 0);
+                else
+                    v = strtoll(bounds[side], NULL, 10);
+                v += side ? 1 : -1;
+                snprintf(value, sizeof value, "%lld%s", (long long)v, k->type == CONFIG_DURATION ? "ms" : "");
+                snprintf(text, sizeof text, HOOKD_MIN "%s%s = %s\n", header_of(s), k->name, value);
+                struct hookd_config *c = load(text);
+                if (c) {
+                    config_unref(c);
+                    fail_msg("[%s] %s = %s loaded, beyond its bound %s", s->name, k->name, value, bounds[side]);
+                }
+                if (!strstr(err, bounds[side]))
+                    fail_msg("[%s] %s = %s: the error does not say the bound %s: %s", s->name, k->name, value,
+                             bounds[side], err);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 20);
+}
+
+/* Every key is described, and its name is unique in its section. */
+static void test_reference_describes_every_key(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < config_doc_nsections(); i++) {
+        struct config_doc_section ds;
+        config_doc_section(i, &ds);
+        assert_true(ds.meaning && *ds.meaning);
+        for (size_t k = 0; k < ds.nkeys; k++) {
+            struct config_doc_key dk;
+            config_doc_key(i, k, &dk);
+            if (!dk.meaning || !*dk.meaning || !dk.type)
+                fail_msg("[%s] %s has no meaning or type", ds.title, dk.name);
+            for (size_t o = 0; o < k; o++) {
+                struct config_doc_key other;
+                config_doc_key(i, o, &other);
+                assert_string_not_equal(other.name, dk.name);
+            }
+        }
+    }
+    struct config_doc_key dk;
+    config_doc_key(CONFIG_SEC_RETRY, 1, &dk);
+    assert_string_equal(dk.name, "max_attempts");
+    assert_string_equal(dk.def, "4");
+    assert_string_equal(dk.bounds, "2 to 100");
+    assert_false(dk.restart);
+}
+
+/* A reload names the changed keys that only a restart applies, in the
+ * table's order, and nothing a reload applies. */
+static void test_restart_keys(void **state)
+{
+    (void)state;
+    char keys[256];
+    struct hookd_config *old = load_ok(HOOKD_MIN);
+    struct hookd_config *same = load_ok(HOOKD_MIN "lease = 5s\nlog_level = debug\n[retry]\nmax_attempts = 9\n");
+    assert_int_equal(config_restart_keys(old, same, keys, sizeof keys), 0);
+    assert_string_equal(keys, "");
+    struct hookd_config *moved = load_ok("[hookd]\ndatabase = postgresql://hookd@10.0.0.2/hookd\n"
+                                         "redis = redis://127.0.0.1:6379/0\nlease = 5s\nmax_headers = 50\n"
+                                         "listen = 127.0.0.1:9090\nadmin_listen = off\n");
+    assert_int_equal(config_restart_keys(old, moved, keys, sizeof keys), 4);
+    assert_string_equal(keys, "database, listen, admin_listen, max_headers");
+    assert_int_equal(config_restart_keys(old, moved, keys, 12), 4); /* truncated, still counted */
+    assert_string_equal(keys, "database, l");
+    config_unref(old);
+    config_unref(same);
+    config_unref(moved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1830,6 +1988,11 @@ int main(void)
         cmocka_unit_test(test_ref_unref),
         cmocka_unit_test(test_listener_limits_defaults_and_units),
         cmocka_unit_test(test_listener_limits_refused),
+        cmocka_unit_test(test_table_defaults_match_backoff_defaults),
+        cmocka_unit_test(test_documented_defaults_are_the_defaults),
+        cmocka_unit_test(test_table_bounds_are_enforced),
+        cmocka_unit_test(test_reference_describes_every_key),
+        cmocka_unit_test(test_restart_keys),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

@@ -1,7 +1,8 @@
 /*
  * test_html_ui.c — the pages' shared pieces (engine/shared/html_ui.h): every
  * string argument escaped, the conversions the pages use, the frame, tables,
- * notices and empty states, the embedded assets; and the portal's view of an
+ * notices and empty states, the embedded assets, payloads bounded whatever
+ * their size and depth; and the portal's view of an
  * endpoint's circuit (engine/portal/portal_circuit.h) from the Redis states
  * and the config's policy: off, unknown, closed, open, half-open.
  */
@@ -95,6 +96,111 @@ static void test_frame_and_assets(void **state)
     assert_false(html_ui_asset("../hookd.conf", &data, &len, &type));
 }
 
+/* html_ui_payload of text as a whole payload, into a string (caller frees). */
+static char *payload(const char *text, const char *href)
+{
+    struct evbuffer *b = evbuffer_new();
+    html_ui_payload(b, "p", text, strlen(text), strlen(text), href);
+    char *s = take(b);
+    evbuffer_free(b);
+    return s;
+}
+
+static void test_payload_small_is_indented(void **state)
+{
+    (void)state;
+    char *s = payload("{\"b\": [1, \"<x>\"], \"a\": \"[[[[\"}", NULL);
+    assert_string_equal(s, "<pre class=\"payload\" id=\"p\">{\n  &quot;a&quot;: &quot;[[[[&quot;,\n  &quot;b&quot;: "
+                           "[\n    1,\n    &quot;&lt;x&gt;&quot;\n  ]\n}</pre>");
+    free(s);
+    s = payload("\"text\"", "/dl?a&b");
+    assert_string_equal(s, "<pre class=\"payload\" id=\"p\">&quot;text&quot;</pre><p class=\"muted\" id=\"p-note\">"
+                           "<a href=\"/dl?a&amp;b\" id=\"p-download\" download>Download the raw payload</a></p>");
+    free(s);
+}
+
+/* [[[…]]] nested depth deep, n times in an array. */
+static char *nested(size_t n, size_t depth)
+{
+    size_t one = 2 * depth + 1, len = 2 + n * one;
+    char *t = malloc(len + 1);
+    assert_non_null(t);
+    char *w = t;
+    *w++ = '[';
+    for (size_t i = 0; i < n; i++) {
+        memset(w, '[', depth);
+        memset(w + depth, ']', depth);
+        w[2 * depth] = i + 1 < n ? ',' : ']';
+        w += one;
+    }
+    *w = '\0';
+    t[len - 1] = '\0';
+    return t;
+}
+
+static void test_payload_deep_or_large_is_bounded(void **state)
+{
+    (void)state;
+    /* deeper than the limit: shown as it is, not indented */
+    char *t = nested(1, HTML_UI_PRETTY_DEPTH);
+    char *s = payload(t, NULL);
+    assert_non_null(strstr(s, t));
+    assert_non_null(strstr(s, "Shown without indentation"));
+    free(s);
+    free(t);
+    /* at the limit: indented */
+    t = nested(1, HTML_UI_PRETTY_DEPTH - 1);
+    s = payload(t, NULL);
+    assert_non_null(strstr(s, "[\n  [\n    ["));
+    assert_null(strstr(s, "p-note"));
+    free(s);
+    free(t);
+    /* 122 KB nested 2,040 deep: 64 KiB shown, cut, with the download */
+    t = nested(30, 2040);
+    s = payload(t, "/dl");
+    assert_true(strlen(s) < HTML_UI_PAYLOAD_SHOWN + 512);
+    assert_non_null(strstr(s, "only its first 64 KiB are here"));
+    assert_non_null(strstr(s, "href=\"/dl\""));
+    free(s);
+    free(t);
+    /* a first part only (total larger): cut, even when small */
+    struct evbuffer *b = evbuffer_new();
+    html_ui_payload(b, "p", "{\"a\": 1", 7, 1000, NULL);
+    s = take(b);
+    assert_non_null(strstr(s, ">{&quot;a&quot;: 1</pre>"));
+    assert_non_null(strstr(s, "only its first 64 KiB are here"));
+    free(s);
+    /* no payload: an empty block */
+    html_ui_payload(b, "p", NULL, 0, 0, NULL);
+    s = take(b);
+    assert_string_equal(s, "<pre class=\"payload\" id=\"p\"></pre>");
+    free(s);
+    evbuffer_free(b);
+}
+
+static void test_payload_cut_keeps_whole_characters(void **state)
+{
+    (void)state;
+    /* a string of "é" (2 bytes each) whose cut falls inside one */
+    size_t n = HTML_UI_PAYLOAD_SHOWN + 3;
+    char *t = malloc(n + 1);
+    assert_non_null(t);
+    t[0] = '"';
+    for (size_t i = 1; i + 1 < n; i += 2)
+        memcpy(t + i, "\xc3\xa9", 2);
+    t[n - 1] = '"';
+    t[n] = '\0';
+    char *s = payload(t, NULL);
+    char *pre = strstr(s, "\">") + 2, *end = strstr(s, "</pre>");
+    /* the quote (escaped: 6 bytes) and as many whole "é" as fit in the rest */
+    assert_int_equal(end - pre, 6 + HTML_UI_PAYLOAD_SHOWN - 2);
+    assert_int_equal((unsigned char)end[-2], 0xc3);
+    assert_int_equal((unsigned char)end[-1], 0xa9);
+    assert_non_null(strstr(end, "only its first 64 KiB are here"));
+    free(s);
+    free(t);
+}
+
 static struct hookd_config *config_with(const char *retry)
 {
     char dir[] = "/tmp/hookd-test-html-ui-XXXXXX", path[64], err[512];
@@ -146,6 +252,9 @@ int main(void)
         cmocka_unit_test(test_escaping_printf),
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_frame_and_assets),
+        cmocka_unit_test(test_payload_small_is_indented),
+        cmocka_unit_test(test_payload_deep_or_large_is_bounded),
+        cmocka_unit_test(test_payload_cut_keeps_whole_characters),
         cmocka_unit_test(test_circuit_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

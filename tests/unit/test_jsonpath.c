@@ -219,8 +219,7 @@ static void test_get_text_long_value(void **state)
 }
 
 /* jsonpath_load_body(): numbers jansson cannot hold are read as their
- * exact text; everything else parses as json_loadb() would (issue 14,
- * finding 7). */
+ * exact text; everything else parses as json_loadb() would. */
 static void test_load_body_big_numbers(void **state)
 {
     (void)state;

@@ -257,6 +257,24 @@ static void test_addresses(void **state)
         {"64:ff9b::a00:1", 1}, /* NAT64 of 10.0.0.1 */
         {"64:ff9b::808:808", 0},
         {"64:ff9b:1::1", 1},
+        /* NAT64 embeddings of every private kind are refused; local-use
+         * 64:ff9b:1::/48 whatever it embeds */
+        {"64:ff9b::127.0.0.1", 1},
+        {"64:ff9b::169.254.169.254", 1},
+        {"64:ff9b::192.168.1.1", 1},
+        {"64:ff9b::100.64.0.1", 1},
+        {"64:ff9b::8.8.8.8", 0},
+        {"64:ff9b:1::8.8.8.8", 1},
+        {"64:ff9b:1:ffff:ffff:ffff:ffff:ffff", 1},
+        {"64:ff9b:2::8.8.8.8", 0},
+        /* IPv4-translated ::ffff:0:0:0/96 (SIIT), whatever it embeds */
+        {"::ffff:0:127.0.0.1", 1},
+        {"::ffff:0:10.0.0.1", 1},
+        {"::ffff:0:169.254.169.254", 1},
+        {"::ffff:0:8.8.8.8", 1},
+        {"::ffff:0:0:0", 1},
+        {"::fffe:0:808:808", 0},
+        {"::1:ffff:0:808:808", 0},
         {"100::1", 1},
         {"100:0:0:1::1", 0},
         {"2001::1", 1}, /* Teredo */

@@ -1128,24 +1128,67 @@ static void test_twitch_timestamp_formats(void **state)
     fixture_free(&f);
 }
 
-/* sig_verify_digest(): the SHA-256 of the rendered signed content. */
-static void test_digest_of_the_signed_content(void **state)
+/* Verifies a Zoom request for body signed at ts; its digest into out. */
+static void zoom_digest(const char *body, int64_t ts, unsigned char out[SIG_DIGEST_LEN])
 {
     static const char key[] = "zoom-secret-token-000000001";
-    unsigned char got[SIG_DIGEST_LEN], want[SIG_DIGEST_LEN];
-    char sig[100];
+    char msg[256], sig[100], ts_text[24];
+    struct fixture f;
+
+    snprintf(ts_text, sizeof ts_text, "%lld", (long long)ts);
+    snprintf(msg, sizeof msg, "v0:%s:%s", ts_text, body);
+    ref_mac("SHA256", key, msg, strlen(msg), 0, "v0=", sig, sizeof sig);
+    fixture_init(&f, SIG_ZOOM, body, 1700000000);
+    fixture_add_key(&f, key);
+    set_header(&f.hdr, "x-zm-request-timestamp", ts_text);
+    set_header(&f.hdr, "x-zm-signature", sig);
+    assert_int_equal(sig_verify_digest(&f.params, &f.req, out, f.err, sizeof f.err), SIG_OK);
+    fixture_free(&f);
+}
+
+/* sig_verify_digest(): the SHA-256 of the rendered signed content without
+ * its timestamp, so that a provider's retry (re-signed with a new
+ * timestamp) has its first delivery's digest, and another body has
+ * another. */
+static void test_digest_names_the_event_not_the_attempt(void **state)
+{
+    unsigned char first[SIG_DIGEST_LEN], retry[SIG_DIGEST_LEN], other[SIG_DIGEST_LEN], want[SIG_DIGEST_LEN];
+
+    (void)state;
+    zoom_digest("{\"a\":1}", 1700000000, first);
+    zoom_digest("{\"a\":1}", 1700000010, retry);
+    zoom_digest("{\"a\":2}", 1700000010, other);
+    sig_content_digest((const unsigned char *)"v0::{\"a\":1}", 11, want);
+    assert_memory_equal(first, want, SIG_DIGEST_LEN);
+    assert_memory_equal(retry, first, SIG_DIGEST_LEN);
+    assert_memory_not_equal(other, first, SIG_DIGEST_LEN);
+}
+
+/* A signed header stays in the digest (Twitch signs its message id before
+ * the timestamp); only the timestamp leaves it. */
+static void test_digest_keeps_signed_headers(void **state)
+{
+    static const char key[] = "twitch-secret-0123456789";
+    static const char *const stamps[] = {"2023-11-14T22:13:20Z", "2023-11-14T22:13:30Z", "2023-11-14T22:13:30Z"};
+    static const char *const ids[] = {"m-1", "m-1", "m-2"};
+    unsigned char got[3][SIG_DIGEST_LEN];
+    char msg[256], sig[100];
     struct fixture f;
 
     (void)state;
-    ref_mac("SHA256", key, "v0:1700000000:{\"a\":1}", 21, 0, "v0=", sig, sizeof sig);
-    fixture_init(&f, SIG_ZOOM, "{\"a\":1}", 1700000000);
-    fixture_add_key(&f, key);
-    set_header(&f.hdr, "x-zm-request-timestamp", "1700000000");
-    set_header(&f.hdr, "x-zm-signature", sig);
-    assert_int_equal(sig_verify_digest(&f.params, &f.req, got, f.err, sizeof f.err), SIG_OK);
-    sig_content_digest((const unsigned char *)"v0:1700000000:{\"a\":1}", 21, want);
-    assert_memory_equal(got, want, SIG_DIGEST_LEN);
-    fixture_free(&f);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(msg, sizeof msg, "%s%s{}", ids[i], stamps[i]);
+        ref_mac("SHA256", key, msg, strlen(msg), 0, "sha256=", sig, sizeof sig);
+        fixture_init(&f, SIG_TWITCH, "{}", 1700000000);
+        fixture_add_key(&f, key);
+        set_header(&f.hdr, "Twitch-Eventsub-Message-Id", ids[i]);
+        set_header(&f.hdr, "Twitch-Eventsub-Message-Timestamp", stamps[i]);
+        set_header(&f.hdr, "Twitch-Eventsub-Message-Signature", sig);
+        assert_int_equal(sig_verify_digest(&f.params, &f.req, got[i], f.err, sizeof f.err), SIG_OK);
+        fixture_free(&f);
+    }
+    assert_memory_equal(got[0], got[1], SIG_DIGEST_LEN);
+    assert_memory_not_equal(got[1], got[2], SIG_DIGEST_LEN);
 }
 
 /* A spec written as the config's `scheme = hmac` builds it gives the
@@ -1358,7 +1401,8 @@ int main(void)
         cmocka_unit_test(test_mailgun_signature_in_the_body),
         cmocka_unit_test(test_gitlab_token),
         cmocka_unit_test(test_twitch_timestamp_formats),
-        cmocka_unit_test(test_digest_of_the_signed_content),
+        cmocka_unit_test(test_digest_names_the_event_not_the_attempt),
+        cmocka_unit_test(test_digest_keeps_signed_headers),
         cmocka_unit_test(test_config_spec_reproduces_presets),
         cmocka_unit_test(test_preset_table),
         cmocka_unit_test(test_twilio_sha256_settings),

@@ -23,8 +23,10 @@ as absolute numbers of one noisy machine:
                                                                                 hookd too, alternately)
 
 Postgres runs with fsync ON (unlike the tests). Everything it starts it
-stops, also on failure or Ctrl-C. Writes docs/benchmarks.md (and
-docs/bench.png when gnuplot is installed) and prints the table.
+stops, also on failure or Ctrl-C. Writes the run's report to
+build/bench/report.md (and build/bench/bench.png when gnuplot is installed;
+BENCH_REPORT_DIR moves both) and prints the table. docs/benchmarks.md is
+written by hand from such reports.
 
 Environment: HOOKD_BIN (the hookd binary), HOOKD_TOOLS (directory with
 loadgen and sink), BENCH_SCALE (default 1.0; e.g. 0.1 for a quick smoke run
@@ -34,5 +36,5 @@ work directory with the worker logs.
 Modules: common (sizes, bookkeeping, Bench), one per scenario (ingest,
 processing, delivery, claim, retry, peers, storm, api, inbound, tenants; BENCH_ONLY names them;
 `make bench-peers` runs the last three), report (the table,
-docs/benchmarks.md, the chart), main (the run in order).
+the report file, the chart), main (the run in order).
 """

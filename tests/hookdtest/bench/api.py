@@ -1,4 +1,4 @@
-"""8. Message creation through the Svix-compatible API (issue 19): POST
+"""8. Message creation through the Svix-compatible API: POST
 /api/v1/app/ID/msg as the svix SDKs send it — a bearer token, an
 idempotency-key per request, a unique eventId — over 32 keep-alive
 connections to one worker (roles = ingest, which serves the API), next to

@@ -1,13 +1,21 @@
 """What every scenario of the benchmark suite shares: the sizes (scaled by
 BENCH_SCALE), the bookkeeping the report is written from (commands run,
 pgbench scripts, result rows, notes, details), services with fsync on, and
-Bench, which starts workers, pgbench and loadgen and stops them all."""
+Bench, which starts workers, pgbench and loadgen and stops them all.
+
+Bench also watches its hookd workers: every wait of a scenario (Bench.wait_for,
+Bench.pause, Bench.loadgen, a worker's start) polls them, and a worker that
+exited on its own - a crash, or any exit but the 0 of a SIGTERM the scenario
+sent - raises WorkerDied at once, naming the scenario, the worker and its exit
+status or signal, instead of waiting for a condition a dead worker can never
+meet."""
 from __future__ import annotations
 
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -17,12 +25,16 @@ from pathlib import Path
 from hookdtest.paths import ROOT
 from hookdtest.services import Db, Services
 from hookdtest.util import free_port
-from hookdtest.worker import Worker, write_config
+from hookdtest.worker import VALGRIND_SLOWDOWN, Worker, write_config
 
 TOOLS = Path(os.environ.get("HOOKD_TOOLS", ROOT / "build" / "tools"))
 PGBIN = Path(os.environ.get("PGBIN", "/usr/lib/postgresql/15/bin"))
 SCALE = float(os.environ.get("BENCH_SCALE", "1.0"))
-DOCS = ROOT / "docs"
+# Where a run's report goes (make bench, make bench-redis): the table, the
+# machine, the details and the exact commands of that run. docs/benchmarks.md
+# is written by hand from these reports.
+REPORT_DIR = Path(os.environ.get("BENCH_REPORT_DIR", ROOT / "build" / "bench"))
+REPORT = REPORT_DIR / "report.md"
 
 # Sizes (scaled by BENCH_SCALE).
 INGEST_REQUESTS = int(20000 * SCALE)
@@ -38,7 +50,7 @@ PACED_RATE = 1000
 PACED_SECONDS = 10
 PGBENCH_SECONDS = 10
 # BENCH_ONLY=processing,delivery runs those scenarios only (ingest, processing,
-# delivery, claim) and prints their rows without rewriting docs/benchmarks.md.
+# delivery, claim) and prints their rows without rewriting the report.
 ONLY = {x.strip() for x in os.environ.get("BENCH_ONLY", "").split(",") if x.strip()}
 RUN_CAP_S = 60  # no single measured run waits longer than this
 CLAIM_MEMBERS = int(200000 * SCALE)
@@ -87,6 +99,21 @@ class BenchServices(Services):
         super().__init__(fsync=True, prefix="hookd-bench-", pg_settings=pg_settings)
 
 
+class WorkerDied(RuntimeError):
+    """A hookd worker of the benchmark exited while its scenario ran."""
+
+
+def exit_text(returncode: int) -> str:
+    """'killed by signal 11 (SIGSEGV)' or 'exited with status 1'."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "unknown signal"
+        return f"killed by signal {-returncode} ({name})"
+    return f"exited with status {returncode}"
+
+
 class Bench:
     def __init__(self, pg_settings: dict | None = None) -> None:
         self.pg_settings = pg_settings
@@ -95,6 +122,56 @@ class Bench:
         self.workers: list[Worker] = []
         self.procs: list[subprocess.Popen] = []
         self.nprefix = 0
+        self.scenario = "setup"  # the scenario running now, named in a WorkerDied
+        self.dead: set[int] = set()  # pids already reported dead
+
+    # -- the workers' liveness
+
+    def check_workers(self) -> None:
+        """Raises WorkerDied if a worker this run started exited on its own: any
+        exit but status 0, which a worker gives after the SIGTERM of
+        Worker.stop. Each dead worker is reported once."""
+        for w in self.workers:
+            p = w.proc
+            if p is None or p.pid in self.dead:
+                continue
+            rc = p.poll()
+            if rc is None or rc == 0:
+                continue
+            self.dead.add(p.pid)
+            try:
+                tail = "\n".join(w.output().splitlines()[-15:])
+            except OSError:
+                tail = "(no log)"
+            raise WorkerDied(f"scenario {self.scenario}: hookd worker {w.log_path.stem} (pid {p.pid})"
+                             f" {exit_text(rc)}; the end of {w.log_path}:\n{tail}")
+
+    def pause(self, seconds: float) -> None:
+        """Sleeps between two polls of a condition, checking the workers first."""
+        self.check_workers()
+        time.sleep(seconds)
+
+    def wait_for(self, cond, timeout: float = 20.0, interval: float = 0.05, what: str = "condition"):
+        """hookdtest.util.wait_for that also polls the workers: returns cond's
+        first truthy value; WorkerDied as soon as a worker is dead (not after
+        the timeout), AssertionError after the timeout."""
+        deadline = time.monotonic() + timeout
+        last_exc = None
+        while True:
+            self.check_workers()
+            try:
+                v = cond()
+                if v:
+                    return v
+            except WorkerDied:
+                raise
+            except Exception as e:  # the thing awaited may not be up yet
+                last_exc = e
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(interval)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}"
+                             + (f" (last error: {last_exc})" if last_exc else ""))
 
     # -- setup / teardown
 
@@ -162,7 +239,8 @@ class Bench:
     def worker(self, cfg: Path, port: int, name: str) -> Worker:
         w = Worker(config=cfg, port=port, log_path=self.work / f"{name}.log")
         self.workers.append(w)
-        w.start(wait_ready=True)
+        w.start(wait_ready=False)
+        self.wait_for(w.ready, 30 * VALGRIND_SLOWDOWN, what=f"worker {name} on port {port} to be ready")
         return w
 
     def pg_log_counts(self) -> dict[str, int]:
@@ -198,12 +276,30 @@ class Bench:
                     lag_avg_ms=float(lag.group(1)) if lag else None, output=out)
 
     def loadgen(self, args: list[str], timeout: float = 180) -> dict:
+        """Runs loadgen against a worker, polling the workers meanwhile: a dead
+        one stops loadgen and raises WorkerDied."""
         cmd = [str(TOOLS / "loadgen")] + args
-        r = sh(cmd, timeout=timeout)
+        COMMANDS.append(" ".join(shlex_quote(c) for c in cmd))
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+            deadline = time.monotonic() + timeout
+            try:
+                while p.poll() is None:
+                    if time.monotonic() > deadline:
+                        raise subprocess.TimeoutExpired(cmd, timeout)
+                    self.pause(0.1)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            self.check_workers()  # a worker that died as loadgen ended
+            out.seek(0)
+            err.seek(0)
+            stdout, stderr = out.read(), err.read()
         try:
-            return json.loads(r.stdout.strip().splitlines()[-1])
+            return json.loads(stdout.strip().splitlines()[-1])
         except Exception:
-            raise RuntimeError(f"loadgen printed no result ({r.returncode}): {r.stdout[-500:]} {r.stderr[-1500:]}")
+            raise RuntimeError(f"loadgen printed no result ({p.returncode}): {stdout[-500:]} {stderr[-1500:]}")
 
 
 def metrics(worker: Worker) -> dict[str, float]:

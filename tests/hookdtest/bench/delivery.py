@@ -12,7 +12,6 @@ import urllib.request
 from hookdtest.bench.common import (COMMANDS, DELIVERY_EVENTS, EXTRA, PACED_RATE, PACED_SECONDS, RUN_CAP_S, TOOLS,
                                     Bench, cpu_seconds, log, metrics, row, sh, vm_hwm_mib)
 from hookdtest.paths import HOOKD_BIN
-from hookdtest.util import wait_for
 
 
 def start_sink(b: Bench) -> tuple[subprocess.Popen, int]:
@@ -62,8 +61,7 @@ def bench_delivery(b: Bench) -> None:
     insert_s = t0 - t_stmt
     last_db = t0
     while time.monotonic() - t0 < RUN_CAP_S:  # the worker's counter first: it costs Postgres nothing
-        time.sleep(0.25)
-        w.alive()
+        b.pause(0.25)
         if metrics(w).get("hookd_delivered_total", 0) >= DELIVERY_EVENTS or time.monotonic() - last_db > 5:
             last_db = time.monotonic()
             if db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") >= DELIVERY_EVENTS:
@@ -88,8 +86,7 @@ def bench_delivery(b: Bench) -> None:
         t1 = time.monotonic()
         while time.monotonic() - t1 < 120 and \
                 db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") < DELIVERY_EVENTS:
-            w.alive()
-            time.sleep(1)
+            b.pause(1)
     backlog = DELIVERY_EVENTS - db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'")
     log(f"   paced: pgbench -R {PACED_RATE} for {PACED_SECONDS} s, SELECT hookd_emit(...) per transaction"
         + (f" (NOTE: {backlog} bulk deliveries still queued)" if backlog else ""))
@@ -98,7 +95,7 @@ def bench_delivery(b: Bench) -> None:
               " jsonb_build_object('type', 'order.paid', 'order_id', 'paced-' || :id, 'amount', 1999));\n")
     pg = b.pgbench(url, "emit_paced.sql", script, 16, PACED_SECONDS, extra=["-R", str(PACED_RATE)])
     paced_n = db.value("SELECT count(*) FROM outbox_events WHERE aggregate_id LIKE 'paced-%%'")
-    wait_for(lambda: db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
+    b.wait_for(lambda: db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
                               " WHERE e.aggregate_id LIKE 'paced-%%' AND d.status = 'SUCCEEDED'") >= paced_n,
              timeout=60, interval=0.25, what="paced deliveries")
     paced = db.one(latency_sql("e.aggregate_id LIKE 'paced-%%'"))

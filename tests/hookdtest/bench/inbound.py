@@ -80,7 +80,7 @@ def _inbound_run(b: Bench, flaky: float, label: str) -> dict:
     w = Worker(config=cfg, port=port, log_path=b.work / f"inbound{label.replace(' ', '_')}.log")
     b.workers.append(w)
     w.start(wait_ready=False)
-    left = wait_all_terminal(db, [w], n, 2 * RUN_CAP_S, t0)
+    left = wait_all_terminal(b, db, [w], n, 2 * RUN_CAP_S, t0)
     elapsed = time.monotonic() - t0
     cpu = cpu_seconds(w.proc.pid)
     w.stop()

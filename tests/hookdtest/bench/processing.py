@@ -48,15 +48,14 @@ def terminal_by_metrics(workers: list[Worker]) -> int:
     return n
 
 
-def wait_all_terminal(db: Db, workers: list[Worker], total: int, cap_s: float, t0: float,
+def wait_all_terminal(b: Bench, db: Db, workers: list[Worker], total: int, cap_s: float, t0: float,
                       on_tick=None) -> int:
     """Polls the workers' counters every 0.25 s and Postgres only when they
-    say everything is done (or every 5 s); returns the rows still open."""
+    say everything is done (or every 5 s); returns the rows still open.
+    WorkerDied as soon as a worker is dead."""
     left, last_db = total, time.monotonic()
     while time.monotonic() - t0 < cap_s:
-        time.sleep(0.25)
-        for w in workers:
-            w.alive()
+        b.pause(0.25)
         if on_tick:
             on_tick()
         try:
@@ -89,7 +88,7 @@ def bench_processing_run(b: Bench, nworkers: int) -> dict:
         for i, w in enumerate(ws):
             hwm[i] = max(hwm[i], vm_hwm_mib(w.proc.pid))
 
-    left = wait_all_terminal(db, ws, total, RUN_CAP_S, t0, tick)
+    left = wait_all_terminal(b, db, ws, total, RUN_CAP_S, t0, tick)
     elapsed = time.monotonic() - t0
     for i, w in enumerate(ws):
         hwm[i] = max(hwm[i], vm_hwm_mib(w.proc.pid))
@@ -175,7 +174,7 @@ def bench_lateness(b: Bench, n: int) -> dict:
             samples.append((m.get('hookd_inbox_lateness_seconds{quantile="0.5"}', 0) * 1000,
                             m.get('hookd_inbox_lateness_seconds{quantile="0.99"}', 0) * 1000))
 
-    wait_all_terminal(db, [w], n, LATENESS_SPREAD_S + 30, t0, tick)
+    wait_all_terminal(b, db, [w], n, LATENESS_SPREAD_S + 30, t0, tick)
     final = metrics(w)
     hwm = vm_hwm_mib(w.proc.pid)
     w.stop()

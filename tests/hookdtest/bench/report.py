@@ -1,6 +1,7 @@
 """The benchmark report: the results table (printed, and in
-docs/benchmarks.md), the machine it ran on, the details of each scenario,
-the exact commands, and docs/bench.png when gnuplot is installed."""
+build/bench/report.md), the machine it ran on, the details of each scenario,
+the exact commands, and build/bench/bench.png when gnuplot is installed.
+docs/benchmarks.md is written by hand from these reports."""
 from __future__ import annotations
 
 import datetime
@@ -14,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hookdtest.bench.common import COMMANDS, DOCS, EXTRA, NOTES, PACED_RATE, ROWS, SCALE, SCRIPTS, log
+from hookdtest.bench.common import COMMANDS, EXTRA, NOTES, PACED_RATE, REPORT, REPORT_DIR, ROWS, SCALE, SCRIPTS, log
 from hookdtest.paths import HOOKD_BIN, ROOT
 
 
@@ -72,7 +73,7 @@ def chart() -> str | None:
         return None
     data = Path(tempfile.mkdtemp(prefix="hookd-bench-plot-")) / "bench.dat"
     data.write_text("".join(f'"{name}" {v:.1f} {c:.1f}\n' for name, v, c in EXTRA["chart"]))
-    out = DOCS / "bench.png"
+    out = REPORT_DIR / "bench.png"
     script = f"""
 set terminal pngcairo size 960,520 font ",10"
 set output "{out}"
@@ -100,13 +101,13 @@ plot "{data}" using 2:xtic(1) title "hookd" lc rgb "#2a6f97", \\
 
 
 def write_report(m: dict, started: float, png: str | None, errors: list[str]) -> None:
-    DOCS.mkdir(exist_ok=True)
+    REPORT_DIR.mkdir(parents=True, exist_ok=True)
     s = EXTRA.get("pg_settings", {})
     lines = [
-        "# hookd benchmarks",
+        "# hookd benchmark run",
         "",
-        "Written by `make bench` (scripts/bench.py); do not edit by hand. Every figure is measured next to",
-        "its ceiling, in the same run on the same machine, so read the ratios rather than the absolute numbers.",
+        "Written by `make bench` (scripts/bench.py). Every figure is measured next to its ceiling, in the",
+        "same run on the same machine, so read the ratios rather than the absolute numbers.",
         "",
         "## Machine and run",
         "",
@@ -163,7 +164,7 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
               "  below 1,000/s, the application itself could not emit faster on this machine (see the emit",
               "  rate row: hookd's NOTIFY trigger serialises the commits of emitting transactions).",
               "- Delivery: the relay makes each delivery's first attempt inside its fan-out transaction and",
-              "  writes the row with the outcome (see README, Guarantees); `delivered_at` is when the sink",
+              "  writes the row with the outcome (docs/guides/guarantees.md); `delivered_at` is when the sink",
               "  answered. The sink's ceiling is measured right after, with the relay stopped, by a load",
               "  generator that does nothing but send (same body, as many connections as the endpoint's",
               "  `max_inflight`); hookd shares the same 2 cores with Postgres while it delivers.",
@@ -194,12 +195,12 @@ def write_report(m: dict, started: float, png: str | None, errors: list[str]) ->
         lines += [re.sub(r"(secret = ).*", r"\1whsec_... (the harness test key)", l) for l in text.strip().splitlines()]
         lines += ["```", ""]
     tail = hand_written_tail()
-    old = (DOCS / "benchmarks.md").read_text() if (DOCS / "benchmarks.md").exists() else ""
+    old = REPORT.read_text() if REPORT.exists() else ""
     begin, end = "<!-- redis-modes: begin", "<!-- redis-modes: end -->"
     if not tail and begin in old and end in old:
         # The Redis-mode section that `make bench-redis` writes survives a full run.
         lines += ["", old[old.index(begin):old.index(end) + len(end)]]
-    (DOCS / "benchmarks.md").write_text("\n".join(lines) + "\n" + tail)
+    REPORT.write_text("\n".join(lines) + "\n" + tail)
 
 
 HAND_WRITTEN = "<!-- written by hand from here on: make bench keeps what follows this line -->"
@@ -210,7 +211,7 @@ def hand_written_tail() -> str:
     comparisons, failover figures, the section `make bench-redis` writes),
     kept as it is."""
     try:
-        text = (DOCS / "benchmarks.md").read_text()
+        text = REPORT.read_text()
     except OSError:
         return ""
     at = text.find(HAND_WRITTEN)

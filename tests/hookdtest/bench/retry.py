@@ -104,8 +104,7 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
     t0 = time.monotonic()
     last_db = t0
     while time.monotonic() - t0 < 2 * RUN_CAP_S:
-        time.sleep(0.25)
-        w.alive()
+        b.pause(0.25)
         if metrics(w).get("hookd_delivered_total", 0) >= events or time.monotonic() - last_db > 5:
             last_db = time.monotonic()
             if db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") >= events:

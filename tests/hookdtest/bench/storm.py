@@ -24,7 +24,6 @@ from hookdtest.bench.common import COMMANDS, EXTRA, SCALE, TOOLS, Bench, log, ro
 from hookdtest.bench.delivery import latency_sql
 from hookdtest.bench.retry import start_sink, stop_sink
 from hookdtest.paths import HOOKD_BIN
-from hookdtest.util import wait_for
 
 STORM_BACKLOG = int(os.environ.get("BENCH_STORM_BACKLOG") or 100000 * SCALE)
 STORM_RATE = 200
@@ -46,7 +45,7 @@ def emit(db, kind: str, n: int, tag: str) -> None:
            tag, kind, n)
 
 
-def paced(db, kind: str, tag: str) -> int:
+def paced(b: Bench, db, kind: str, tag: str) -> int:
     """STORM_RATE events/s for STORM_SECONDS, one emit per commit, in ticks of
     10 ms; returns how many were emitted (fewer when the emitter falls behind)."""
     t0 = time.monotonic()
@@ -57,7 +56,7 @@ def paced(db, kind: str, tag: str) -> int:
             for k in range(sent, due):
                 db.all("SELECT hookd_emit('order', %s, %s, '{}'::jsonb)", f"{tag}{k}", kind)
             sent = due
-        time.sleep(0.01)
+        b.pause(0.01)
     return sent
 
 
@@ -125,15 +124,15 @@ def bench_storm(b: Bench) -> None:
     w = b.worker(cfg, port, "relay-storm")
     log(f"   calm: {STORM_RATE}/s for {STORM_SECONDS} s to the healthy endpoint")
     perf = Perf(w.proc.pid, "calm")
-    n_calm = paced(db, "good.calm", "calm")
+    n_calm = paced(b, db, "good.calm", "calm")
     perf.stop()
-    wait_for(lambda: count(db, "good") >= n_calm, 60, what="calm deliveries")
+    b.wait_for(lambda: count(db, "good") >= n_calm, 60, what="calm deliveries")
     calm = db.one(latency_sql("e.aggregate_id LIKE 'calm%%'"))
     calm_parts = breakdown(db, "calm")
     log(f"   bulk: {STORM_BULK} events to the healthy endpoint (first-attempt throughput)")
     t0 = db.value("SELECT clock_timestamp()")
     emit(db, "good.bulk", STORM_BULK, "bulk")
-    wait_for(lambda: db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
+    b.wait_for(lambda: db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
                               " WHERE e.aggregate_id LIKE 'bulk%%' AND d.status = 'SUCCEEDED'") >= STORM_BULK,
              120, interval=0.25, what="bulk deliveries")
     bulk_rate = STORM_BULK / float(db.value(
@@ -143,15 +142,15 @@ def bench_storm(b: Bench) -> None:
     emit(db, "bad.storm", STORM_BACKLOG, "storm")
     # The storm is a backlog of deliveries due (fanned out, failing), as in the
     # issue, not a burst of new events ahead of the healthy ones in the outbox.
-    wait_for(lambda: db.value("SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL") == 0, 600,
+    b.wait_for(lambda: db.value("SELECT count(*) FROM outbox_events WHERE fanned_out_at IS NULL") == 0, 600,
              interval=0.25, what="the storm's events fanned out")
     prefix = re.search(r"^key_prefix = (\S+)", text, flags=re.M).group(1)
-    wait_for(lambda: b.services.redis_client().hget(f"{prefix}:{{delivery}}:circuit:open", "down"), 60,
+    b.wait_for(lambda: b.services.redis_client().hget(f"{prefix}:{{delivery}}:circuit:open", "down"), 60,
              what="the circuit to open")
     perf = Perf(w.proc.pid, "storm")
-    n_storm = paced(db, "good.storm", "gstorm")
+    n_storm = paced(b, db, "good.storm", "gstorm")
     perf.stop()
-    wait_for(lambda: db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
+    b.wait_for(lambda: db.value("SELECT count(*) FROM outbox_deliveries d JOIN outbox_events e ON e.id = d.event_id"
                               " WHERE e.aggregate_id LIKE 'gstorm%%' AND d.status = 'SUCCEEDED'") >= n_storm, 60,
              what="storm-time deliveries")
     stormy = db.one(latency_sql("e.aggregate_id LIKE 'gstorm%%'"))
@@ -172,7 +171,7 @@ def bench_storm(b: Bench) -> None:
     b.procs.append(rec)
     rec.stdout.readline()
     t_rec = db.value("SELECT clock_timestamp()")
-    wait_for(lambda: count(db, "down") >= STORM_BACKLOG, 900, interval=0.5, what="the backlog drained")
+    b.wait_for(lambda: count(db, "down") >= STORM_BACKLOG, 900, interval=0.5, what="the backlog drained")
     drain_s = float(db.value("SELECT extract(epoch FROM max(d.delivered_at) - %s) FROM outbox_deliveries d"
                              " JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.name = 'down'", t_rec))
     drain_rate = STORM_BACKLOG / drain_s if drain_s > 0 else 0.0
