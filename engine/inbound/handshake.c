@@ -42,11 +42,13 @@ static void answered(const struct partner_config *p, const char *what, int code)
     log_info("ingest.handshake", "partner=%s handshake=%s status=%d", p->name, what, code);
 }
 
-static void refuse(struct partner_refusal *r, int code, enum reject_reason reason, const char *msg)
+/* Fills *r; returns HANDSHAKE_REFUSED, the verdict that goes with it. */
+static enum handshake_verdict refuse(struct partner_refusal *r, int code, enum reject_reason reason, const char *msg)
 {
     r->code = code;
     r->reason = reason;
     snprintf(r->msg, sizeof r->msg, "%s", msg);
+    return HANDSHAKE_REFUSED;
 }
 
 /* text/plain, exactly the bytes given (no newline: providers compare). */
@@ -88,8 +90,7 @@ static enum handshake_verdict post_slack(struct evhttp_request *req, const struc
     if (!type || strcmp(type, "url_verification") != 0)
         return HANDSHAKE_NONE;
     if (!echoable(challenge)) {
-        refuse(r, 400, REJECT_BAD_BODY, "url_verification without a usable challenge");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 400, REJECT_BAD_BODY, "url_verification without a usable challenge");
     }
     http_reply_json(req, 200, json_pack("{s:s}", "challenge", challenge));
     answered(p, "url_verification", 200);
@@ -107,12 +108,10 @@ static enum handshake_verdict post_zoom(struct evhttp_request *req, const struct
     if (!event || strcmp(event, "endpoint.url_validation") != 0)
         return HANDSHAKE_NONE;
     if (!echoable(plain)) {
-        refuse(r, 400, REJECT_BAD_BODY, "endpoint.url_validation without a usable payload.plainToken");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 400, REJECT_BAD_BODY, "endpoint.url_validation without a usable payload.plainToken");
     }
     if (hmac_first_secret(p, plain, mac) != 0 || enc_hex_encode(mac, 32, hex, sizeof hex) != 0) {
-        refuse(r, 503, REJECT_UNAVAILABLE, "the validation token could not be computed");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 503, REJECT_UNAVAILABLE, "the validation token could not be computed");
     }
     OPENSSL_cleanse(mac, sizeof mac);
     http_reply_json(req, 200, json_pack("{s:s, s:s}", "plainToken", plain, "encryptedToken", hex));
@@ -129,8 +128,7 @@ static enum handshake_verdict post_twitch(struct evhttp_request *req, const stru
     if (!type || strcmp(type, "webhook_callback_verification") != 0)
         return HANDSHAKE_NONE;
     if (!echoable(challenge)) {
-        refuse(r, 400, REJECT_BAD_BODY, "webhook_callback_verification without a usable challenge");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 400, REJECT_BAD_BODY, "webhook_callback_verification without a usable challenge");
     }
     reply_text(req, 200, challenge);
     answered(p, "webhook_callback_verification", 200);
@@ -202,16 +200,14 @@ static enum handshake_verdict get_meta(struct evhttp_request *req, const struct 
     if (!mode && !token && !challenge)
         return HANDSHAKE_NONE;
     if (!mode || strcmp(mode, "subscribe") != 0 || !echoable(challenge)) {
-        refuse(r, 400, REJECT_BAD_BODY, "a subscription check needs hub.mode=subscribe and a hub.challenge");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 400, REJECT_BAD_BODY, "a subscription check needs hub.mode=subscribe and a hub.challenge");
     }
     if (!want || !*want) {
-        refuse(r, 403, REJECT_VERIFY_TOKEN, "no verify_token is configured for this partner");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 403, REJECT_VERIFY_TOKEN, "no verify_token is configured for this partner");
     }
     if (!token || !same_token(token, want)) {
-        refuse(r, 403, REJECT_VERIFY_TOKEN, token ? "hub.verify_token does not match" : "missing hub.verify_token");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 403, REJECT_VERIFY_TOKEN,
+                      token ? "hub.verify_token does not match" : "missing hub.verify_token");
     }
     reply_text(req, 200, challenge);
     answered(p, "subscribe", 200);
@@ -243,16 +239,13 @@ static enum handshake_verdict get_x(struct evhttp_request *req, const struct par
     if (!token)
         return HANDSHAKE_NONE;
     if (!echoable(token)) {
-        refuse(r, 400, REJECT_BAD_BODY, "crc_token is empty, too long or not printable");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 400, REJECT_BAD_BODY, "crc_token is empty, too long or not printable");
     }
     if (json_body(token)) {
-        refuse(r, 400, REJECT_BAD_BODY, "crc_token is a JSON document: its answer would sign a POST of it");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 400, REJECT_BAD_BODY, "crc_token is a JSON document: its answer would sign a POST of it");
     }
     if (hmac_first_secret(p, token, mac) != 0 || enc_base64_encode(mac, 32, b64, sizeof b64) != 0) {
-        refuse(r, 503, REJECT_UNAVAILABLE, "the CRC response could not be computed");
-        return HANDSHAKE_REFUSED;
+        return refuse(r, 503, REJECT_UNAVAILABLE, "the CRC response could not be computed");
     }
     OPENSSL_cleanse(mac, sizeof mac);
     snprintf(answer, sizeof answer, "sha256=%s", b64);
