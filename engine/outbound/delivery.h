@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "outbound.h"
-#include "signature.h"
+#include "delivery_sign.h"
 
 struct hookd_ctx;
 struct alerter;
@@ -48,14 +48,6 @@ size_t delivery_endpoint_backlog(const struct delivery *d, const char *endpoint_
  * claimed. */
 
 struct delivery_item;
-
-/* The webhook-signature header for a delivery: "v1,<base64>" with the
- * endpoint's secret and, while a rotation's grace runs, a second one with
- * the previous secret (NULL: none). Returns -1 for a secret that is not a
- * valid whsec_ secret. Thread-safe. */
-#define DELIVERY_SIGNATURE_MAX (2 * SIG_STANDARD_SIGNATURE_SIZE + 2)
-int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts, const char *payload,
-                  char out[DELIVERY_SIGNATURE_MAX]);
 
 /* What to send: strings are copied. */
 struct delivery_target {
