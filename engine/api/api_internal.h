@@ -28,6 +28,7 @@ struct hookd_config;
 
 #define API_MAX_PARAMS 4
 #define API_LIMIT_DEFAULT 50
+#define API_PAYLOAD_DEPTH_MAX 64 /* nesting of a message's payload */
 #define API_LIMIT_MAX 250
 
 typedef void api_op_fn(PGconn *conn, struct api_req *r);

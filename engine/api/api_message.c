@@ -152,6 +152,43 @@ static void msg_in_free(struct msg_in *m)
     m->channels = m->tags = NULL;
 }
 
+/* How deeply a payload's objects and arrays nest (an object is 1). A
+ * payload past API_PAYLOAD_DEPTH_MAX is refused: every later read of it
+ * (Postgres's jsonb, the API's answers, the pages) costs time and memory
+ * that grow with the depth, and no webhook needs it. Iterative, with a
+ * stack as deep as the limit allows: the parser bounds it anyway. */
+static int payload_depth(const json_t *root)
+{
+    struct frame {
+        const json_t *v;
+        void *it;    /* an object's iterator */
+        size_t next; /* an array's next index */
+    } stack[API_PAYLOAD_DEPTH_MAX + 2];
+    int top = 0, deepest = 1;
+    stack[0] = (struct frame){root, json_object_iter((json_t *)root), 0};
+    while (top >= 0) {
+        struct frame *f = &stack[top];
+        const json_t *child = NULL;
+        if (json_is_object(f->v) && f->it) {
+            child = json_object_iter_value(f->it);
+            f->it = json_object_iter_next((json_t *)f->v, f->it);
+        } else if (json_is_array(f->v) && f->next < json_array_size(f->v)) {
+            child = json_array_get(f->v, f->next++);
+        } else {
+            top--;
+            continue;
+        }
+        if (!json_is_object(child) && !json_is_array(child))
+            continue;
+        if (top + 2 > deepest)
+            deepest = top + 2;
+        if (deepest > API_PAYLOAD_DEPTH_MAX)
+            return deepest;
+        stack[++top] = (struct frame){child, json_is_object(child) ? json_object_iter((json_t *)child) : NULL, 0};
+    }
+    return deepest;
+}
+
 /* Svix's default payload retention (MessageIn.payloadRetentionPeriod),
  * and its bounds in days (svix-server's MessageIn: range(min = 5, max =
  * 90)) and in hours (Svix's API: payloadRetentionHours 1 to 2160). */
@@ -246,6 +283,8 @@ static bool message_fields(struct api_req *r, struct msg_in *m, int64_t keep_ms)
     if (!m->payload || !json_is_object(m->payload))
         api_invalid(r, "body", "payload", m->payload ? "value is not a valid dict" : "field required",
                     m->payload ? "type_error.dict" : "value_error.missing");
+    else if (payload_depth(m->payload) > API_PAYLOAD_DEPTH_MAX)
+        api_invalid(r, "body", "payload", "nests objects and arrays more than 64 levels deep", "value_error");
     const char *t = m->type;
     if (t && (strlen(t) > EVENT_TYPE_MAX || strspn(t, NAME_CHARS "-_.") != strlen(t)))
         api_invalid(r, "body", "eventType", "must be at most 256 characters of a-z, A-Z, 0-9, '-', '_' and '.'",

@@ -389,7 +389,24 @@ def test_a_deeply_nested_payload_gives_a_bounded_page_and_its_download(env):
     root = new_token(cfg, "root")
     for uid in ("acme", "globex"):
         assert raw(w, "POST", "/api/v1/app", root, {"name": uid.title(), "uid": uid})[0] == 201
-    msg_id = post_message_text(w.port, root, "acme", "deep.nest", deep_payload())
+    # the API refuses a payload nested that deep; the application may still
+    # emit one for the tenant (hookd_emit), and its pages stay bounded
+    try:
+        post_message_text(w.port, root, "acme", "deep.nest", deep_payload())
+        raise AssertionError("the API took a payload nested 2,041 levels deep")
+    except AssertionError as e:
+        assert e.args and isinstance(e.args[0], tuple) and e.args[0][0] == 422, e.args
+        assert b"more than 64 levels deep" in e.args[0][1]
+    def nested(levels: int) -> bytes:  # a payload whose objects and arrays nest `levels` deep
+        return b'{"a": ' + b"[" * (levels - 1) + b"]" * (levels - 1) + b"}"
+    assert post_message_text(w.port, root, "acme", "deep.nest", nested(64)).startswith("msg_")
+    try:
+        post_message_text(w.port, root, "acme", "deep.nest", nested(65))
+        raise AssertionError("the API took a payload nested 65 levels deep")
+    except AssertionError as e:
+        assert e.args and isinstance(e.args[0], tuple) and e.args[0][0] == 422, e.args
+    msg_id = env.db.value("SELECT hookd_api_id('msg', hookd_emit('Nest', 'deep', 'deep.nest', %s::jsonb,"
+                          " (SELECT id FROM hookd_tenants WHERE uid = 'acme')))", deep_payload().decode())
     acme = {"Cookie": f"hookd_portal={open_link(w, link(w, root, 'acme'))}"}
     t0 = time.monotonic()
     status, headers, page = read_capped(w.port, f"/portal/message/{msg_id}", acme, 1 << 20)
