@@ -23,6 +23,7 @@
 #include "errbuf.h"
 #include "http_client_internal.h"
 #include "http_exchange_internal.h"
+#include "loop_timer.h"
 #include "netguard.h"
 #include "xmalloc.h"
 
@@ -47,11 +48,10 @@ static void client_destroy(struct http_client *c);
 
 static void request_start(struct http_request *r)
 {
-    struct timeval tv = {r->timeout_ms / 1000, (r->timeout_ms % 1000) * 1000};
     struct http_conn *conn;
 
     r->started_us = clock_mono_us();
-    evtimer_add(r->timer, &tv);
+    loop_timer_arm(r->timer, r->timeout_ms);
     conn = http_pool_conn_take(r->client, r->origin);
     if (conn) {
         r->reused = 1;

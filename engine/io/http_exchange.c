@@ -309,8 +309,7 @@ void http_exchange_send(struct http_request *r, struct http_conn *conn)
      * default) are set just past it so they never fire first. */
     if (left_ms < 0)
         left_ms = 0;
-    tv.tv_sec = (time_t)(left_ms / 1000 + 1);
-    tv.tv_usec = (suseconds_t)(left_ms % 1000) * 1000;
+    tv = clock_tv_from_ms(left_ms + 1000);
     evhttp_connection_set_timeout_tv(conn->evcon, &tv);
 
     /* May call on_http_done before returning (connection refused at once);

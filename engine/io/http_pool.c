@@ -17,6 +17,7 @@
  * push every other origin's connections out) and in total (the least
  * recently used idle connection is closed for a new one). */
 #include "http_pool_internal.h"
+#include "loop_timer.h"
 
 #include "http_client_internal.h"
 #include "netguard.h"
@@ -222,7 +223,6 @@ struct http_conn *http_pool_conn_take(struct http_client *c, struct http_pool_or
 void http_pool_conn_release(struct http_conn *conn, int reusable)
 {
     struct http_client *c = conn->client;
-    struct timeval tv = {IDLE_TIMEOUT_S, 0};
     struct http_pool_origin *o = conn->origin;
 
     if (!reusable || c->closing || !http_conn_is_open(conn) || o->nidle >= c->max_idle_origin) {
@@ -236,5 +236,5 @@ void http_pool_conn_release(struct http_conn *conn, int reusable)
     o->nidle++;
     TAILQ_INSERT_HEAD(&c->idle_lru, conn, lru_link);
     c->nidle++;
-    evtimer_add(conn->idle_timer, &tv);
+    loop_timer_arm(conn->idle_timer, IDLE_TIMEOUT_S * 1000);
 }

@@ -183,12 +183,6 @@ static void set_cookie(struct admin *a, struct evhttp_request *req, const char *
 
 /* ---- HTML ---------------------------------------------------------------------- */
 
-static const char *jstr(json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 /* The pages' stylesheet and script are the portal's (html_ui.h), served as
  * /admin/app.css and /admin/app.js so the CSP needs no 'unsafe-inline'. */
 static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -323,19 +317,19 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     json_array_foreach(j->result, i, r)
     {
         evbuffer_add_printf(b, "<tr class=dead-letter><td><a href=\"/admin/dlq/");
-        html_ui_esc(b, jstr(r, "id"));
+        html_ui_esc(b, html_ui_str(r, "id"));
         evbuffer_add_printf(b, "\">");
-        html_ui_esc(b, jstr(r, "id"));
+        html_ui_esc(b, html_ui_str(r, "id"));
         const char *cols[] = {"source", "partner", "event_type", "entity"};
         for (size_t k = 0; k < 4; k++) {
             evbuffer_add_printf(b, k == 0 ? "</a></td><td>" : "</td><td>");
-            html_ui_esc(b, jstr(r, cols[k]));
+            html_ui_esc(b, html_ui_str(r, cols[k]));
         }
         evbuffer_add_printf(b, "</td><td>%lld</td><td>",
                             (long long)json_integer_value(json_object_get(r, "attempts")));
-        html_ui_esc(b, jstr(r, "reason"));
+        html_ui_esc(b, html_ui_str(r, "reason"));
         evbuffer_add_printf(b, "</td><td>");
-        html_ui_esc(b, jstr(r, "dead_at"));
+        html_ui_esc(b, html_ui_str(r, "dead_at"));
         evbuffer_add_printf(b, "</td></tr>");
     }
     evbuffer_add_printf(b, "</table><p id=count>%zu open dead letter%s</p>", json_array_size(j->result),
@@ -365,14 +359,14 @@ static void render_detail(struct job *j, struct evbuffer *b)
         if (!json_is_string(json_object_get(e, keys[k])))
             continue;
         evbuffer_add_printf(b, "<tr><th>%s</th><td>", keys[k]);
-        html_ui_esc(b, jstr(e, keys[k]));
+        html_ui_esc(b, html_ui_str(e, keys[k]));
         evbuffer_add_printf(b, "</td></tr>");
     }
     evbuffer_add_printf(b, "<tr><th>attempts</th><td>%lld</td></tr></table>",
                         (long long)json_integer_value(json_object_get(e, "attempts")));
     if (!json_is_string(json_object_get(e, "replayed_at"))) {
         evbuffer_add_printf(b, "<form method=post action=\"/admin/dlq/");
-        html_ui_esc(b, jstr(e, "id"));
+        html_ui_esc(b, html_ui_str(e, "id"));
         evbuffer_add_printf(b,
                             "/replay\" data-confirm=\"Replay this event through the normal path?\">"
                             "<input type=hidden name=csrf value=\"%s\"><button type=submit id=replay>Replay</button>"
@@ -380,7 +374,7 @@ static void render_detail(struct job *j, struct evbuffer *b)
                             j->csrf);
     }
     char download[128];
-    snprintf(download, sizeof download, "/admin/dlq/%s/payload", jstr(e, "id"));
+    snprintf(download, sizeof download, "/admin/dlq/%s/payload", html_ui_str(e, "id"));
     evbuffer_add_printf(b, "<h2>Payload</h2>");
     render_json(b, "payload", json_object_get(e, "payload"), download);
     evbuffer_add_printf(b, "<h2>Headers</h2>");
@@ -392,16 +386,16 @@ static void render_detail(struct job *j, struct evbuffer *b)
     json_array_foreach(json_object_get(e, "attempts_history"), i, a)
     {
         evbuffer_add_printf(b, "<tr><td>%zu</td><td>", i + 1);
-        html_ui_esc(b, jstr(a, "at"));
+        html_ui_esc(b, html_ui_str(a, "at"));
         evbuffer_add_printf(b, "</td><td>");
-        html_ui_esc(b, jstr(a, "outcome"));
+        html_ui_esc(b, html_ui_str(a, "outcome"));
         evbuffer_add_printf(b, "</td><td>%.1f</td><td>", json_real_value(json_object_get(a, "duration_ms")));
         if (json_is_integer(json_object_get(a, "status_code")))
             evbuffer_add_printf(b, "%lld", (long long)json_integer_value(json_object_get(a, "status_code")));
         evbuffer_add_printf(b, "</td><td>");
-        html_ui_esc(b, jstr(a, "error"));
+        html_ui_esc(b, html_ui_str(a, "error"));
         evbuffer_add_printf(b, "</td><td>");
-        html_ui_esc(b, jstr(a, "response"));
+        html_ui_esc(b, html_ui_str(a, "response"));
         evbuffer_add_printf(b, "</td></tr>");
     }
     evbuffer_add_printf(b, "</table>");

@@ -122,12 +122,6 @@ static json_t *get(PGconn *conn, struct portal_req *q, const char *op, const cha
     return reply;
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "";
-}
-
 /* The form's values of a repeated field (checkboxes) as a JSON array. */
 static json_t *form_all(const struct portal_req *q, const char *name)
 {
@@ -155,7 +149,7 @@ static void event_type_boxes(PGconn *conn, struct portal_req *q, const json_t *c
     const json_t *t;
     json_array_foreach(data, i, t)
     {
-        const char *name = jstr(t, "name");
+        const char *name = html_ui_str(t, "name");
         bool on = false;
         size_t k;
         const json_t *c;
@@ -163,8 +157,8 @@ static void event_type_boxes(PGconn *conn, struct portal_req *q, const json_t *c
             on = on || strcmp(json_string_value(c) ? json_string_value(c) : "", name) == 0;
         portal_html(q, "<label class=\"check\"><input type=\"checkbox\" name=\"event_type\" value=\"%s\"%s> %s", name,
                     on ? " checked" : "", name);
-        if (*jstr(t, "description"))
-            portal_html(q, " <span class=\"muted\">%s</span>", jstr(t, "description"));
+        if (*html_ui_str(t, "description"))
+            portal_html(q, " <span class=\"muted\">%s</span>", html_ui_str(t, "description"));
         portal_raw(q, "</label>");
     }
     portal_raw(q, "</fieldset>");
@@ -231,7 +225,7 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
             portal_html(q,
                         "<tr><td data-label=\"URL\"><a class=\"url\" href=\"/portal/endpoint/%s\">%s</a></td>"
                         "<td data-label=\"Description\">%s</td><td data-label=\"Event types\">",
-                        jstr(e, "id"), jstr(e, "url"), jstr(e, "description"));
+                        html_ui_str(e, "id"), html_ui_str(e, "url"), html_ui_str(e, "description"));
             const json_t *ft = json_object_get(e, "filterTypes");
             if (json_array_size(ft) == 0)
                 portal_raw(q, "<span class=\"muted\">all</span>");
@@ -244,7 +238,7 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
             else
                 badge(q, "ok", "Enabled");
             portal_raw(q, "</td><td data-label=\"Circuit\">");
-            circuit_badge(q, jstr(e, "id"));
+            circuit_badge(q, html_ui_str(e, "id"));
             portal_raw(q, "</td></tr>");
         }
         html_ui_table_end(q->body);
@@ -359,7 +353,7 @@ void portal_endpoint_secret(PGconn *conn, struct portal_req *q)
         return;
     q->status = 200;
     q->content_type = "text/plain; charset=utf-8";
-    evbuffer_add(q->body, jstr(s, "key"), strlen(jstr(s, "key")));
+    evbuffer_add(q->body, html_ui_str(s, "key"), strlen(html_ui_str(s, "key")));
     json_decref(s);
 }
 
@@ -387,17 +381,17 @@ static void attempts_table(struct portal_req *q, const json_t *list, bool with_m
     json_array_foreach(data, i, a)
     {
         char ts[20];
-        portal_html(q, "<tr><td data-label=\"Time\">%s</td>", short_ts(jstr(a, "timestamp"), ts));
+        portal_html(q, "<tr><td data-label=\"Time\">%s</td>", short_ts(html_ui_str(a, "timestamp"), ts));
         if (with_msg)
             portal_html(q, "<td data-label=\"Message\"><a href=\"/portal/message/%s\"><code>%s</code></a></td>",
-                        jstr(a, "msgId"), jstr(a, "msgId"));
+                        html_ui_str(a, "msgId"), html_ui_str(a, "msgId"));
         else
-            portal_html(q, "<td class=\"url\" data-label=\"Endpoint\">%s</td>", jstr(a, "url"));
+            portal_html(q, "<td class=\"url\" data-label=\"Endpoint\">%s</td>", html_ui_str(a, "url"));
         portal_raw(q, "<td data-label=\"Result\">");
         bool ok = json_integer_value(json_object_get(a, "status")) == 0;
         badge(q, ok ? "ok" : "fail", ok ? "Succeeded" : "Failed");
         char snippet[241];
-        snprintf(snippet, sizeof snippet, "%s", jstr(a, "response"));
+        snprintf(snippet, sizeof snippet, "%s", html_ui_str(a, "response"));
         portal_html(q,
                     "</td><td data-label=\"Status code\">%lld</td><td data-label=\"Duration\">%lld ms</td>"
                     "<td data-label=\"Response\"><code class=\"snippet\">%s</code></td></tr>",
@@ -505,7 +499,7 @@ static void example_form(PGconn *conn, struct portal_req *q, const json_t *e, co
     const json_t *t;
     json_array_foreach(json_object_get(types, "data"), i, t)
     {
-        const char *name = jstr(t, "name");
+        const char *name = html_ui_str(t, "name");
         if (!api_filter_types_match(mine, name))
             continue;
         bool has = json_array_size(json_object_get(json_object_get(json_object_get(t, "schemas"), "1"), "examples"));
@@ -540,23 +534,23 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
         return;
     }
     char base[160];
-    snprintf(base, sizeof base, "/portal/endpoint/%s", jstr(e, "id"));
+    snprintf(base, sizeof base, "/portal/endpoint/%s", html_ui_str(e, "id"));
     bool disabled = json_is_true(json_object_get(e, "disabled"));
     portal_page_begin(q, "Endpoint", "endpoints");
     portal_html(q, "<p><a href=\"/portal/\">← Endpoints</a></p><section class=\"card\"><h1 class=\"url\">%s</h1>",
-                jstr(e, "url"));
-    if (*jstr(e, "description"))
-        portal_html(q, "<p class=\"description\">%s</p>", jstr(e, "description"));
+                html_ui_str(e, "url"));
+    if (*html_ui_str(e, "description"))
+        portal_html(q, "<p class=\"description\">%s</p>", html_ui_str(e, "description"));
     portal_raw(q, "<p>");
     badge(q, disabled ? "off" : "ok", disabled ? "Disabled" : "Enabled");
-    portal_html(q, " <code>%s</code></p><div class=\"actions\">", jstr(e, "id"));
+    portal_html(q, " <code>%s</code></p><div class=\"actions\">", html_ui_str(e, "id"));
     char action[200];
     snprintf(action, sizeof action, "%s/%s", base, disabled ? "enable" : "disable");
     post_button(q, action, disabled ? "Enable" : "Disable", "secondary", NULL);
     snprintf(action, sizeof action, "%s/delete", base);
     post_button(q, action, "Delete", "danger", "Delete this endpoint? This cannot be undone.");
     portal_raw(q, "</div></section>");
-    health(conn, q, jstr(e, "id"));
+    health(conn, q, html_ui_str(e, "id"));
 
     portal_html(q,
                 "<section class=\"card\"><h2>Signing secret</h2><p class=\"muted\">Verify each webhook's "
@@ -573,7 +567,7 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
     portal_html(q,
                 "<label>URL <input type=\"url\" name=\"url\" required value=\"%s\"></label>"
                 "<label>Description <input type=\"text\" name=\"description\" maxlength=\"500\" value=\"%s\"></label>",
-                jstr(e, "url"), jstr(e, "description"));
+                html_ui_str(e, "url"), html_ui_str(e, "description"));
     event_type_boxes(conn, q, json_object_get(e, "filterTypes"));
     portal_raw(q, "<button class=\"primary\">Save</button></form></section>");
 
@@ -643,8 +637,8 @@ static void message_filters(PGconn *conn, struct portal_req *q)
     const json_t *t;
     const char *cur = opt(q, "event_type");
     json_array_foreach(json_object_get(types, "data"), i, t)
-        portal_html(q, "<option%s>%s</option>", cur && strcmp(cur, jstr(t, "name")) == 0 ? " selected" : "",
-                    jstr(t, "name"));
+        portal_html(q, "<option%s>%s</option>", cur && strcmp(cur, html_ui_str(t, "name")) == 0 ? " selected" : "",
+                    html_ui_str(t, "name"));
     json_decref(types);
     portal_raw(q, "</select></label><label>Status <select name=\"status\"><option value=\"\">all</option>");
     cur = opt(q, "status");
@@ -768,18 +762,18 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
     }
     static const char *const delivery_cols[] = {"Endpoint", "State", "Attempts", ""};
     char err[256], action[200], ts[20];
-    const char *p[] = {q->tenant, jstr(m, "id")};
+    const char *p[] = {q->tenant, html_ui_str(m, "id")};
     PGresult *res = query_prepared(conn, Q_PORTAL_MESSAGE_DELIVERIES, p, err, sizeof err);
     portal_page_begin(q, "Message", "messages");
     portal_html(q,
                 "<p><a href=\"/portal/messages\">← Messages</a></p><section class=\"card\"><h1>Message "
                 "<code>%s</code></h1><dl class=\"stats\"><div><dt>Event type</dt><dd><code>%s</code></dd></div>"
                 "<div><dt>Created</dt><dd>%s</dd></div></dl><h2>Payload</h2>",
-                jstr(m, "id"), jstr(m, "eventType"), short_ts(jstr(m, "timestamp"), ts));
+                html_ui_str(m, "id"), html_ui_str(m, "eventType"), short_ts(html_ui_str(m, "timestamp"), ts));
     char shown[16];
     snprintf(shown, sizeof shown, "%d", HTML_UI_PAYLOAD_SHOWN);
-    PGresult *text = stored_payload(conn, q, jstr(m, "id"), shown);
-    snprintf(action, sizeof action, "/portal/message/%s/payload", jstr(m, "id"));
+    PGresult *text = stored_payload(conn, q, html_ui_str(m, "id"), shown);
+    snprintf(action, sizeof action, "/portal/message/%s/payload", html_ui_str(m, "id"));
     html_ui_payload(q->body, "payload", text ? PQgetvalue(text, 0, PORTAL_MESSAGE_PAYLOAD_PAYLOAD) : NULL,
                     text ? (size_t)PQgetlength(text, 0, PORTAL_MESSAGE_PAYLOAD_PAYLOAD) : 0,
                     text ? strtoull(PQgetvalue(text, 0, PORTAL_MESSAGE_PAYLOAD_BYTES), NULL, 10) : 0, action);
@@ -801,7 +795,7 @@ void portal_message_view(PGconn *conn, struct portal_req *q)
               st);
         portal_html(q, "</td><td data-label=\"Attempts\">%s</td><td>",
                     PQgetvalue(res, i, PORTAL_MESSAGE_DELIVERIES_ATTEMPTS));
-        snprintf(action, sizeof action, "/portal/message/%s/resend", jstr(m, "id"));
+        snprintf(action, sizeof action, "/portal/message/%s/resend", html_ui_str(m, "id"));
         portal_html(q, "<form method=\"post\" action=\"%s\" class=\"inline\">", action);
         portal_csrf_field(q);
         portal_html(q,

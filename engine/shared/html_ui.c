@@ -29,6 +29,12 @@ static void esc_n(struct evbuffer *b, const char *s, size_t n)
     evbuffer_add(b, run, (size_t)(s - run));
 }
 
+const char *html_ui_str(const json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "";
+}
+
 void html_ui_esc(struct evbuffer *b, const char *s)
 {
     if (s)

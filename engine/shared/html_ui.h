@@ -11,9 +11,14 @@
 #define HOOKD_HTML_UI_H
 
 #include <event2/buffer.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The string member k of a JSON object, "" when it is absent or not a
+ * string: what a page prints for a missing field. Borrowed from o. */
+const char *html_ui_str(const json_t *o, const char *k);
 
 /* Appends s with &, <, >, " and ' escaped. NULL appends nothing. */
 void html_ui_esc(struct evbuffer *b, const char *s);
