@@ -28,6 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/: embed.expand_macros
+from embed import expand_macros  # noqa: E402
 from hookdtest import migrations  # noqa: E402
 from hookdtest.bench.common import (BODY_TEMPLATE, PGBIN, Bench, log, metrics, sh)  # noqa: E402
 from hookdtest.bench.delivery import sink_count, start_sink  # noqa: E402
@@ -204,7 +206,7 @@ def lock_buffers(db: Db) -> tuple[int, int]:
     key probed) and sql/queries/inbox_batch_lock_rows.sql (ids that carry
     their partition, sql/0018). Rolled back."""
     new = (ROOT / "sql" / "queries" / "inbox_batch_lock_rows.sql").read_text()
-    new = "\n".join(x for x in new.splitlines() if not x.startswith("--")).replace("$1", "%s")
+    new = expand_macros("\n".join(x for x in new.splitlines() if not x.startswith("--")), "lock_rows").replace("$1", "%s")
     out = []
     for sql in (OLD_LOCK, new):
         db.all("BEGIN")

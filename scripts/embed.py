@@ -15,6 +15,17 @@ has a result (DLQ_LIST_ID, ..., DLQ_LIST__NCOLS), and query_sql(); the
 table itself (query_defs[]) goes into OUT_BASENAME.c. docs/queries.md
 describes the file format; a file that breaks it fails the build with
 file:line and why.
+
+A statement names the partition-pruning conditions through three macros,
+expanded here so that Postgres sees the conditions written out (its
+planner prunes partitions only on conditions it can see):
+
+    @in_part(COL, ID)          the partition a uuid id names, or _kept:
+        (COL IN (hookd_id_part(ID), '-infinity') OR COL >= hookd_id_any(ID))
+    @in_part_of(COL, PART, ANY) the same from a part_at and any_at at hand:
+        (COL IN (PART, '-infinity') OR COL >= ANY)
+    @since_id(COL, ID)         attempts at or after the time an id carries:
+        (COL = '-infinity' OR COL >= hookd_id_since(ID))
 """
 import io
 import os
@@ -35,6 +46,59 @@ def strip_literals(sql: str) -> str:
     comments, so that $n and ; inside them do not count."""
     token = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", re.S)
     return token.sub(lambda m: " " if m.group(0)[0] in "-/" else m.group(0)[0] * 2, sql)
+
+
+MACROS = {
+    "in_part": (2, "({0} IN (hookd_id_part({1}), '-infinity') OR {0} >= hookd_id_any({1}))"),
+    "in_part_of": (3, "({0} IN ({1}, '-infinity') OR {0} >= {2})"),
+    "since_id": (2, "({0} = '-infinity' OR {0} >= hookd_id_since({1}))"),
+}
+MACRO_RE = re.compile(r"@([a-z_]+)\(")
+
+
+def macro_args(text: str, start: int, where: str) -> tuple[list, int]:
+    """The comma-separated arguments of a macro call whose '(' is just before
+    start (commas inside parentheses or quotes belong to an argument), and
+    the index after its ')'."""
+    args, depth, quote, cur, i = [], 0, None, "", start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote, cur = ch, cur + ch
+        elif ch == "(":
+            depth, cur = depth + 1, cur + ch
+        elif ch == ")" and depth:
+            depth, cur = depth - 1, cur + ch
+        elif ch == ")":
+            return args + [cur.strip()], i + 1
+        elif ch == "," and not depth:
+            args, cur = args + [cur.strip()], ""
+        else:
+            cur += ch
+        i += 1
+    raise QueryError(f"{where}: a macro call has no closing ')'")
+
+
+def expand_macros(body: str, where: str) -> str:
+    """body with every @macro(...) written out (MACROS)."""
+    out, pos = "", 0
+    for m in MACRO_RE.finditer(body):
+        if m.start() < pos:
+            continue
+        name = m.group(1)
+        if name not in MACROS:
+            raise QueryError(f"{where}: unknown macro @{name} (known: {', '.join('@' + k for k in MACROS)})")
+        nargs, template = MACROS[name]
+        args, end = macro_args(body, m.end(), where)
+        if len(args) != nargs or not all(args):
+            raise QueryError(f"{where}: @{name} takes {nargs} arguments, got {len(args)}")
+        out += body[pos:m.start()] + template.format(*(expand_macros(a, where) for a in args))
+        pos = end
+    return out + body[pos:]
 
 
 def parse_query(path: str, text: str) -> dict:
@@ -65,7 +129,7 @@ def parse_query(path: str, text: str) -> dict:
         raise QueryError(f"{path}:1: the header must open with a comment saying what the statement does")
     if "parameters" not in keys:
         raise QueryError(f"{path}:1: the header has no '-- parameters:' line (write 'none' if there are none)")
-    body = body.rstrip().rstrip(";").rstrip()
+    body = expand_macros(body.rstrip().rstrip(";").rstrip(), path)
     bare = strip_literals(body)
     if not bare.strip():
         raise QueryError(f"{path}:{n}: no statement after the header")

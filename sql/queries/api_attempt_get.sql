@@ -12,6 +12,6 @@ SELECT jsonb_build_object('id', hookd_api_num_id('atmpt', a.id), 'msgId', hookd_
          'timestamp', hookd_api_ts(a.attempted_at))::text AS body
   FROM outbox_deliveries d
   JOIN webhook_endpoints e ON e.id = d.endpoint_id
-  JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id))
+  JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND @since_id(a.part_at, d.id)
    AND a.id = hookd_api_num('atmpt', $2)
- WHERE d.event_id = $1::uuid AND (d.part_at IN (hookd_id_part($1::uuid), '-infinity') OR d.part_at >= hookd_id_any($1::uuid))
+ WHERE d.event_id = $1::uuid AND @in_part(d.part_at, $1::uuid)

@@ -16,12 +16,12 @@ WITH a AS NOT MATERIALIZED (
          d.event_id, d.endpoint_id, d.replayed_at, e.url
     FROM outbox_deliveries d
     JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.tenant_id = $1
-    JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id))
-   WHERE ($2::uuid IS NULL OR d.event_id = $2::uuid) AND (d.part_at IN (hookd_id_part($2::uuid), '-infinity') OR d.part_at >= hookd_id_any($2::uuid))
+    JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND @since_id(a.part_at, d.id)
+   WHERE ($2::uuid IS NULL OR d.event_id = $2::uuid) AND @in_part(d.part_at, $2::uuid)
      AND ($3::uuid IS NULL OR d.endpoint_id = $3::uuid)
      AND ($4::integer IS NULL OR (CASE WHEN a.outcome = 'succeeded' THEN 0 ELSE 2 END) = $4::integer)
      AND ($6::integer IS NULL OR coalesce(a.status_code, 0) BETWEEN $6::integer AND $6::integer + 99)
-     AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM outbox_events m WHERE m.id = d.event_id AND (m.part_at IN (hookd_id_part(d.event_id), '-infinity') OR m.part_at >= hookd_id_any(d.event_id))
+     AND ($7::text IS NULL OR EXISTS (SELECT 1 FROM outbox_events m WHERE m.id = d.event_id AND @in_part(m.part_at, d.event_id)
                                          AND m.event_type = ANY (string_to_array($7, ','))))
      AND ($8::timestamptz IS NULL OR a.attempted_at < $8::timestamptz)
      AND ($9::timestamptz IS NULL OR a.attempted_at > $9::timestamptz)),

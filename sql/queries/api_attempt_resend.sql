@@ -11,17 +11,17 @@
 WITH upd AS (UPDATE outbox_deliveries
                SET status = 'PENDING', attempts = 0, last_error = NULL, next_attempt_at = now(), replayed_at = now()
              WHERE event_id = $1::uuid AND endpoint_id = $2::uuid
-               AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))
+               AND @in_part(part_at, $1::uuid)
              RETURNING id),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
          SELECT hookd_uuid7_at(e.part_at), $1::uuid, $2::uuid, 'PENDING', now(), e.part_at
            FROM outbox_events e WHERE e.id = $1::uuid
-            AND (e.part_at IN (hookd_id_part($1::uuid), '-infinity') OR e.part_at >= hookd_id_any($1::uuid)) AND NOT EXISTS (SELECT 1 FROM upd)
+            AND @in_part(e.part_at, $1::uuid) AND NOT EXISTS (SELECT 1 FROM upd)
          ON CONFLICT DO NOTHING RETURNING id),
  d AS (SELECT id FROM upd UNION ALL SELECT id FROM ins),
  dl AS (UPDATE dead_letters SET replayed_at = now(), replay_count = replay_count + 1
          WHERE source = 'delivery' AND source_id IN (SELECT id FROM d) AND replayed_at IS NULL),
  ev AS (UPDATE outbox_events SET processed_at = NULL WHERE id = $1::uuid
-         AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))
+         AND @in_part(part_at, $1::uuid)
          AND processed_at IS NOT NULL)
 SELECT id::text AS id FROM d

@@ -9,9 +9,9 @@ WITH t AS NOT MATERIALIZED (
   SELECT e AS ep, e.id, d.next_attempt_at,
          CASE d.status WHEN 'SUCCEEDED' THEN 0 WHEN 'DEAD' THEN 2 ELSE 3 END AS status
     FROM outbox_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-   WHERE d.event_id = $1::uuid AND (d.part_at IN (hookd_id_part($1::uuid), '-infinity') OR d.part_at >= hookd_id_any($1::uuid))
+   WHERE d.event_id = $1::uuid AND @in_part(d.part_at, $1::uuid)
      AND EXISTS (SELECT 1 FROM attempts a WHERE a.source = 'delivery' AND a.source_id = d.id
-                 AND (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id)))),
+                 AND @since_id(a.part_at, d.id))),
  page AS (
   (SELECT * FROM t WHERE NOT $4::boolean AND ($2::text IS NULL OR t.id > hookd_api_uuid('ep', $2))
     ORDER BY t.id LIMIT $3::integer)

@@ -12,16 +12,16 @@ WITH m AS NOT MATERIALIZED (
   SELECT m AS msg, m.id, m.created_at, d.next_attempt_at,
          CASE d.status WHEN 'SUCCEEDED' THEN 0 WHEN 'DEAD' THEN 2 ELSE 3 END AS status
     FROM outbox_events m
-    JOIN outbox_deliveries d ON d.event_id = m.id AND d.endpoint_id = $2::uuid AND (d.part_at IN (hookd_id_part(m.id), '-infinity') OR d.part_at >= hookd_id_any(m.id))
+    JOIN outbox_deliveries d ON d.event_id = m.id AND d.endpoint_id = $2::uuid AND @in_part(d.part_at, m.id)
    WHERE m.tenant_id = $1
      AND EXISTS (SELECT 1 FROM attempts a WHERE a.source = 'delivery' AND a.source_id = d.id
-                 AND (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id)))
+                 AND @since_id(a.part_at, d.id))
      AND ($3::integer IS NULL OR (CASE d.status WHEN 'SUCCEEDED' THEN 0 WHEN 'DEAD' THEN 2 ELSE 3 END) = $3::integer)
      AND ($4::text IS NULL OR m.event_type = ANY (string_to_array($4, ',')))
      AND ($5::timestamptz IS NULL OR m.created_at < $5::timestamptz)
      AND ($6::timestamptz IS NULL OR m.created_at > $6::timestamptz)),
  it AS (SELECT created_at, id FROM outbox_events WHERE id = hookd_api_uuid('msg', $8)
-                 AND (part_at IN (hookd_id_part(hookd_api_uuid('msg', $8)), '-infinity') OR part_at >= hookd_id_any(hookd_api_uuid('msg', $8)))),
+                 AND @in_part(part_at, hookd_api_uuid('msg', $8))),
  page AS (
   (SELECT * FROM m WHERE NOT $10::boolean AND ($8::text IS NULL OR (m.created_at, m.id) < (SELECT * FROM it))
     ORDER BY m.created_at DESC, m.id DESC LIMIT $9::integer)

@@ -10,11 +10,11 @@ WITH d AS (UPDATE outbox_deliveries SET status = 'PENDING', attempts = 0, last_e
             WHERE endpoint_id = $1::uuid AND status = 'DEAD' AND created_at >= $2::timestamptz
               AND ($3::timestamptz IS NULL OR created_at < $3::timestamptz)
               AND NOT EXISTS (SELECT 1 FROM outbox_events m WHERE m.id = outbox_deliveries.event_id
-                                 AND (m.part_at IN (hookd_id_part(outbox_deliveries.event_id), '-infinity') OR m.part_at >= hookd_id_any(outbox_deliveries.event_id))
+                                 AND @in_part(m.part_at, outbox_deliveries.event_id)
                                  AND hookd_payload_expired(m))
         RETURNING id, event_id),
  dl AS (UPDATE dead_letters SET replayed_at = now(), replay_count = replay_count + 1
          WHERE source = 'delivery' AND source_id IN (SELECT id FROM d) AND replayed_at IS NULL),
  ev AS (UPDATE outbox_events e SET processed_at = NULL FROM d
-         WHERE e.id = d.event_id AND (e.part_at IN (hookd_id_part(d.event_id), '-infinity') OR e.part_at >= hookd_id_any(d.event_id)))
+         WHERE e.id = d.event_id AND @in_part(e.part_at, d.event_id))
 SELECT id::text AS id FROM d

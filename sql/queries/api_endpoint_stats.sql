@@ -11,7 +11,7 @@ WITH r AS (SELECT u, coalesce($2::timestamptz, u - interval '28 days') AS s
  att AS (SELECT count(*) FILTER (WHERE a.outcome = 'succeeded') AS ok,
                 count(*) FILTER (WHERE a.outcome <> 'succeeded') AS ko
            FROM r, outbox_deliveries d
-           JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id))
+           JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND @since_id(a.part_at, d.id)
           WHERE d.endpoint_id = $1::uuid AND a.attempted_at >= r.s AND a.attempted_at < r.u),
  open AS (SELECT count(*) FILTER (WHERE d.attempts = 0) AS pending, count(*) FILTER (WHERE d.attempts > 0) AS sending
             FROM r, outbox_deliveries d

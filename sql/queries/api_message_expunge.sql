@@ -11,12 +11,12 @@
 -- columns: id
 WITH m AS (UPDATE outbox_events SET payload = 'null'::jsonb, payload_expires_at = least(payload_expires_at, now()),
                   fanned_out_at = coalesce(fanned_out_at, now()), processed_at = coalesce(processed_at, now())
-            WHERE id = $1::uuid AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) RETURNING id),
+            WHERE id = $1::uuid AND @in_part(part_at, $1::uuid) RETURNING id),
  d AS (UPDATE outbox_deliveries SET status = 'DEAD', last_error = 'payload expunged'
-        WHERE event_id = $1::uuid AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))
+        WHERE event_id = $1::uuid AND @in_part(part_at, $1::uuid)
           AND status IN ('PENDING', 'RETRYING') RETURNING id),
  dl AS (UPDATE dead_letters SET replayed_at = now(), skipped_at = now()
          WHERE source = 'delivery' AND replayed_at IS NULL
            AND source_id IN (SELECT id FROM outbox_deliveries WHERE event_id = $1::uuid
-                              AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))))
+                              AND @in_part(part_at, $1::uuid)))
 SELECT m.id::text AS id FROM m

@@ -6,6 +6,5 @@
 SELECT m.id::text AS id, hookd_payload_expired(m) AS expunged FROM outbox_events m
  WHERE m.tenant_id = $1 AND m.id = coalesce(hookd_api_uuid('msg', $2),
        (SELECT message_id FROM hookd_message_ids WHERE tenant_id = $1 AND event_id = $2))
-   AND (m.part_at IN (hookd_id_part(coalesce(hookd_api_uuid('msg', $2),
-       (SELECT message_id FROM hookd_message_ids WHERE tenant_id = $1 AND event_id = $2))), '-infinity') OR m.part_at >= hookd_id_any(coalesce(hookd_api_uuid('msg', $2),
-       (SELECT message_id FROM hookd_message_ids WHERE tenant_id = $1 AND event_id = $2))))
+   AND @in_part(m.part_at, coalesce(hookd_api_uuid('msg', $2),
+       (SELECT message_id FROM hookd_message_ids WHERE tenant_id = $1 AND event_id = $2)))

@@ -9,7 +9,7 @@
   WHERE NOT $8::boolean AND m.tenant_id = $1
     AND ($6::text IS NULL OR (m.created_at, m.id) < (SELECT created_at, id FROM outbox_events
                                                      WHERE id = hookd_api_uuid('msg', $6)
-      AND (part_at IN (hookd_id_part(hookd_api_uuid('msg', $6)), '-infinity') OR part_at >= hookd_id_any(hookd_api_uuid('msg', $6)))))
+      AND @in_part(part_at, hookd_api_uuid('msg', $6))))
     AND ($2::text IS NULL OR m.event_type = ANY (string_to_array($2, ',')))
     AND ($4::text IS NULL OR m.channels @> ARRAY[$4::text])
     AND ($5::text IS NULL OR m.tags @> ARRAY[$5::text])
@@ -18,7 +18,7 @@ UNION ALL
 (SELECT hookd_api_message(m, $3::boolean)::text AS body, hookd_api_id('msg', m.id) AS api_id FROM outbox_events m
   WHERE $8::boolean AND m.tenant_id = $1
     AND (m.created_at, m.id) > (SELECT created_at, id FROM outbox_events WHERE id = hookd_api_uuid('msg', $6)
-      AND (part_at IN (hookd_id_part(hookd_api_uuid('msg', $6)), '-infinity') OR part_at >= hookd_id_any(hookd_api_uuid('msg', $6))))
+      AND @in_part(part_at, hookd_api_uuid('msg', $6)))
     AND ($2::text IS NULL OR m.event_type = ANY (string_to_array($2, ',')))
     AND ($4::text IS NULL OR m.channels @> ARRAY[$4::text])
     AND ($5::text IS NULL OR m.tags @> ARRAY[$5::text])

@@ -6,4 +6,4 @@
 -- parameters: $1 = message id (uuid)
 -- columns: locked
 SELECT 1 AS locked FROM outbox_events WHERE id = $1::uuid
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) FOR UPDATE
+ AND @in_part(part_at, $1::uuid) FOR UPDATE

@@ -17,6 +17,6 @@ SELECT m.id::text AS id, CASE WHEN e.payload_filter IS NOT NULL THEN m.payload::
    AND EXISTS (SELECT 1 FROM unnest(e.event_types) f
                 WHERE m.event_type LIKE replace(replace(replace(replace(f, '\', '\\'), '%', '\%'), '_', '\_'), '*', '%'))
    AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = m.id AND d.endpoint_id = e.id
-                      AND (d.part_at IN (hookd_id_part(m.id), '-infinity') OR d.part_at >= hookd_id_any(m.id)))
+                      AND @in_part(d.part_at, m.id))
  ORDER BY m.created_at, m.id
  LIMIT 10000

@@ -7,8 +7,8 @@
 WITH ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)
              SELECT hookd_uuid7_at(m.part_at), m.id, $2::uuid, 'PENDING', greatest(now(), m.deliver_at), m.part_at
                FROM outbox_events m JOIN hookd_id_keys($1::uuid[]) k ON m.id = k.id
-              AND (m.part_at IN (k.part_at, '-infinity') OR m.part_at >= k.any_at)
+              AND @in_part_of(m.part_at, k.part_at, k.any_at)
              ON CONFLICT DO NOTHING RETURNING id, event_id, next_attempt_at),
  ev AS (UPDATE outbox_events e SET processed_at = NULL FROM ins
-         WHERE e.id = ins.event_id AND (e.part_at IN (hookd_id_part(ins.event_id), '-infinity') OR e.part_at >= hookd_id_any(ins.event_id)) AND e.processed_at IS NOT NULL)
+         WHERE e.id = ins.event_id AND @in_part(e.part_at, ins.event_id) AND e.processed_at IS NOT NULL)
 SELECT id::text AS id, (extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms FROM ins

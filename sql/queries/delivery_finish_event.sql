@@ -4,7 +4,7 @@
 -- from the id, sql/0018_ids_carry_partition.sql), never in every one.
 -- parameters: $1 = event id
 UPDATE outbox_events SET processed_at = now() WHERE id = $1
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) AND processed_at IS NULL
+ AND @in_part(part_at, $1::uuid) AND processed_at IS NULL
  AND NOT EXISTS (SELECT 1 FROM outbox_deliveries WHERE event_id = $1
  AND status IN ('PENDING', 'RETRYING')
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)))
+ AND @in_part(part_at, $1::uuid))

@@ -10,7 +10,7 @@
 -- values, not an anti-join that reads every partition.
 -- parameters: $1 = event ids (uuid[], binary)
 UPDATE outbox_events e SET processed_at = now() FROM hookd_id_keys($1::uuid[]) k
- WHERE e.id = ANY (ARRAY[k.id]) AND (e.part_at IN (k.part_at, '-infinity') OR e.part_at >= k.any_at)
+ WHERE e.id = ANY (ARRAY[k.id]) AND @in_part_of(e.part_at, k.part_at, k.any_at)
  AND e.processed_at IS NULL
  AND NOT EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = e.id
- AND d.status IN ('PENDING', 'RETRYING') AND (d.part_at IN (k.part_at, '-infinity') OR d.part_at >= k.any_at) OFFSET 0)
+ AND d.status IN ('PENDING', 'RETRYING') AND @in_part_of(d.part_at, k.part_at, k.any_at) OFFSET 0)

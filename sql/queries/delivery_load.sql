@@ -29,7 +29,7 @@ SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
  FROM unnest($1::uuid[]) AS k(id)
  CROSS JOIN LATERAL (SELECT hookd_id_part(k.id) AS pa OFFSET 0) kp
  CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries d WHERE d.id = k.id
-  AND (d.part_at IN (kp.pa, '-infinity') OR d.part_at >= CASE WHEN kp.pa IS NULL THEN '-infinity'::timestamptz END)
+  AND @in_part_of(d.part_at, kp.pa, CASE WHEN kp.pa IS NULL THEN '-infinity'::timestamptz END)
   OFFSET 0) d
  CROSS JOIN LATERAL (SELECT * FROM outbox_events e WHERE e.id = d.event_id AND e.part_at IN (d.part_at, '-infinity')
   OFFSET 0) ev

@@ -3,4 +3,4 @@
 -- parameters: $1 = event id
 -- columns: locked
 SELECT 1 AS locked FROM outbox_events WHERE id = $1
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) FOR UPDATE
+ AND @in_part(part_at, $1::uuid) FOR UPDATE

@@ -6,4 +6,4 @@
 -- columns: locked
 SELECT 1 AS locked FROM (SELECT * FROM hookd_id_keys($1::uuid[]) ORDER BY id) k
  CROSS JOIN LATERAL (SELECT 1 FROM outbox_events e WHERE e.id = k.id
-  AND (e.part_at IN (k.part_at, '-infinity') OR e.part_at >= k.any_at) OFFSET 0 FOR UPDATE) e
+  AND @in_part_of(e.part_at, k.part_at, k.any_at) OFFSET 0 FOR UPDATE) e

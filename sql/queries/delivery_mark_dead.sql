@@ -3,4 +3,4 @@
 -- parameters: $1 = delivery id, $2 = attempts, $3 = HTTP status or NULL, $4 = last error
 UPDATE outbox_deliveries SET status = 'DEAD', attempts = $2, last_status_code = $3,
  last_error = $4 WHERE id = $1
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))
+ AND @in_part(part_at, $1::uuid)

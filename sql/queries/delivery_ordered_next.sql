@@ -13,15 +13,15 @@
 SELECT n.id::text AS id, (extract(epoch FROM greatest(now(), n.next_attempt_at)) * 1000)::bigint AS due_ms
  FROM hookd_id_keys($1::uuid[]) k
  CROSS JOIN LATERAL (SELECT d.endpoint_id, d.event_id FROM outbox_deliveries d WHERE d.id = k.id
-  AND (d.part_at IN (k.part_at, '-infinity') OR d.part_at >= k.any_at) OFFSET 0) d
+  AND @in_part_of(d.part_at, k.part_at, k.any_at) OFFSET 0) d
  JOIN webhook_endpoints ep ON ep.id = d.endpoint_id AND ep.ordered
  CROSS JOIN LATERAL (SELECT e.aggregate_type, e.aggregate_id, coalesce(e.emit_seq, 0) AS seq, e.created_at, e.id
   FROM outbox_events e WHERE e.id = d.event_id
-   AND (e.part_at IN (hookd_id_part(d.event_id), '-infinity') OR e.part_at >= hookd_id_any(d.event_id))
+   AND @in_part(e.part_at, d.event_id)
    AND e.aggregate_type IS NOT NULL AND e.aggregate_id IS NOT NULL OFFSET 0) e
  CROSS JOIN LATERAL (SELECT o.id AS event_id, od.id, od.next_attempt_at FROM outbox_deliveries od
   JOIN outbox_events o ON o.id = od.event_id
-   AND (o.part_at IN (hookd_id_part(od.event_id), '-infinity') OR o.part_at >= hookd_id_any(od.event_id))
+   AND @in_part(o.part_at, od.event_id)
   WHERE od.endpoint_id = d.endpoint_id AND od.status IN ('PENDING', 'RETRYING')
    AND o.aggregate_type = e.aggregate_type AND o.aggregate_id = e.aggregate_id
    AND (coalesce(o.emit_seq, 0), o.created_at, o.id) > (e.seq, e.created_at, e.id)

@@ -25,7 +25,7 @@ WITH f AS (SELECT *, hookd_id_part(x.id) AS pa FROM unnest($1::uuid[], $2::int[]
   $6::text[], $7::int[], $8::bigint[]) AS x(id, prev, code, dur, error, excerpt, i, wait_ms)),
  upd AS (UPDATE outbox_deliveries d SET status = 'RETRYING', attempts = f.prev + 1, last_status_code = f.code,
   last_error = f.error, next_attempt_at = statement_timestamp() + f.wait_ms * interval '1 millisecond'
-  FROM f WHERE d.id = f.id AND (d.part_at IN (f.pa, '-infinity') OR d.part_at >= CASE WHEN f.pa IS NULL THEN '-infinity'::timestamptz END)
+  FROM f WHERE d.id = f.id AND @in_part_of(d.part_at, f.pa, CASE WHEN f.pa IS NULL THEN '-infinity'::timestamptz END)
   AND d.status NOT IN ('SUCCEEDED', 'DEAD') AND d.attempts = f.prev
   RETURNING d.id, d.next_attempt_at),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code, error, response_excerpt,

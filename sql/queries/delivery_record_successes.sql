@@ -14,7 +14,7 @@ WITH s AS (SELECT *, hookd_id_part(x.id) AS pa FROM jsonb_to_recordset($1::jsonb
  upd AS (UPDATE outbox_deliveries d SET status = 'SUCCEEDED', attempts = d.attempts + 1,
   last_status_code = s.code, last_error = NULL, delivered_at = to_timestamp(s.at / 1000.0)
   FROM s
-  WHERE d.id = s.id AND (d.part_at IN (s.pa, '-infinity') OR d.part_at >= CASE WHEN s.pa IS NULL THEN '-infinity'::timestamptz END)
+  WHERE d.id = s.id AND @in_part_of(d.part_at, s.pa, CASE WHEN s.pa IS NULL THEN '-infinity'::timestamptz END)
   AND d.status NOT IN ('SUCCEEDED', 'DEAD') RETURNING d.id, d.attempts),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, status_code,
   response_excerpt, worker_id) SELECT 'delivery', s.id, 'succeeded', s.dur, s.code, s.excerpt, $2

@@ -4,5 +4,5 @@
 -- columns: due_ms
 UPDATE outbox_deliveries SET status = 'RETRYING', attempts = $2, last_status_code = $3,
  last_error = $4, next_attempt_at = now() + $5::bigint * interval '1 millisecond' WHERE id = $1
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))
+ AND @in_part(part_at, $1::uuid)
  RETURNING ceil(extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms

@@ -5,5 +5,5 @@ SELECT to_char(attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
        outcome, duration_ms, status_code, coalesce(error, '') AS error,
        coalesce(response_excerpt, '') AS response, coalesce(worker_id, '') AS worker
   FROM attempts
- WHERE source = $1 AND source_id = $2::uuid AND (part_at = '-infinity' OR part_at >= hookd_id_since($2::uuid))
+ WHERE source = $1 AND source_id = $2::uuid AND @since_id(part_at, $2::uuid)
  ORDER BY id

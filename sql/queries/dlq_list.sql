@@ -16,11 +16,11 @@ SELECT d.id::text AS id, d.source, d.source_id::text AS source_id,
        d.replay_count
   FROM dead_letters d
   LEFT JOIN webhook_inbox i ON d.source = 'inbox' AND i.id = d.source_id
-        AND (i.part_at IN (hookd_id_part(d.source_id), '-infinity') OR i.part_at >= hookd_id_any(d.source_id))
+        AND @in_part(i.part_at, d.source_id)
   LEFT JOIN outbox_deliveries od ON d.source = 'delivery' AND od.id = d.source_id
-        AND (od.part_at IN (hookd_id_part(d.source_id), '-infinity') OR od.part_at >= hookd_id_any(d.source_id))
+        AND @in_part(od.part_at, d.source_id)
   LEFT JOIN outbox_events ev ON ev.id = od.event_id
-        AND (ev.part_at IN (hookd_id_part(od.event_id), '-infinity') OR ev.part_at >= hookd_id_any(od.event_id))
+        AND @in_part(ev.part_at, od.event_id)
   LEFT JOIN webhook_endpoints ep ON ep.id = od.endpoint_id
  WHERE d.replayed_at IS NULL
    AND ($1::text IS NULL OR d.source = $1)

@@ -5,5 +5,5 @@
 SELECT d.status, ep.enabled, ep.name
   FROM outbox_deliveries d
   JOIN webhook_endpoints ep ON ep.id = d.endpoint_id
- WHERE d.id = $1::uuid AND (d.part_at IN (hookd_id_part($1::uuid), '-infinity') OR d.part_at >= hookd_id_any($1::uuid))
+ WHERE d.id = $1::uuid AND @in_part(d.part_at, $1::uuid)
    FOR UPDATE OF d

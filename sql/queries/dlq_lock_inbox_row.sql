@@ -2,4 +2,4 @@
 -- QUARANTINED.
 -- parameters: $1 = inbox row id (uuid)
 -- columns: status
-SELECT status FROM webhook_inbox WHERE id = $1::uuid AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) FOR UPDATE
+SELECT status FROM webhook_inbox WHERE id = $1::uuid AND @in_part(part_at, $1::uuid) FOR UPDATE

@@ -12,6 +12,6 @@ INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)
   'cause', x.o->>'cause', 'inbox_id', x.o->>'id', 'data', w.payload)
  FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(o, n)
  CROSS JOIN LATERAL (SELECT w.payload FROM webhook_inbox w WHERE w.id = (x.o->>'id')::uuid
-  AND (w.part_at IN (hookd_id_part((x.o->>'id')::uuid), '-infinity') OR w.part_at >= hookd_id_any((x.o->>'id')::uuid))
+  AND @in_part(w.part_at, (x.o->>'id')::uuid)
   OFFSET 0) w
  ORDER BY x.n

@@ -9,4 +9,4 @@ SELECT w.id::text AS id, w.partner_name, w.event_type, coalesce(w.entity_type, '
  (extract(epoch FROM now() - coalesce(w.replayed_at, w.received_at)) * 1000)::bigint AS age_ms
  FROM hookd_id_keys($1::uuid[]) k
  CROSS JOIN LATERAL (SELECT * FROM webhook_inbox w WHERE w.id = k.id
-  AND (w.part_at IN (k.part_at, '-infinity') OR w.part_at >= k.any_at) OFFSET 0 FOR UPDATE SKIP LOCKED) w
+  AND @in_part_of(w.part_at, k.part_at, k.any_at) OFFSET 0 FOR UPDATE SKIP LOCKED) w

@@ -9,5 +9,5 @@ SELECT w.id::text AS id, coalesce(w.entity_type, '') AS entity_type, w.event_typ
  w.status IN ('PENDING', 'DEFERRED', 'RETRYING') AS open
  FROM hookd_id_keys($1::uuid[]) k
  CROSS JOIN LATERAL (SELECT * FROM webhook_inbox w WHERE w.id = k.id
-  AND (w.part_at IN (k.part_at, '-infinity') OR w.part_at >= k.any_at) OFFSET 0) w
+  AND @in_part_of(w.part_at, k.part_at, k.any_at) OFFSET 0) w
  ORDER BY w.received_at, w.id

@@ -5,4 +5,4 @@
 -- columns: id, status
 SELECT w.id::text AS id, w.status FROM hookd_id_keys($1::uuid[]) k
  CROSS JOIN LATERAL (SELECT w.id, w.status FROM webhook_inbox w WHERE w.id = k.id
-  AND (w.part_at IN (k.part_at, '-infinity') OR w.part_at >= k.any_at) OFFSET 0) w
+  AND @in_part_of(w.part_at, k.part_at, k.any_at) OFFSET 0) w

@@ -15,7 +15,7 @@ WITH v AS (SELECT *, hookd_id_part(v.id) AS pa FROM jsonb_to_recordset($1::jsonb
   next_attempt_at = CASE WHEN v.wait IS NULL THEN w.next_attempt_at
    ELSE now() + v.wait * interval '1 millisecond' END,
   last_error = v.error
-  FROM v WHERE w.id = v.id AND (w.part_at IN (v.pa, '-infinity') OR w.part_at >= CASE WHEN v.pa IS NULL THEN '-infinity'::timestamptz END)
+  FROM v WHERE w.id = v.id AND @in_part_of(w.part_at, v.pa, CASE WHEN v.pa IS NULL THEN '-infinity'::timestamptz END)
   RETURNING w.id, w.next_attempt_at),
  att AS (INSERT INTO attempts (source, source_id, outcome, duration_ms, error, worker_id)
   SELECT 'inbox', v.id, v.a_outcome, $2::double precision, v.a_error, $3 FROM v),

@@ -4,5 +4,5 @@
 -- columns: due_ms
 UPDATE webhook_inbox SET status = 'DEFERRED', deferrals = deferrals + 1,
  next_attempt_at = now() + $2::bigint * interval '1 millisecond', last_error = $3 WHERE id = $1
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid))
+ AND @in_part(part_at, $1::uuid)
  RETURNING ceil(extract(epoch FROM next_attempt_at) * 1000)::bigint AS due_ms

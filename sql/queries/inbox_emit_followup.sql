@@ -7,4 +7,4 @@ INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload)
  SELECT $1::text, $2::text, $3::text, jsonb_build_object('type', $3::text, 'entity_type', $1::text,
  'entity_id', $2::text, 'from', NULLIF($4::text, ''), 'to', $5::text, 'cause', $6::text,
  'inbox_id', $7::text, 'data', w.payload) FROM webhook_inbox w WHERE w.id = $7::uuid
- AND (w.part_at IN (hookd_id_part($7::uuid), '-infinity') OR w.part_at >= hookd_id_any($7::uuid))
+ AND @in_part(w.part_at, $7::uuid)

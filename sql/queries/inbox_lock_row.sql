@@ -5,4 +5,4 @@
 SELECT partner_name, event_type, coalesce(entity_type, '') AS entity_type, entity_id, status, attempts,
  deferrals, (extract(epoch FROM now() - coalesce(replayed_at, received_at)) * 1000)::bigint AS age_ms
  FROM webhook_inbox WHERE id = $1
- AND (part_at IN (hookd_id_part($1::uuid), '-infinity') OR part_at >= hookd_id_any($1::uuid)) FOR UPDATE SKIP LOCKED
+ AND @in_part(part_at, $1::uuid) FOR UPDATE SKIP LOCKED

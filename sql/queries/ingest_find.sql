@@ -8,5 +8,5 @@
 -- columns: id, due_ms
 SELECT i.id::text AS id, (extract(epoch FROM i.next_attempt_at) * 1000)::bigint AS due_ms
  FROM hookd_dedup k JOIN webhook_inbox i ON i.id = k.inbox_id
- AND (i.part_at IN (hookd_id_part(k.inbox_id), '-infinity') OR i.part_at >= hookd_id_any(k.inbox_id))
+ AND @in_part(i.part_at, k.inbox_id)
  WHERE k.partner_name = $1 AND k.partner_event_id = $2

@@ -12,7 +12,7 @@ WITH a AS (
     SELECT a.attempted_at AS at, a.outcome = 'succeeded' AS ok
       FROM webhook_endpoints e
       JOIN outbox_deliveries d ON d.endpoint_id = e.id
-      JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id))
+      JOIN attempts a ON a.source = 'delivery' AND a.source_id = d.id AND @since_id(a.part_at, d.id)
      WHERE e.tenant_id = $1 AND e.id = hookd_api_uuid('ep', $2)
        AND (a.outcome = 'succeeded' OR a.status_code IS NULL OR a.status_code >= 500 OR a.status_code IN (408, 429))
      ORDER BY a.attempted_at DESC LIMIT 1000),

@@ -4,8 +4,7 @@
 SELECT hookd_api_id('ep', e.id) AS endpoint_id, e.url, d.status, d.attempts::text AS attempts
   FROM outbox_deliveries d
   JOIN outbox_events m ON m.id = d.event_id AND m.tenant_id = $1 
-  AND (m.part_at IN (hookd_id_part(hookd_api_uuid('msg', $2)), '-infinity')
-       OR m.part_at >= hookd_id_any(hookd_api_uuid('msg', $2)))
+  AND @in_part(m.part_at, hookd_api_uuid('msg', $2))
   JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.tenant_id = $1
- WHERE d.event_id = hookd_api_uuid('msg', $2) AND (d.part_at IN (hookd_id_part(hookd_api_uuid('msg', $2)), '-infinity') OR d.part_at >= hookd_id_any(hookd_api_uuid('msg', $2)))
+ WHERE d.event_id = hookd_api_uuid('msg', $2) AND @in_part(d.part_at, hookd_api_uuid('msg', $2))
  ORDER BY e.created_at, e.id

@@ -17,7 +17,7 @@ SELECT hookd_api_id('msg', m.id) AS id, m.event_type,
                 WHEN bool_or(d.status = 'DEAD' OR (d.status = 'RETRYING' AND d.attempts > 0)) THEN 'failed'
                 WHEN bool_and(d.status = 'SUCCEEDED') THEN 'delivered'
                 ELSE 'pending' END AS state
-      FROM outbox_deliveries d WHERE d.event_id = m.id AND (d.part_at IN (hookd_id_part(m.id), '-infinity') OR d.part_at >= hookd_id_any(m.id))) s
+      FROM outbox_deliveries d WHERE d.event_id = m.id AND @in_part(d.part_at, m.id)) s
  WHERE m.tenant_id = $1
    AND ($2::text IS NULL OR m.event_type = $2)
    AND ($3::text IS NULL OR s.state = $3)

@@ -9,5 +9,4 @@ SELECT CASE WHEN $3::int IS NULL THEN p.text ELSE left(p.text, $3::int) END AS p
  CROSS JOIN LATERAL (SELECT (CASE WHEN hookd_payload_expired(m) THEN '{"expired": true}'::jsonb
                                   ELSE m.payload END)::text AS text) p
  WHERE m.tenant_id = $1 AND m.id = hookd_api_uuid('msg', $2)
-   AND (m.part_at IN (hookd_id_part(hookd_api_uuid('msg', $2)), '-infinity')
-        OR m.part_at >= hookd_id_any(hookd_api_uuid('msg', $2)))
+   AND @in_part(m.part_at, hookd_api_uuid('msg', $2))

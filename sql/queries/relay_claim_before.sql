@@ -17,5 +17,5 @@ SELECT e.id::text AS id, e.event_type,
  CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
  AND (e.created_at, e.id) <= ((SELECT created_at FROM outbox_events WHERE id = $2::uuid
-  AND (part_at IN (hookd_id_part($2::uuid), '-infinity') OR part_at >= hookd_id_any($2::uuid))), $2::uuid)
+  AND @in_part(part_at, $2::uuid)), $2::uuid)
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -6,4 +6,4 @@
 -- columns: id
 SELECT d.id::text AS id FROM hookd_id_keys($1::uuid[]) k
  CROSS JOIN LATERAL (SELECT d.id FROM outbox_deliveries d WHERE d.id = k.id
-  AND (d.part_at IN (k.part_at, '-infinity') OR d.part_at >= k.any_at) OFFSET 0) d
+  AND @in_part_of(d.part_at, k.part_at, k.any_at) OFFSET 0) d

@@ -31,9 +31,9 @@ WITH r AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $
   JOIN unnest($9::uuid[], $12::tid[]) AS c(id, tid) ON c.id = k.id),
  e AS MATERIALIZED (SELECT o.id, o.part_at, o.ctid AS tid, k.part_at AS id_part, k.any_at FROM k
   CROSS JOIN LATERAL (SELECT o.id, o.part_at, o.ctid FROM outbox_events o WHERE o.ctid = k.tid AND o.id = k.id
-   AND (o.part_at IN (k.part_at, '-infinity') OR o.part_at >= k.any_at) OFFSET 0) o),
+   AND @in_part_of(o.part_at, k.part_at, k.any_at) OFFSET 0) o),
  open AS (SELECT e.id FROM e CROSS JOIN LATERAL (SELECT 1 FROM outbox_deliveries d WHERE d.event_id = e.id
-  AND d.status IN ('PENDING', 'RETRYING') AND (d.part_at IN (e.id_part, '-infinity') OR d.part_at >= e.any_at)
+  AND d.status IN ('PENDING', 'RETRYING') AND @in_part_of(d.part_at, e.id_part, e.any_at)
   LIMIT 1) d),
  ins AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, attempts, next_attempt_at,
   last_status_code, last_error, delivered_at, created_at, part_at)

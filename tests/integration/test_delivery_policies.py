@@ -13,6 +13,7 @@ import time
 import pytest
 
 from hookdtest.paths import ROOT
+from hookdtest.queries import statement
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 
@@ -225,7 +226,7 @@ def test_ordered_next_releases_the_aggregates_next_open_delivery(env):
                                   " WHERE id = %s RETURNING id::text", ep, ev)
     a0, b0, a1, a2 = events
     with db.conn.cursor() as cur:  # no parameters: the statement's % signs are its own
-        cur.execute("PREPARE next_q AS " + (ROOT / "sql" / "queries" / "delivery_ordered_next.sql").read_text())
+        cur.execute("PREPARE next_q AS " + statement("delivery_ordered_next"))
 
     def nxt(*ids):
         return db.all("EXECUTE next_q(%s)", "{" + ",".join(ids) + "}")

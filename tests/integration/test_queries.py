@@ -137,3 +137,25 @@ def test_literals_and_comments_do_not_count_as_parameters_or_statements(tmp_path
     r = embed(tmp_path, "odd_text.sql", text)
     assert r.returncode == 0, r.stderr
     assert "1, 1, cols_odd_text}" in (tmp_path / "out" / "embedded.c").read_text()
+
+
+def test_pruning_macros_are_written_out(tmp_path):
+    """@in_part, @in_part_of and @since_id become the conditions Postgres
+    prunes partitions on; a macro it does not know, or a wrong count of
+    arguments, fails the build with the file's name."""
+    (tmp_path / "out").mkdir()
+    text = ("-- Pruned.\n-- parameters: $1 = an id\n-- columns: id\n"
+            "SELECT d.id FROM outbox_deliveries d JOIN attempts a ON @since_id(a.part_at, d.id)"
+            " WHERE @in_part(d.part_at, coalesce($1::uuid, f(1, 2))) AND @in_part_of(d.part_at, k.part_at, k.any_at)\n")
+    r = embed(tmp_path, "pruned_x.sql", text)
+    assert r.returncode == 0, r.stderr
+    c = (tmp_path / "out" / "embedded.c").read_text()
+    assert ("JOIN attempts a ON (a.part_at = '-infinity' OR a.part_at >= hookd_id_since(d.id))"
+            " WHERE (d.part_at IN (hookd_id_part(coalesce($1::uuid, f(1, 2))), '-infinity') OR d.part_at >="
+            " hookd_id_any(coalesce($1::uuid, f(1, 2)))) AND (d.part_at IN (k.part_at, '-infinity') OR d.part_at"
+            " >= k.any_at)") in c
+    for bad, why in (("@in_prt(d.part_at, $1)", "unknown macro @in_prt"),
+                     ("@in_part(d.part_at)", "@in_part takes 2 arguments, got 1"),
+                     ("@since_id(a.part_at, d.id", "no closing ')'")):
+        r = embed(tmp_path, "pruned_x.sql", f"-- Bad.\n-- parameters: $1 = x\n-- columns: id\nSELECT $1 AS id WHERE {bad}\n")
+        assert r.returncode != 0 and "pruned_x.sql" in r.stderr and why in r.stderr, r.stderr

@@ -9,11 +9,11 @@ applied once from _kept after the move commits."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import psycopg2
 
 from hookdtest.client import order_event, post_standard
+from hookdtest.queries import statement
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 from test_outbound import Held, add_endpoint, emit, outbound_config  # noqa: F401
@@ -221,7 +221,6 @@ def test_upgrade_from_0017_keeps_rows_whose_ids_do_not_tell_their_partition(env,
 
 # ---- every lookup by id of the dlq, API and portal statements is pruned ----
 
-QUERIES = Path(__file__).resolve().parents[2] / "sql" / "queries"
 PARENTS = ("webhook_inbox", "outbox_events", "outbox_deliveries", "attempts")
 
 
@@ -386,7 +385,7 @@ def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
     for name, (params, tables) in cases.items():
         file = name.split()[0]
         name = name.replace(" ", "_")
-        sql = (QUERIES / f"{file}.sql").read_text()
+        sql = statement(file)
         with db.conn.cursor() as cur:  # no parameters: the statement's % signs are its own
             cur.execute(f"PREPARE q_{name} AS {sql}")
         marks = ", ".join(["%s"] * len(params))
@@ -399,7 +398,7 @@ def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
           {E, D})
     # the batch of successes' event, open again (the statement passes over processed events)
     with db.conn.cursor() as cur:
-        cur.execute(f"PREPARE q_finish_events AS {(QUERIES / 'delivery_finish_events.sql').read_text()}")
+        cur.execute(f"PREPARE q_finish_events AS {statement('delivery_finish_events')}")
     part_at = db.value("SELECT part_at FROM outbox_events WHERE id = %s", ev)
     check("delivery_finish_events",
           lambda cur: (cur.execute("UPDATE outbox_events SET processed_at = NULL WHERE id = %s AND part_at = %s",
@@ -413,7 +412,7 @@ def test_id_lookups_of_the_dlq_api_and_portal_statements_prune(env):
     settle = [f"{{{did}}}", f"{{{ev}}}", f"{{{ops}}}", "{200}", "{1700000000000}", "{1.5}", "{ok}", "{0}",
               f"{{{ev}}}", "w", "{NULL}", f'{{"{tid}"}}']
     with db.conn.cursor() as cur:
-        cur.execute(f"PREPARE q_relay_settle AS {(QUERIES / 'relay_settle.sql').read_text()}")
+        cur.execute(f"PREPARE q_relay_settle AS {statement('relay_settle')}")
     executed = _executed(db, "EXECUTE q_relay_settle(" + ", ".join(["%s"] * len(settle)) + ")", settle)
     for t in (E, D):
         if not executed[t] or len(executed[t]) > 2:

@@ -27,6 +27,7 @@ import pytest
 
 from hookdtest.paths import ROOT
 from hookdtest.services import Db
+from hookdtest.queries import statement
 from hookdtest.util import wait_for
 from hookdtest.worker import run_hookd
 
@@ -209,7 +210,7 @@ def test_a_stored_hostile_endpoint_costs_a_pass_one_row_and_bounded_memory(env, 
                " WHERE id = hookd_api_uuid('ep', %s)", HOSTILE_TYPES, compact(or_filter(HOSTILE_FILTER_BYTES)),
                ep["id"])
     # the relay's statement: one row for the endpoint, carrying its filters once
-    sql = (ROOT / "sql" / "queries" / "relay_endpoints.sql").read_text()
+    sql = statement("relay_endpoints")
     with env.db.conn.cursor() as cur:
         cur.execute("BEGIN")
         cur.execute(sql.replace("$1::text[]", "%s::text[]"), ([acme],))
