@@ -2,5 +2,5 @@
  * user-agent of deliveries and /metrics build info. */
 #ifndef HOOKD_VERSION_H
 #define HOOKD_VERSION_H
-#define HOOKD_VERSION "0.1.0"
+#define HOOKD_VERSION "0.2.0"
 #endif
