@@ -66,7 +66,8 @@ $(BUILD)/%.o: %.c $(BUILD)/embedded.h $(BUILD)/queries.h | $(PUBS)
 	$(CC) $(CFLAGS) $(LAYER_INC) -MMD -MP -c -o $@ $<
 
 # A domain's public header, alone in a folder of its own on the include
-# path of the domains allowed to use it.
+# path of the domains allowed to use it (kept: the objects depend on it).
+.SECONDARY: $(PUBS)
 $(BUILD)/pub/%.h: engine/%.h
 	@mkdir -p $(dir $@)
 	ln -sf $(abspath $<) $@

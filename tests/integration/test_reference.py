@@ -7,6 +7,7 @@ groff warning."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -49,7 +50,8 @@ json.dump(doc, sys.stdout)
 def test_committed_reference_is_current():
     res = gen("--check")
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "3 files up to date" in res.stdout
+    assert re.search(r"reference: (\d+) files up to date", res.stdout), res.stdout
+    assert int(re.search(r"(\d+) files up to date", res.stdout).group(1)) >= 5  # config, cli, man, metrics, api
 
 
 def test_check_fails_when_a_default_changes_in_the_binary(tmp_path):
@@ -134,3 +136,22 @@ def test_man_page_renders_cleanly():
         assert "\n%s\n" % heading in res.stdout, heading
     assert "hookd - a webhook reliability engine" in res.stdout
     assert "hookd config keys [--json]" in res.stdout
+
+
+def test_every_metric_and_api_operation_is_in_its_reference():
+    """docs/reference/metrics.md names every metric the binary exports, and
+    api-operations.md every route of its table, with whether it is
+    implemented."""
+    metrics = json.loads(subprocess.run([HOOKD_BIN, "reference", "metrics"], capture_output=True, text=True,
+                                        check=True).stdout)["items"]
+    text = (ROOT / "docs" / "reference" / "metrics.md").read_text()
+    assert len(metrics) > 30
+    for m in metrics:
+        assert f"| `{m['name']}` | " in text, m["name"]
+    ops = json.loads(subprocess.run([HOOKD_BIN, "reference", "api"], capture_output=True, text=True,
+                                    check=True).stdout)["items"]
+    text = (ROOT / "docs" / "reference" / "api-operations.md").read_text()
+    implemented = text[text.index("## Implemented"):text.index("## Answered 501")]
+    for op in ops:
+        where = implemented if op["implemented"] else text[text.index("## Answered 501"):]
+        assert f"| `{op['operation']}` | {op['method']} | " in where, op["operation"]
