@@ -25,13 +25,6 @@ static json_t *nullable_string(const PGresult *r, int i, int col)
     return PQgetisnull(r, i, col) ? json_null() : json_string(PQgetvalue(r, i, col));
 }
 
-/* JSON text as JSON; NULL (or text that does not parse) as null. */
-static json_t *nullable_json(const PGresult *r, int i, int col)
-{
-    json_t *v = PQgetisnull(r, i, col) ? NULL : json_loads(PQgetvalue(r, i, col), 0, NULL);
-    return v ? v : json_null();
-}
-
 /* Row i of a dlq_list or (full) dlq_show result. */
 static json_t *row_json(const PGresult *r, int i, bool full)
 {
@@ -44,8 +37,8 @@ static json_t *row_json(const PGresult *r, int i, bool full)
     if (!full)
         return o;
     json_object_set_new(o, "replayed_at", nullable_string(r, i, DLQ_SHOW_REPLAYED_AT));
-    json_object_set_new(o, "payload", nullable_json(r, i, DLQ_SHOW_PAYLOAD));
-    json_object_set_new(o, "headers", nullable_json(r, i, DLQ_SHOW_HEADERS));
+    json_object_set_new(o, "payload", nullable_string(r, i, DLQ_SHOW_PAYLOAD));
+    json_object_set_new(o, "headers", nullable_string(r, i, DLQ_SHOW_HEADERS));
     json_object_set_new(o, "endpoint_url", nullable_string(r, i, DLQ_SHOW_ENDPOINT_URL));
     json_object_set_new(o, "event_id", nullable_string(r, i, DLQ_SHOW_EVENT_ID));
     return o;

@@ -26,8 +26,10 @@ struct dlq_filter {
  * last_error, dead_at, replay_count. NULL with err. */
 json_t *dlq_list(PGconn *conn, const struct dlq_filter *f, char *err, size_t errlen);
 /* One entry by its id (or its source row's id): the fields of dlq_list plus
- * payload, headers (inbox), endpoint url (delivery), replayed_at and
- * attempts_history. NULL with err ("no dead letter …"). */
+ * payload and headers (inbox) as their JSON text, unparsed (a payload may be
+ * large and deep: the reader bounds what it shows), endpoint url
+ * (delivery), replayed_at and attempts_history. NULL with err ("no dead
+ * letter …"). */
 json_t *dlq_show(PGconn *conn, const char *id, char *err, size_t errlen);
 /* The payload of that entry as Postgres stores it (the text of its jsonb;
  * "null" when there is none), caller frees; NULL with err as dlq_show. */

@@ -338,13 +338,13 @@ static void render_list(struct job *j, struct evbuffer *b, const char *flash)
     render_overview(j->a, b);
 }
 
-/* A JSON value of the dead letter, bounded (html_ui_payload). */
-static void render_json(struct evbuffer *b, const char *id, const json_t *v, const char *download)
+/* A JSON text of the dead letter (null when absent), bounded: the whole is
+ * never parsed (html_ui_payload). */
+static void render_json(struct evbuffer *b, const char *id, const json_t *text, const char *download)
 {
-    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    size_t len = text ? strlen(text) : 0;
-    html_ui_payload(b, id, text, len, len, download);
-    free(text);
+    const char *s = json_is_string(text) ? json_string_value(text) : "null";
+    size_t len = strlen(s);
+    html_ui_payload(b, id, s, len, len, download);
 }
 
 static void render_detail(struct job *j, struct evbuffer *b)
