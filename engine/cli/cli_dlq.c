@@ -89,6 +89,20 @@ static int cmd_list(PGconn *conn, const struct hookd_config *cfg, const struct o
     return 0;
 }
 
+/* dlq_show hands payload and headers over as JSON text; the CLI prints
+ * them as JSON values. A text jansson cannot parse (nested deeper than its
+ * limit) stays a string, shown as stored. */
+static void parse_text_fields(json_t *e)
+{
+    const char *keys[] = {"payload", "headers"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        json_t *v = json_object_get(e, keys[i]);
+        json_t *parsed = json_is_string(v) ? json_loads(json_string_value(v), JSON_DECODE_ANY, NULL) : NULL;
+        if (parsed)
+            json_object_set_new(e, keys[i], parsed);
+    }
+}
+
 static int cmd_show(PGconn *conn, const struct hookd_config *cfg, const struct opts *o, const struct cli_args *args)
 {
     const char *id = args->args[0];
@@ -97,6 +111,7 @@ static int cmd_show(PGconn *conn, const struct hookd_config *cfg, const struct o
     json_t *e = dlq_show(conn, id, err, sizeof err);
     if (!e)
         return cli_fail("dlq", "%s", err);
+    parse_text_fields(e);
     if (o->json) {
         json_dumpf(e, stdout, JSON_INDENT(2));
         putchar('\n');
@@ -113,7 +128,7 @@ static int cmd_show(PGconn *conn, const struct hookd_config *cfg, const struct o
     printf("%-12s %lld\n%-12s %lld\n", "attempts", (long long)json_integer_value(json_object_get(e, "attempts")),
            "replays", (long long)json_integer_value(json_object_get(e, "replay_count")));
     printf("payload:\n");
-    json_dumpf(json_object_get(e, "payload"), stdout, JSON_INDENT(2));
+    json_dumpf(json_object_get(e, "payload"), stdout, JSON_INDENT(2) | JSON_ENCODE_ANY);
     if (json_is_object(json_object_get(e, "headers"))) {
         printf("\nheaders:\n");
         json_dumpf(json_object_get(e, "headers"), stdout, JSON_INDENT(2));
