@@ -5,7 +5,10 @@
 -- committed late, a pass that rolled back): see BOUNDED_MAX in relay.c.
 -- payload NULL: expired (relay_claim.sql).
 -- The event $2 is looked up in its partition and _kept only (part_at from
--- its id, sql/0018_ids_carry_partition.sql).
+-- its id, sql/0018_ids_carry_partition.sql). An event that is gone (its
+-- retention ran out while the relay was idle; a failover to a standby that
+-- never had it) starts the claim from the oldest unfanned event, where the
+-- relay finds its next mark.
 -- parameters: $1 = how many, $2 = the id of the event to start after
 -- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
 SELECT e.id::text AS id, e.event_type,
@@ -14,6 +17,6 @@ SELECT e.id::text AS id, e.event_type,
  array_to_string(e.channels, ',') AS channels,
  CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
- AND (e.created_at, e.id) > ((SELECT created_at FROM outbox_events WHERE id = $2::uuid
-  AND @in_part(part_at, $2::uuid)), $2::uuid)
+ AND (e.created_at, e.id) > (coalesce((SELECT created_at FROM outbox_events WHERE id = $2::uuid
+  AND @in_part(part_at, $2::uuid)), '-infinity'), $2::uuid)
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -7,7 +7,8 @@
 -- fresh event back: those are after the mark.
 -- payload NULL: expired (relay_claim.sql).
 -- The event $2 is looked up in its partition and _kept only (part_at from
--- its id, sql/0018_ids_carry_partition.sql).
+-- its id, sql/0018_ids_carry_partition.sql). A mark that is gone claims
+-- nothing here: relay_claim_after then starts from the oldest event.
 -- parameters: $1 = how many, $2 = the id of the mark event
 -- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
 SELECT e.id::text AS id, e.event_type,

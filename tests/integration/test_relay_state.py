@@ -131,6 +131,23 @@ def test_deleting_or_truncating_events_deletes_their_deliveries(env, receivers):
     assert env.db.value("SELECT count(*) FROM outbox_deliveries") == 0
 
 
+def test_the_relay_goes_on_when_the_event_it_marked_is_gone(env, receivers):
+    """Claims start after a mark, the first event of the last claim that
+    found any. That event can vanish while the relay is idle (its retention
+    ran out; a failover to a standby that never had it): the next event is
+    still fanned out and delivered."""
+    rcv = receivers()
+    cfg = outbound_config(env)
+    ep = add_endpoint(cfg, rcv.url(), "ep")
+    env.worker(config=cfg)
+    first = emit(env, "order.created", {"n": 1}, aggregate_id="o1")
+    wait_status(env, first, ep, "SUCCEEDED")
+    env.db.all("DELETE FROM outbox_events WHERE id = %s", first)  # as retention does
+    after = [emit(env, "order.created", {"n": n}, aggregate_id=f"o{n}") for n in range(2, 5)]
+    for event_id in after:
+        wait_status(env, event_id, ep, "SUCCEEDED")
+
+
 def test_an_endpoint_deleted_during_a_fan_out_loses_the_rows_the_fan_out_writes(env, receivers):
     """The fan-out holds its endpoints (KEY SHARE) until it commits: a delete
     waits for it, and its cascade then takes the rows the fan-out wrote."""
