@@ -192,6 +192,22 @@ def measure(b: Bench, figure: str) -> tuple[float, float]:
     raise AssertionError("unreachable")
 
 
+def migrating_config(b: Bench) -> None:
+    """Every database a run configures is migrated by the binary in place:
+    the template holds the schema of whichever binary created it, and a
+    worker does not serve on a schema older than its own."""
+    plain = b.config
+
+    def config(db_url: str, *args, **kwargs):
+        cfg, port = plain(db_url, *args, **kwargs)
+        r = sh([hookdtest.worker.HOOKD_BIN, "-c", str(cfg), "migrate"], record=False)
+        if r.returncode != 0:
+            raise AssertionError(f"migrate with {hookdtest.worker.HOOKD_BIN} failed: {r.stderr}")
+        return cfg, port
+
+    b.config = config
+
+
 def series(figures: list[str]) -> dict[tuple[str, str], list[float]]:
     return {(f, k): [] for f in figures for k in ("old", "new")}
 
@@ -228,6 +244,7 @@ def main() -> int:
               [f for f in ("delivery", "retry") if f in only]
     runs, cpu = series(figures), series(figures)
     b = Bench()
+    migrating_config(b)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
         b.start()
