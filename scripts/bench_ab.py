@@ -275,6 +275,7 @@ def callgrind_main(a: argparse.Namespace) -> int:
     figures = [f for f in ("ingest", "processing 1w") if f.split()[0] in a.only.split(",")]  # the paths it knows
     ir, path = series(figures), series(figures)
     b = Bench()
+    migrating_config(b)
     try:
         b.start()
         for f, which in in_pairs(a, figures):
