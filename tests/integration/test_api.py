@@ -57,10 +57,11 @@ def new_token(cfg: Path, name: str, tenant: str | None = None) -> str:
     return token
 
 
-def svix(worker, token: str, ops: list[dict]) -> list[dict]:
-    """Runs ops through the real SDK in one node process."""
+def svix(worker, token: str, ops: list[dict], sdk: str = "2") -> list[dict]:
+    """Runs ops through the real SDK (sdk "2": current, "1": the last 1.x)
+    in one node process."""
     r = subprocess.run(["node", str(NODE_DIR / "svix_ops.mjs")], input=json.dumps(
-        {"server": worker.url, "token": token, "ops": ops}), capture_output=True, text=True, timeout=60,
+        {"server": worker.url, "token": token, "ops": ops, "sdk": sdk}), capture_output=True, text=True, timeout=60,
         cwd=NODE_DIR)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)

@@ -11,13 +11,14 @@
 // {"verify": {"secret", "payload", "headers"}} checks a delivery a receiver
 // got with the SDK's Webhook class: {"ok": parsed payload} or {"error": msg}.
 // {"parallel": [op, ...]} sends its calls at once (concurrent requests).
-import { Svix, Webhook } from "svix";
-
+// "sdk": "1" in the batch drives the last 1.x release instead of 2.x.
 const input = JSON.parse(await new Promise((resolve) => {
   let data = "";
   process.stdin.on("data", (c) => (data += c));
   process.stdin.on("end", () => resolve(data));
 }));
+
+const { Svix, Webhook } = await import(input.sdk === "1" ? "svix1" : "svix");
 
 const named = {};
 function resolve(v) {
