@@ -35,8 +35,24 @@ void api_error(struct api_req *r, int status, const char *code, const char *fmt,
     va_end(ap);
 }
 
+/* A query parameter that cannot be read as its type (not a number, not one
+ * of an enumeration's values, not a date-time) fails where Svix's query
+ * deserialisation fails: 400. A value of the right type that breaks a rule
+ * (a limit over 250, a name's pattern) is a validation error: 422. */
+static bool query_type_error(const char *where, const char *type)
+{
+    return strcmp(where, "query") == 0 &&
+           (strncmp(type, "type_error", 10) == 0 || strcmp(type, "value_error.datetime") == 0);
+}
+
 void api_invalid(struct api_req *r, const char *where, const char *field, const char *msg, const char *type)
 {
+    if (query_type_error(where, type)) {
+        if (!api_failed(r))
+            api_error(r, 400, "generic_error", "Failed to deserialize query string: %s: %s", field ? field : "query",
+                      msg);
+        return;
+    }
     if (r->status != 422 || !r->reply || !json_is_array(json_object_get(r->reply, "detail")))
         api_reply(r, 422, json_pack("{s:[]}", "detail"));
     json_t *loc = json_pack("[s]", where);
@@ -116,7 +132,11 @@ int api_page(struct api_req *r, struct api_page *pg)
     if (l) {
         char *end = NULL;
         long v = strtol(l, &end, 10);
-        if (!*l || *end || v < 1 || v > API_LIMIT_MAX) {
+        if (!*l || *end || *l == '-' || *l == '+') {
+            api_invalid(r, "query", "limit", "invalid digit found in string", "type_error.integer");
+            return -1;
+        }
+        if (v < 1 || v > API_LIMIT_MAX) {
             api_invalid(r, "query", "limit", "Given limit must be between 1 and 250", "value_error");
             return -1;
         }
