@@ -123,6 +123,35 @@ const char *api_query(const struct api_req *r, const char *name)
     return evhttp_find_header((struct evkeyvalq *)&r->query, name);
 }
 
+/* The id prefix of a list's items, by the list's answer schema; NULL when
+ * its iterator is a name (event types) or another kind of id. */
+static const char *iterator_prefix(const struct api_req *r)
+{
+    static const char *const prefixes[][2] = {
+        {"ListResponseApplicationOut", "app_"},     {"ListResponseEndpointOut", "ep_"},
+        {"ListResponseMessageOut", "msg_"},         {"ListResponseMessageAttemptOut", "atmpt_"},
+        {"ListResponseEndpointMessageOut", "msg_"}, {"ListResponseMessageEndpointOut", "ep_"},
+    };
+    const char *schema = r->route ? r->route->response_schema : NULL;
+    for (size_t i = 0; schema && i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strcmp(schema, prefixes[i][0]) == 0)
+            return prefixes[i][1];
+    return NULL;
+}
+
+/* An iterator is an item's id (its prefix, then letters and digits) or, for
+ * the lists of names, a name of a-z, A-Z, 0-9, '-', '_' and '.': anything
+ * else is Svix's 422, never an empty page. */
+static bool iterator_valid(const struct api_req *r, const char *it)
+{
+    const char *prefix = iterator_prefix(r);
+    size_t n = strlen(it), np = prefix ? strlen(prefix) : 0;
+    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    if (prefix)
+        return n > np && n <= 64 && strncmp(it, prefix, np) == 0 && strspn(it + np, alnum) == n - np;
+    return n <= 256 && strspn(it, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
+}
+
 int api_page(struct api_req *r, struct api_page *pg)
 {
     pg->limit = API_LIMIT_DEFAULT;
@@ -148,6 +177,10 @@ int api_page(struct api_req *r, struct api_page *pg)
     }
     if (pg->iterator && !*pg->iterator)
         pg->iterator = NULL;
+    if (pg->iterator && !iterator_valid(r, pg->iterator)) {
+        api_invalid(r, "query", "iterator", "not an iterator of this list", "value_error.iterator");
+        return -1;
+    }
     snprintf(pg->rows, sizeof pg->rows, "%d", pg->limit + 1);
     return 0;
 }

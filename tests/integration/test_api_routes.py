@@ -150,3 +150,20 @@ def test_send_example_answers_202_through_both_sdks(env, api, receivers):
         assert "ok" in out[0] and out[0]["ok"]["eventType"] == "svix.ping", out
     st, body = raw(w, "POST", "/api/v1/app/acme/endpoint/ep1/send-example", root, {"eventType": "svix.ping"})
     assert st == 202 and body["id"].startswith("msg_")
+
+
+def test_a_garbage_iterator_is_422_not_an_empty_page(env, api):
+    cfg, w, root = api
+    raw(w, "POST", "/api/v1/app", root, {"name": "Acme", "uid": "acme"})
+    raw(w, "POST", "/api/v1/app", root, {"name": "Globex", "uid": "globex"})
+    for path in ["/api/v1/app?iterator=garbage", "/api/v1/app?iterator=-%21%21", "/api/v1/app?iterator=ep_abc",
+                 "/api/v1/app/acme/msg?iterator=app_x", "/api/v1/app/acme/endpoint?iterator=msg_1",
+                 "/api/v1/event-type?iterator=no%20spaces"]:
+        st, body = raw(w, "GET", path, root)
+        assert st == 422 and body["detail"][0]["loc"] == ["query", "iterator"], (path, st, body)
+    # a real iterator pages, forwards and back
+    st, first = raw(w, "GET", "/api/v1/app?limit=1", root)
+    st, second = raw(w, "GET", f"/api/v1/app?limit=1&iterator={first['iterator']}", root)
+    assert st == 200 and second["data"][0]["id"] != first["data"][0]["id"]
+    st, back = raw(w, "GET", f"/api/v1/app?limit=1&iterator={second['prevIterator']}", root)
+    assert st == 200 and back["data"] == first["data"]
