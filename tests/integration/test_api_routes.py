@@ -15,6 +15,7 @@ import re
 import pytest
 
 from hookdtest.paths import ROOT
+from hookdtest.worker import run_hookd
 
 from test_api import api, new_token, raw, receivers, svix  # noqa: F401  (fixtures)
 
@@ -56,6 +57,15 @@ def test_the_openapi_document_lists_svix_operations_exactly(env, api):
             ours[(method.upper(), shape(path))] = op["operationId"]
     theirs = {(o["method"], shape(o["path"])): o["operationId"] for o in SVIX}
     assert ours == theirs
+
+
+def test_the_route_table_has_each_operation_once():
+    items = json.loads(run_hookd(["reference", "api"]).stdout)["items"]
+    routes = [(i["method"], i["path"]) for i in items]
+    ops = [i["operation"] for i in items]
+    assert len(set(routes)) == len(routes), sorted({r for r in routes if routes.count(r) > 1})
+    assert len(set(ops)) == len(ops), sorted({o for o in ops if ops.count(o) > 1})
+    assert sorted(ops) == sorted(o["operationId"] for o in SVIX)
 
 
 def test_every_unimplemented_operation_answers_501_with_its_id(env, api):
