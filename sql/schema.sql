@@ -154,6 +154,35 @@ CREATE FUNCTION public.hookd_api_id(p_prefix text, p_id uuid) RETURNS text
     AS $$
 DECLARE
     h constant text := replace(p_id::text, '-', '');
+    n numeric := hookd_api_id_seconds(p_id);
+BEGIN
+    FOR i IN 0..3 LOOP
+        n := n * 4294967296 + ('x' || substr(h, 8 * i + 1, 8))::bit(32)::bigint;
+    END LOOP;
+    RETURN p_prefix || '_' || hookd_b62(n, 27);
+END $$;
+
+--
+-- Name: hookd_api_id_seconds(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_id_seconds(p_id uuid) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT CASE WHEN substr(p_id::text, 15, 1) = '7'
+                THEN least(greatest(('x' || lpad(left(replace(p_id::text, '-', ''), 12), 16, '0'))::bit(64)::bigint
+                                    / 1000 - 1400000000, 0), 4294967295)
+                ELSE 0 END $$;
+
+--
+-- Name: hookd_api_legacy_id(text, uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_legacy_id(p_prefix text, p_id uuid) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT
+    AS $$
+DECLARE
+    h constant text := replace(p_id::text, '-', '');
     n numeric := 0;
 BEGIN
     FOR i IN 0..3 LOOP
@@ -202,7 +231,8 @@ CREATE TABLE public.outbox_events (
     channels text[],
     tags text[],
     deliver_at timestamp with time zone,
-    payload_expires_at timestamp with time zone
+    payload_expires_at timestamp with time zone,
+    legacy_webhook_id boolean DEFAULT false NOT NULL
 )
 PARTITION BY RANGE (part_at);
 
@@ -225,11 +255,40 @@ CREATE FUNCTION public.hookd_api_message(m public.outbox_events, with_content bo
 --
 
 CREATE FUNCTION public.hookd_api_num(p_prefix text, p_text text) RETURNS bigint
-    LANGUAGE sql IMMUTABLE STRICT
+    LANGUAGE plpgsql IMMUTABLE STRICT
     AS $$
-    SELECT CASE WHEN left(p_text, length(p_prefix) + 1) = p_prefix || '_' AND length(p_text) = length(p_prefix) + 12
-                 AND hookd_b62_num(substr(p_text, length(p_prefix) + 2)) < 9223372036854775807
-           THEN hookd_b62_num(substr(p_text, length(p_prefix) + 2))::bigint END $$;
+DECLARE
+    w constant integer := length(p_text) - length(p_prefix) - 1;
+    n numeric;
+    k numeric;
+BEGIN
+    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR w NOT IN (11, 27) THEN
+        RETURN NULL;
+    END IF;
+    n := hookd_b62_num(substr(p_text, length(p_prefix) + 2));
+    IF n IS NULL OR n >= 1461501637330902918203684832716283019655932542976 THEN
+        RETURN NULL;
+    END IF;
+    IF w = 11 THEN
+        RETURN CASE WHEN n < 9223372036854775807 THEN n::bigint END;
+    END IF;
+    n := mod(n, 340282366920938463463374607431768211456);
+    k := mod(n, 18446744073709551616);
+    IF k >= 9223372036854775807 OR div(n, 18446744073709551616) <> hookd_api_num_check(k::bigint) THEN
+        RETURN NULL;
+    END IF;
+    RETURN k::bigint;
+END $$;
+
+--
+-- Name: hookd_api_num_check(bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_num_check(p_n bigint) RETURNS numeric
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT ('x' || substr(md5(p_n::text), 1, 8))::bit(32)::bigint::numeric * 4294967296
+           + ('x' || substr(md5(p_n::text), 9, 8))::bit(32)::bigint $$;
 
 --
 -- Name: hookd_api_num_id(text, bigint); Type: FUNCTION; Schema: public; Owner: -
@@ -238,6 +297,16 @@ CREATE FUNCTION public.hookd_api_num(p_prefix text, p_text text) RETURNS bigint
 CREATE FUNCTION public.hookd_api_num_id(p_prefix text, p_n bigint) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT
     AS $$ SELECT p_prefix || '_' || hookd_b62(p_n, 11) $$;
+
+--
+-- Name: hookd_api_num_id(text, bigint, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_num_id(p_prefix text, p_n bigint, p_at timestamp with time zone) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT
+    AS $$
+    SELECT p_prefix || '_' || hookd_b62(hookd_api_ts_seconds(p_at) * 340282366920938463463374607431768211456
+                                        + hookd_api_num_check(p_n) * 18446744073709551616 + p_n, 27) $$;
 
 --
 -- Name: hookd_api_ts(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
@@ -249,6 +318,15 @@ CREATE FUNCTION public.hookd_api_ts(p timestamp with time zone) RETURNS text
     SELECT to_char(p AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') $$;
 
 --
+-- Name: hookd_api_ts_seconds(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_ts_seconds(p_at timestamp with time zone) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT least(greatest(floor(extract(epoch FROM p_at))::bigint - 1400000000, 0), 4294967295) $$;
+
+--
 -- Name: hookd_api_uuid(text, text); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -256,20 +334,31 @@ CREATE FUNCTION public.hookd_api_uuid(p_prefix text, p_text text) RETURNS uuid
     LANGUAGE plpgsql IMMUTABLE STRICT
     AS $$
 DECLARE
+    w constant integer := length(p_text) - length(p_prefix) - 1;
     n numeric;
+    s numeric := 0;
     h text := '';
 BEGIN
-    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR length(p_text) <> length(p_prefix) + 23 THEN
+    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR w NOT IN (22, 27) THEN
         RETURN NULL;
     END IF;
     n := hookd_b62_num(substr(p_text, length(p_prefix) + 2));
-    IF n IS NULL OR n >= 340282366920938463463374607431768211456 THEN
+    IF n IS NULL OR n >= 1461501637330902918203684832716283019655932542976 THEN
+        RETURN NULL;
+    END IF;
+    IF w = 27 THEN
+        s := div(n, 340282366920938463463374607431768211456);
+        n := mod(n, 340282366920938463463374607431768211456);
+    ELSIF n >= 340282366920938463463374607431768211456 THEN
         RETURN NULL;
     END IF;
     FOR i IN 1..4 LOOP
         h := lpad(to_hex(mod(n, 4294967296)::bigint), 8, '0') || h;
         n := div(n, 4294967296);
     END LOOP;
+    IF w = 27 AND s <> hookd_api_id_seconds(h::uuid) THEN
+        RETURN NULL;
+    END IF;
     RETURN h::uuid;
 END $$;
 
@@ -1104,6 +1193,17 @@ CREATE FUNCTION public.hookd_uuid7_at(p_at timestamp with time zone) RETURNS uui
       FROM uuid_send(gen_random_uuid()) AS r $$;
 
 --
+-- Name: hookd_webhook_id(public.outbox_events); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_webhook_id(e public.outbox_events) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT CASE WHEN e.tenant_id IS NULL THEN e.id::text
+                WHEN e.legacy_webhook_id THEN hookd_api_legacy_id('msg', e.id)
+                ELSE hookd_api_id('msg', e.id) END $$;
+
+--
 -- Name: attempts; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -1421,7 +1521,8 @@ CREATE TABLE public.outbox_events_far (
     channels text[],
     tags text[],
     deliver_at timestamp with time zone,
-    payload_expires_at timestamp with time zone
+    payload_expires_at timestamp with time zone,
+    legacy_webhook_id boolean DEFAULT false NOT NULL
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
 
@@ -1445,7 +1546,8 @@ CREATE TABLE public.outbox_events_kept (
     channels text[],
     tags text[],
     deliver_at timestamp with time zone,
-    payload_expires_at timestamp with time zone
+    payload_expires_at timestamp with time zone,
+    legacy_webhook_id boolean DEFAULT false NOT NULL
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
 
@@ -1469,7 +1571,8 @@ CREATE TABLE public.outbox_events_legacy (
     channels text[],
     tags text[],
     deliver_at timestamp with time zone,
-    payload_expires_at timestamp with time zone
+    payload_expires_at timestamp with time zone,
+    legacy_webhook_id boolean DEFAULT false NOT NULL
 );
 
 --

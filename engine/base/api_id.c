@@ -10,10 +10,12 @@
 #include "rand.h"
 #include "xmalloc.h"
 
-int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
+static const char api_id_alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/* The 16 bytes of a UUID's text form (32 hex digits, dashes anywhere
+ * ignored): 0, or -1 when uuid is not one. */
+static int uuid_bytes(const char *uuid, unsigned char b[16])
 {
-    static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    uint32_t limb[4] = {0, 0, 0, 0}; /* big-endian: limb[0] the most significant */
     int nibbles = 0;
     for (const char *p = uuid; *p; p++) {
         if (*p == '-')
@@ -21,25 +23,126 @@ int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outle
         int v = enc_hex_value(*p);
         if (v < 0 || nibbles == 32)
             return -1;
-        limb[nibbles / 8] = (limb[nibbles / 8] << 4) | (uint32_t)v;
+        b[nibbles / 2] = (unsigned char)(nibbles % 2 ? (b[nibbles / 2] << 4) | v : v);
         nibbles++;
     }
+    return nibbles == 32 ? 0 : -1;
+}
+
+/* ndigits base62 digits of the big-endian number num[0..n), zero-padded on
+ * the left; num is consumed (divided down to zero). */
+static void b62_encode(unsigned char *num, size_t n, char *digits, size_t ndigits)
+{
+    for (size_t d = ndigits; d-- > 0;) { /* the number divided by 62, the remainder a digit */
+        unsigned rem = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned cur = (rem << 8) | num[i];
+            num[i] = (unsigned char)(cur / 62);
+            rem = cur % 62;
+        }
+        digits[d] = api_id_alphabet[rem];
+    }
+}
+
+/* The big-endian number num[0..n) of ndigits base62 digits: 0, or -1 for a
+ * character outside the alphabet or a number of more than n bytes. */
+static int b62_decode(const char *digits, size_t ndigits, unsigned char *num, size_t n)
+{
+    memset(num, 0, n);
+    for (size_t d = 0; d < ndigits; d++) {
+        const char *at = digits[d] ? strchr(api_id_alphabet, digits[d]) : NULL;
+        if (!at)
+            return -1;
+        unsigned carry = (unsigned)(at - api_id_alphabet);
+        for (size_t i = n; i-- > 0;) {
+            unsigned cur = num[i] * 62u + carry;
+            num[i] = (unsigned char)(cur & 0xff);
+            carry = cur >> 8;
+        }
+        if (carry)
+            return -1;
+    }
+    return 0;
+}
+
+/* The seconds since the KSUID epoch that an id of this UUID carries: a
+ * version 7 UUID's clock, clamped to 32 bits; 0 for other versions (their
+ * bits tell no time). */
+static uint32_t uuid_ksuid_seconds(const unsigned char b[16])
+{
+    if (b[6] >> 4 != 7)
+        return 0;
+    int64_t ms = 0;
+    for (int i = 0; i < 6; i++)
+        ms = (ms << 8) | b[i];
+    int64_t s = ms / 1000 - API_ID_KSUID_EPOCH;
+    return s < 0 ? 0 : s > (int64_t)UINT32_MAX ? UINT32_MAX : (uint32_t)s;
+}
+
+/* prefix "_" and the digits into out, when it holds them and a NUL. */
+static int write_id(const char *prefix, unsigned char *num, size_t n, size_t ndigits, char *out, size_t outlen)
+{
     size_t plen = strlen(prefix);
-    if (nibbles != 32 || outlen < plen + 1 + API_ID_DIGITS + 1)
+    if (outlen < plen + 1 + ndigits + 1)
         return -1;
     memcpy(out, prefix, plen);
     out[plen] = '_';
-    char *digits = out + plen + 1;
-    for (int d = API_ID_DIGITS - 1; d >= 0; d--) { /* the number divided by 62, the remainder a digit */
-        uint64_t rem = 0;
-        for (int i = 0; i < 4; i++) {
-            uint64_t cur = (rem << 32) | limb[i];
-            limb[i] = (uint32_t)(cur / 62);
-            rem = cur % 62;
-        }
-        digits[d] = alphabet[rem];
+    b62_encode(num, n, out + plen + 1, ndigits);
+    out[plen + 1 + ndigits] = '\0';
+    return 0;
+}
+
+int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
+{
+    unsigned char k[API_ID_KSUID_BYTES];
+    if (uuid_bytes(uuid, k + 4) != 0)
+        return -1;
+    uint32_t s = uuid_ksuid_seconds(k + 4);
+    for (int i = 0; i < 4; i++)
+        k[i] = (unsigned char)(s >> (8 * (3 - i)));
+    return write_id(prefix, k, sizeof k, API_ID_DIGITS, out, outlen);
+}
+
+int api_id_legacy_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen)
+{
+    unsigned char b[16];
+    if (uuid_bytes(uuid, b) != 0)
+        return -1;
+    return write_id(prefix, b, sizeof b, API_ID_LEGACY_DIGITS, out, outlen);
+}
+
+/* The UUID's text form of 16 bytes into out (37 bytes). */
+static void uuid_text(const unsigned char b[16], char out[37])
+{
+    char hex[ENC_HEX_LEN(16) + 1];
+    HOOKD_ASSERT(enc_hex_encode(b, 16, hex, sizeof hex) == 0);
+    size_t o = 0;
+    for (size_t i = 0; i < ENC_HEX_LEN(16); i++) {
+        if (i == 8 || i == 12 || i == 16 || i == 20)
+            out[o++] = '-';
+        out[o++] = hex[i];
     }
-    digits[API_ID_DIGITS] = '\0';
+    out[o] = '\0';
+}
+
+int api_id_to_uuid(const char *prefix, const char *id, char out[37])
+{
+    size_t plen = strlen(prefix), dlen;
+    if (strncmp(id, prefix, plen) != 0 || id[plen] != '_')
+        return -1;
+    const char *digits = id + plen + 1;
+    dlen = strlen(digits);
+    unsigned char k[API_ID_KSUID_BYTES];
+    if (dlen == API_ID_DIGITS) {
+        if (b62_decode(digits, dlen, k, sizeof k) != 0)
+            return -1;
+        uint32_t s = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
+        if (s != uuid_ksuid_seconds(k + 4)) /* not an id hookd made: one UUID, one id */
+            return -1;
+    } else if (dlen != API_ID_LEGACY_DIGITS || b62_decode(digits, dlen, k + 4, 16) != 0) {
+        return -1;
+    }
+    uuid_text(k + 4, out);
     return 0;
 }
 
@@ -51,20 +154,12 @@ void api_id_uuid7(int64_t ms, const unsigned char rnd[10], char out[37])
 void api_id_uuid(int64_t ms, int version, const unsigned char rnd[10], char out[37])
 {
     unsigned char b[16];
-    char hex[ENC_HEX_LEN(sizeof b) + 1];
     for (int i = 0; i < 6; i++)
         b[i] = (unsigned char)((uint64_t)ms >> (8 * (5 - i)));
     memcpy(b + 6, rnd, 10);
     b[6] = (unsigned char)((b[6] & 0x0f) | (version << 4));
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 9562 variant */
-    HOOKD_ASSERT(enc_hex_encode(b, sizeof b, hex, sizeof hex) == 0);
-    size_t o = 0;
-    for (size_t i = 0; i < ENC_HEX_LEN(sizeof b); i++) {
-        if (i == 8 || i == 12 || i == 16 || i == 20)
-            out[o++] = '-';
-        out[o++] = hex[i];
-    }
-    out[o] = '\0';
+    uuid_text(b, out);
 }
 
 int api_id_uuid7_ms(const char *uuid, int64_t *ms)

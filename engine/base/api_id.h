@@ -1,11 +1,19 @@
 /*
  * api_id.h — the API's ids of UUIDs (`msg_…`, `ep_…`), computed in C
- * exactly as the SQL function hookd_api_id (sql/0013_tenants_api.sql) does:
- * the prefix, '_', and the UUID's 128 bits as a big-endian number in 22
- * base62 digits (0-9, A-Z, a-z). In SQL it costs about 70 µs a row
- * (numeric arithmetic in PL/pgSQL): the hot paths — the answers of a batch
- * of message creations, the relay's webhook-id of a tenant's event — compute
- * it here instead. Pure function; thread-safe.
+ * exactly as the SQL function hookd_api_id (sql/0031_svix_ids.sql) does.
+ * An id is the prefix, '_', and 27 base62 digits (0-9, A-Z, a-z) of a
+ * KSUID-shaped 20-byte number, as Svix's ids: 4 bytes of seconds since the
+ * KSUID epoch (2014-05-13T16:53:20Z, Svix's svix-ksuid), then the row's
+ * 16-byte UUID, big-endian, zero-padded on the left. The seconds are the
+ * clock of a version 7 UUID (hookd's rows), 0 for any other version, so an
+ * id is a function of its UUID alone, maps back to it without a lookup and
+ * sorts by creation time as text. The legacy form, 22 digits of the UUID
+ * alone, is what hookd answered before; it is still read everywhere and is
+ * the webhook-id of messages created before (receivers dedupe on it).
+ * In SQL an id costs about 70 µs a row (numeric arithmetic in PL/pgSQL): the
+ * hot paths — the answers of a batch of message creations, the relay's
+ * webhook-id of a tenant's event — compute it here instead. Pure functions;
+ * thread-safe.
  */
 #ifndef HOOKD_API_ID_H
 #define HOOKD_API_ID_H
@@ -13,13 +21,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Characters of the base62 part. */
-#define API_ID_DIGITS 22
+/* Characters of the base62 part: Svix's form, and hookd's former one. */
+#define API_ID_DIGITS 27
+#define API_ID_LEGACY_DIGITS 22
+/* Bytes of the number an id encodes: 4 of seconds, 16 of UUID. */
+#define API_ID_KSUID_BYTES 20
+/* The KSUID epoch, in Unix seconds. */
+#define API_ID_KSUID_EPOCH 1400000000
 
-/* Writes prefix "_" base62(uuid) and a NUL into out; uuid is the text form
- * (32 hex digits, dashes anywhere ignored). -1 (out untouched) when uuid is
- * not one or out is too small (strlen(prefix) + 1 + API_ID_DIGITS + 1). */
+/* Writes prefix "_" and the 27 digits of uuid's id and a NUL into out;
+ * uuid is the text form (32 hex digits, dashes anywhere ignored). -1 (out
+ * untouched) when uuid is not one or out is too small
+ * (strlen(prefix) + 1 + API_ID_DIGITS + 1). */
 __attribute__((warn_unused_result)) int api_id_of_uuid(const char *prefix, const char *uuid, char *out, size_t outlen);
+
+/* The same in the legacy form: 22 digits of the UUID alone (out needs
+ * strlen(prefix) + 1 + API_ID_LEGACY_DIGITS + 1). */
+__attribute__((warn_unused_result)) int api_id_legacy_of_uuid(const char *prefix, const char *uuid, char *out,
+                                                              size_t outlen);
+
+/* The UUID (text form, into out: 37 bytes) an id of either form names: 0,
+ * or -1 when id lacks prefix "_", has another length, a character outside
+ * base62, a number too large, or (27 digits) seconds other than its UUID's. */
+__attribute__((warn_unused_result)) int api_id_to_uuid(const char *prefix, const char *id, char out[37]);
 
 /* A time-ordered UUID (version 7, RFC 9562) in text form into out (37
  * bytes): ms the Unix time in milliseconds, rnd 10 random bytes. What

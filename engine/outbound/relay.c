@@ -104,14 +104,16 @@ _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_AFTER_ID &&
                    (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_AFTER_PAYLOAD &&
                    (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_AFTER_TID &&
                    (int)RELAY_CLAIM_CHANNELS == (int)RELAY_CLAIM_AFTER_CHANNELS &&
-                   (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_AFTER_DELIVER_MS,
+                   (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_AFTER_DELIVER_MS &&
+                   (int)RELAY_CLAIM_LEGACY_WEBHOOK_ID == (int)RELAY_CLAIM_AFTER_LEGACY_WEBHOOK_ID,
                "read_claim reads both claims alike");
 _Static_assert((int)RELAY_CLAIM_ID == (int)RELAY_CLAIM_BEFORE_ID &&
                    (int)RELAY_CLAIM_EVENT_TYPE == (int)RELAY_CLAIM_BEFORE_EVENT_TYPE &&
                    (int)RELAY_CLAIM_PAYLOAD == (int)RELAY_CLAIM_BEFORE_PAYLOAD &&
                    (int)RELAY_CLAIM_TID == (int)RELAY_CLAIM_BEFORE_TID &&
                    (int)RELAY_CLAIM_CHANNELS == (int)RELAY_CLAIM_BEFORE_CHANNELS &&
-                   (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_BEFORE_DELIVER_MS,
+                   (int)RELAY_CLAIM_DELIVER_MS == (int)RELAY_CLAIM_BEFORE_DELIVER_MS &&
+                   (int)RELAY_CLAIM_LEGACY_WEBHOOK_ID == (int)RELAY_CLAIM_BEFORE_LEGACY_WEBHOOK_ID,
                "read_claim reads the three claims alike");
 
 /* relay_settle's parameters, in order. */
@@ -266,6 +268,21 @@ static bool rescanning(const struct relay *r)
 /* The endpoints' rows (one per endpoint) and the claimed events: one row
  * per event and matching endpoint, in the events' order. Event-type filters
  * are globs ('*' matches any run), as in `[retry event:GLOB]`. */
+/* The webhook-id of claimed event i (id): a tenant's message's API id (what
+ * hookd_webhook_id gives, without hookd_api_id's 70 µs a row), in the
+ * legacy form for a message older than the current form, so that
+ * receivers deduping on it see what they saw before; the event id itself
+ * for an event without a tenant. */
+static void webhook_id(PGresult *evs, int i, const char *id, char *out, size_t outlen)
+{
+    if (PQgetisnull(evs, i, RELAY_CLAIM_TENANT_ID))
+        snprintf(out, outlen, "%s", id);
+    else if (strcmp(PQgetvalue(evs, i, RELAY_CLAIM_LEGACY_WEBHOOK_ID), "t") == 0
+                 ? api_id_legacy_of_uuid("msg", id, out, outlen) != 0
+                 : api_id_of_uuid("msg", id, out, outlen) != 0)
+        snprintf(out, outlen, "%s", id);
+}
+
 static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
 {
     int nev = PQntuples(evs), nendpoints = PQntuples(eps);
@@ -297,10 +314,7 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
                 continue;
             struct row *row = &p->rows[p->nrows++];
             snprintf(row->event_id, sizeof row->event_id, "%s", e->id);
-            /* a tenant's message: its API id (what hookd_api_id gives, without its 70 µs a row) */
-            if (PQgetisnull(evs, i, RELAY_CLAIM_TENANT_ID) ||
-                api_id_of_uuid("msg", e->id, row->webhook_id, sizeof row->webhook_id) != 0)
-                snprintf(row->webhook_id, sizeof row->webhook_id, "%s", e->id);
+            webhook_id(evs, i, e->id, row->webhook_id, sizeof row->webhook_id);
             row->payload = xstrdup(PQgetvalue(evs, i, RELAY_CLAIM_PAYLOAD));
             snprintf(row->endpoint_id, sizeof row->endpoint_id, "%s", PQgetvalue(eps, f, RELAY_ENDPOINTS_ID));
             row->name = xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_NAME));

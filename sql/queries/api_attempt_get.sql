@@ -2,7 +2,7 @@
 -- resolved the message in), by its API id (atmpt_…).
 -- parameters: $1 = message id (uuid), $2 = attempt id (atmpt_…)
 -- columns: body
-SELECT jsonb_build_object('id', hookd_api_num_id('atmpt', a.id), 'msgId', hookd_api_id('msg', d.event_id),
+SELECT jsonb_build_object('id', hookd_api_num_id('atmpt', a.id, a.attempted_at), 'msgId', hookd_api_id('msg', d.event_id),
          'endpointId', hookd_api_id('ep', d.endpoint_id), 'url', e.url,
          'response', coalesce(a.response_excerpt, a.error, ''), 'responseStatusCode', coalesce(a.status_code, 0),
          'responseDurationMs', round(a.duration_ms)::bigint,

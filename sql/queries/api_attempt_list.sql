@@ -30,7 +30,7 @@ WITH a AS NOT MATERIALIZED (
     ORDER BY a.id DESC LIMIT $11::integer)
   UNION ALL
   (SELECT * FROM a WHERE $12::boolean AND a.id > hookd_api_num('atmpt', $10) ORDER BY a.id LIMIT $11::integer))
-SELECT jsonb_build_object('id', hookd_api_num_id('atmpt', a.id), 'msgId', hookd_api_id('msg', a.event_id),
+SELECT jsonb_build_object('id', hookd_api_num_id('atmpt', a.id, a.attempted_at), 'msgId', hookd_api_id('msg', a.event_id),
          'endpointId', hookd_api_id('ep', a.endpoint_id), 'url', a.url,
          'response', CASE WHEN $5::boolean THEN coalesce(a.response_excerpt, a.error, '') ELSE '{}' END,
          'responseStatusCode', coalesce(a.status_code, 0),
@@ -39,5 +39,5 @@ SELECT jsonb_build_object('id', hookd_api_num_id('atmpt', a.id), 'msgId', hookd_
          'statusText', CASE WHEN a.outcome = 'succeeded' THEN 'success' ELSE 'fail' END,
          'triggerType', CASE WHEN a.replayed_at IS NOT NULL AND a.attempted_at >= a.replayed_at THEN 1 ELSE 0 END,
          'timestamp', hookd_api_ts(a.attempted_at))::text AS body,
-       hookd_api_num_id('atmpt', a.id) AS api_id
+       hookd_api_num_id('atmpt', a.id, a.attempted_at) AS api_id
   FROM page a

@@ -24,7 +24,7 @@ SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
  NULLIF(ep.headers, '{}'::jsonb)::text AS headers, ep.rate_limit,
  CASE WHEN ep.ordered AND d.status IN ('PENDING', 'RETRYING') THEN hookd_delivery_blocked_ms(ep.id, ev.id) END
  AS blocked_ms,
- CASE WHEN ev.tenant_id IS NOT NULL THEN hookd_api_id('msg', ev.id) ELSE ev.id::text END AS webhook_id,
+ hookd_webhook_id(ev) AS webhook_id,
  ep.ordered
  FROM unnest($1::uuid[]) AS k(id)
  CROSS JOIN LATERAL (SELECT hookd_id_part(k.id) AS pa OFFSET 0) kp

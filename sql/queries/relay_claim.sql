@@ -10,11 +10,12 @@
 -- delivery, as Svix's worker makes no attempt for a message whose payload
 -- is gone when its task runs (svix-server worker.rs).
 -- parameters: $1 = how many
--- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
+-- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms, legacy_webhook_id
 SELECT e.id::text AS id, e.event_type,
  CASE WHEN NOT coalesce(e.payload_expires_at <= greatest(now(), e.deliver_at), false) THEN e.payload::text END
  AS payload, e.ctid::text AS tid, e.tenant_id,
  array_to_string(e.channels, ',') AS channels,
- CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
+ CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms,
+ e.legacy_webhook_id
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
  ORDER BY e.created_at, e.id LIMIT $1 FOR UPDATE SKIP LOCKED

@@ -10,12 +10,13 @@
 -- its id, sql/0018_ids_carry_partition.sql). A mark that is gone claims
 -- nothing here: relay_claim_after then starts from the oldest event.
 -- parameters: $1 = how many, $2 = the id of the mark event
--- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms
+-- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms, legacy_webhook_id
 SELECT e.id::text AS id, e.event_type,
  CASE WHEN NOT coalesce(e.payload_expires_at <= greatest(now(), e.deliver_at), false) THEN e.payload::text END
  AS payload, e.ctid::text AS tid, e.tenant_id,
  array_to_string(e.channels, ',') AS channels,
- CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms
+ CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms,
+ e.legacy_webhook_id
  FROM outbox_events e WHERE e.fanned_out_at IS NULL
  AND (e.created_at, e.id) <= ((SELECT created_at FROM outbox_events WHERE id = $2::uuid
   AND @in_part(part_at, $2::uuid)), $2::uuid)
