@@ -78,9 +78,9 @@ static int run_tenant_list(const struct cli_args *a, const struct hookd_config *
                    PQgetvalue(r, i, TENANT_LIST_UID), PQgetvalue(r, i, TENANT_LIST_ENDPOINTS));
         printf("]\n");
     } else {
-        printf("%-28s %-24s %-9s %s\n", "ID", "UID", "ENDPOINTS", "NAME");
+        printf("%-32s %-24s %-9s %s\n", "ID", "UID", "ENDPOINTS", "NAME");
         for (int i = 0; i < PQntuples(r); i++)
-            printf("%-28s %-24s %-9s %s\n", PQgetvalue(r, i, TENANT_LIST_ID), PQgetvalue(r, i, TENANT_LIST_UID),
+            printf("%-32s %-24s %-9s %s\n", PQgetvalue(r, i, TENANT_LIST_ID), PQgetvalue(r, i, TENANT_LIST_UID),
                    PQgetvalue(r, i, TENANT_LIST_ENDPOINTS), PQgetvalue(r, i, TENANT_LIST_NAME));
     }
     PQclear(r);

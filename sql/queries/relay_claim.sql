@@ -1,6 +1,7 @@
 -- The oldest unfanned outbox events, locked. (A tenant's message is sent
 -- with its API id, `msg_…`, as webhook-id, as Svix does: relay.c computes it,
--- engine/base/api_id.h.) channels: the message's (comma-separated;
+-- engine/base/api_id.h; legacy_webhook_id: in its former shape, for a
+-- message from before sql/0031, hookd_webhook_id.) channels: the message's (comma-separated;
 -- sql/0019); deliver_ms: its deliverAt while in the future. (Qualified: a bare `id` in
 -- ORDER BY would name the output column id::text, and sort the backlog as
 -- text.) Shares its columns with relay_claim_after.

@@ -121,7 +121,7 @@ def test_tokens_and_applications(env, api):
         {"call": "application.get", "args": ["acme"], "token": "hk_wrong"},
     ])
     acme = out[0]["ok"]
-    assert acme["id"].startswith("app_") and len(acme["id"]) == 26 and acme["uid"] == "acme"
+    assert acme["id"].startswith("app_") and len(acme["id"]) == 31 and acme["uid"] == "acme"
     assert acme["metadata"] == {"plan": "pro"}
     assert out[1]["ok"]["id"] == acme["id"] and out[1]["ok"]["name"] == "Acme"  # get-or-create: got
     assert out[2]["status"] == 409 and out[2]["body"]["code"] == "conflict"

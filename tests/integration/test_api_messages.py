@@ -66,7 +66,7 @@ def test_concurrent_creations_keep_every_guarantee(env):
     st = [s for s, _ in got]
     assert st[:16] == [202] * 16, got[:16]
     ids = {b["id"] for _, b in got[:16]}
-    assert len(ids) == 16 and all(i.startswith("msg_") and len(i) == 26 for i in ids)
+    assert len(ids) == 16 and all(i.startswith("msg_") and len(i) == 31 for i in ids)
     assert [b["payload"] for _, b in got[:16]] == [{"n": i} for i in range(16)]
     assert [b["eventId"] for _, b in got[:16]] == [f"e-{i}" for i in range(16)]
     assert all(b["eventType"] == "invoice.paid" and b["timestamp"].endswith("Z") for _, b in got[:16])
