@@ -33,8 +33,9 @@
 -- ACCESS EXCLUSIVE to add a column with a constant default, which writes
 -- no row; the functions' catalog rows.
 
-CREATE FUNCTION hookd_api_legacy_id(p_prefix text, p_id uuid) RETURNS text
-    LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+-- A UUID's 128 bits as a number.
+CREATE FUNCTION hookd_api_uuid_number(p_id uuid) RETURNS numeric
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
 DECLARE
     h constant text := replace(p_id::text, '-', '');
     n numeric := 0;
@@ -42,8 +43,12 @@ BEGIN
     FOR i IN 0..3 LOOP
         n := n * 4294967296 + ('x' || substr(h, 8 * i + 1, 8))::bit(32)::bigint;
     END LOOP;
-    RETURN p_prefix || '_' || hookd_b62(n, 22);
+    RETURN n;
 END $$;
+
+-- The former id: 22 digits of the UUID alone.
+CREATE FUNCTION hookd_api_legacy_id(p_prefix text, p_id uuid) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT p_prefix || '_' || hookd_b62(hookd_api_uuid_number(p_id), 22) $$;
 
 -- The seconds since the KSUID epoch an id of this UUID carries.
 CREATE FUNCTION hookd_api_id_seconds(p_id uuid) RETURNS bigint LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
@@ -57,16 +62,17 @@ CREATE FUNCTION hookd_api_ts_seconds(p_at timestamptz) RETURNS bigint LANGUAGE s
     SELECT least(greatest(floor(extract(epoch FROM p_at))::bigint - 1400000000, 0), 4294967295) $$;
 
 CREATE OR REPLACE FUNCTION hookd_api_id(p_prefix text, p_id uuid) RETURNS text
-    LANGUAGE plpgsql IMMUTABLE STRICT AS $$
-DECLARE
-    h constant text := replace(p_id::text, '-', '');
-    n numeric := hookd_api_id_seconds(p_id);
-BEGIN
-    FOR i IN 0..3 LOOP
-        n := n * 4294967296 + ('x' || substr(h, 8 * i + 1, 8))::bit(32)::bigint;
-    END LOOP;
-    RETURN p_prefix || '_' || hookd_b62(n, 27);
-END $$;
+    LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT p_prefix || '_' || hookd_b62(hookd_api_id_seconds(p_id) * 340282366920938463463374607431768211456
+                                        + hookd_api_uuid_number(p_id), 27) $$;
+
+-- The number an id's digits write (below 2^160), when it has the prefix
+-- and only base62 digits; NULL otherwise. Its width is the caller's to check.
+CREATE FUNCTION hookd_api_number(p_prefix text, p_text text) RETURNS numeric
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT n FROM (SELECT hookd_b62_num(substr(p_text, length(p_prefix) + 2)) AS n) d
+     WHERE left(p_text, length(p_prefix) + 1) = p_prefix || '_'
+       AND n < 1461501637330902918203684832716283019655932542976 $$;
 
 -- The id's UUID, either shape; NULL for anything that is not one (a
 -- 27-digit id whose seconds are not its UUID's was not made by hookd).
@@ -74,15 +80,11 @@ CREATE OR REPLACE FUNCTION hookd_api_uuid(p_prefix text, p_text text) RETURNS uu
     LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
     w constant integer := length(p_text) - length(p_prefix) - 1;
-    n numeric;
+    n numeric := hookd_api_number(p_prefix, p_text);
     s numeric := 0;
     h text := '';
 BEGIN
-    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR w NOT IN (22, 27) THEN
-        RETURN NULL;
-    END IF;
-    n := hookd_b62_num(substr(p_text, length(p_prefix) + 2));
-    IF n IS NULL OR n >= 1461501637330902918203684832716283019655932542976 THEN
+    IF n IS NULL OR w NOT IN (22, 27) THEN
         RETURN NULL;
     END IF;
     IF w = 27 THEN
@@ -118,14 +120,10 @@ CREATE OR REPLACE FUNCTION hookd_api_num(p_prefix text, p_text text) RETURNS big
     LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
     w constant integer := length(p_text) - length(p_prefix) - 1;
-    n numeric;
+    n numeric := hookd_api_number(p_prefix, p_text);
     k numeric;
 BEGIN
-    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR w NOT IN (11, 27) THEN
-        RETURN NULL;
-    END IF;
-    n := hookd_b62_num(substr(p_text, length(p_prefix) + 2));
-    IF n IS NULL OR n >= 1461501637330902918203684832716283019655932542976 THEN
+    IF n IS NULL OR w NOT IN (11, 27) THEN
         RETURN NULL;
     END IF;
     IF w = 11 THEN

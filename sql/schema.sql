@@ -150,17 +150,10 @@ CREATE FUNCTION public.hookd_api_event_type(t public.hookd_event_types) RETURNS 
 --
 
 CREATE FUNCTION public.hookd_api_id(p_prefix text, p_id uuid) RETURNS text
-    LANGUAGE plpgsql IMMUTABLE STRICT
+    LANGUAGE sql IMMUTABLE STRICT
     AS $$
-DECLARE
-    h constant text := replace(p_id::text, '-', '');
-    n numeric := hookd_api_id_seconds(p_id);
-BEGIN
-    FOR i IN 0..3 LOOP
-        n := n * 4294967296 + ('x' || substr(h, 8 * i + 1, 8))::bit(32)::bigint;
-    END LOOP;
-    RETURN p_prefix || '_' || hookd_b62(n, 27);
-END $$;
+    SELECT p_prefix || '_' || hookd_b62(hookd_api_id_seconds(p_id) * 340282366920938463463374607431768211456
+                                        + hookd_api_uuid_number(p_id), 27) $$;
 
 --
 -- Name: hookd_api_id_seconds(uuid); Type: FUNCTION; Schema: public; Owner: -
@@ -179,17 +172,9 @@ CREATE FUNCTION public.hookd_api_id_seconds(p_id uuid) RETURNS bigint
 --
 
 CREATE FUNCTION public.hookd_api_legacy_id(p_prefix text, p_id uuid) RETURNS text
-    LANGUAGE plpgsql IMMUTABLE STRICT
+    LANGUAGE sql IMMUTABLE STRICT
     AS $$
-DECLARE
-    h constant text := replace(p_id::text, '-', '');
-    n numeric := 0;
-BEGIN
-    FOR i IN 0..3 LOOP
-        n := n * 4294967296 + ('x' || substr(h, 8 * i + 1, 8))::bit(32)::bigint;
-    END LOOP;
-    RETURN p_prefix || '_' || hookd_b62(n, 22);
-END $$;
+    SELECT p_prefix || '_' || hookd_b62(hookd_api_uuid_number(p_id), 22) $$;
 
 --
 -- Name: hookd_uuid7(); Type: FUNCTION; Schema: public; Owner: -
@@ -259,14 +244,10 @@ CREATE FUNCTION public.hookd_api_num(p_prefix text, p_text text) RETURNS bigint
     AS $$
 DECLARE
     w constant integer := length(p_text) - length(p_prefix) - 1;
-    n numeric;
+    n numeric := hookd_api_number(p_prefix, p_text);
     k numeric;
 BEGIN
-    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR w NOT IN (11, 27) THEN
-        RETURN NULL;
-    END IF;
-    n := hookd_b62_num(substr(p_text, length(p_prefix) + 2));
-    IF n IS NULL OR n >= 1461501637330902918203684832716283019655932542976 THEN
+    IF n IS NULL OR w NOT IN (11, 27) THEN
         RETURN NULL;
     END IF;
     IF w = 11 THEN
@@ -309,6 +290,17 @@ CREATE FUNCTION public.hookd_api_num_id(p_prefix text, p_n bigint, p_at timestam
                                         + hookd_api_num_check(p_n) * 18446744073709551616 + p_n, 27) $$;
 
 --
+-- Name: hookd_api_number(text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_number(p_prefix text, p_text text) RETURNS numeric
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+    SELECT n FROM (SELECT hookd_b62_num(substr(p_text, length(p_prefix) + 2)) AS n) d
+     WHERE left(p_text, length(p_prefix) + 1) = p_prefix || '_'
+       AND n < 1461501637330902918203684832716283019655932542976 $$;
+
+--
 -- Name: hookd_api_ts(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -335,15 +327,11 @@ CREATE FUNCTION public.hookd_api_uuid(p_prefix text, p_text text) RETURNS uuid
     AS $$
 DECLARE
     w constant integer := length(p_text) - length(p_prefix) - 1;
-    n numeric;
+    n numeric := hookd_api_number(p_prefix, p_text);
     s numeric := 0;
     h text := '';
 BEGIN
-    IF left(p_text, length(p_prefix) + 1) <> p_prefix || '_' OR w NOT IN (22, 27) THEN
-        RETURN NULL;
-    END IF;
-    n := hookd_b62_num(substr(p_text, length(p_prefix) + 2));
-    IF n IS NULL OR n >= 1461501637330902918203684832716283019655932542976 THEN
+    IF n IS NULL OR w NOT IN (22, 27) THEN
         RETURN NULL;
     END IF;
     IF w = 27 THEN
@@ -360,6 +348,23 @@ BEGIN
         RETURN NULL;
     END IF;
     RETURN h::uuid;
+END $$;
+
+--
+-- Name: hookd_api_uuid_number(uuid); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_uuid_number(p_id uuid) RETURNS numeric
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    h constant text := replace(p_id::text, '-', '');
+    n numeric := 0;
+BEGIN
+    FOR i IN 0..3 LOOP
+        n := n * 4294967296 + ('x' || substr(h, 8 * i + 1, 8))::bit(32)::bigint;
+    END LOOP;
+    RETURN n;
 END $$;
 
 --
