@@ -59,7 +59,6 @@ def test_svix_sdks_verify_every_delivery_from_the_svix_headers_alone(env, receiv
         {"call": "message.create", "args": ["acme", {"eventType": "invoice.paid", "payload": {"n": 2}}]},
         {"call": "message.create", "args": ["acme", {"eventType": "invoice.paid", "payload": {"n": 3}}]},
     ])
-    assert raw(w, "GET", f"/api/v1/app/acme/endpoint/{out[1]['ok']['id']}", root)[1]["settings"] == {}
     secret = out[2]["ok"]["key"]
     env.db.value("SELECT hookd_emit('invoice', '4', 'invoice.paid', '{\"n\": 4}'::jsonb, p_tenant => 'acme')")
     got = rx.wait(5)
@@ -74,6 +73,7 @@ def test_svix_sdks_verify_every_delivery_from_the_svix_headers_alone(env, receiv
                                                                                   + " ")], sdk=sdk)
         assert all("ok" in c for c in checks[:-1]), (sdk, checks)
         assert "error" in checks[-1], (sdk, checks)  # a changed body still fails
+    assert raw(w, "GET", f"/api/v1/app/acme/endpoint/{out[1]['ok']['id']}", root)[1]["settings"] == {}
 
 
 def test_endpoint_setting_beats_tenant_setting_beats_default(env, receivers):
@@ -216,3 +216,29 @@ def test_standard_webhooks_preset_accepts_svix_header_names(env):
     # the signature header is not kept with the event
     kept = env.db.value("SELECT headers::text FROM webhook_inbox WHERE partner_event_id = 'msg_svix_1'") or ""
     assert "svix-signature" not in kept.lower()
+
+
+def test_portal_endpoint_form_sets_the_signature_headers(env, receivers):
+    from test_portal import csrf_of, get, link, open_link, post
+    cfg = outbound_config(env)
+    w = env.worker(cfg)
+    root = new_token(cfg, "root")
+    rx = receivers()
+    assert raw(w, "POST", "/api/v1/app", root, {"name": "Acme", "uid": "acme"})[0] == 201
+    session = open_link(w, link(w, root, "acme"))
+    status, _, page = get(w, "/portal/", session)
+    assert status == 200 and '<select name="signature_headers">' in page
+    csrf = csrf_of(w, session)
+    status, headers, _ = post(w, "/portal/endpoint", {"csrf": csrf, "url": rx.url(), "signature_headers": "svix"},
+                              session)
+    assert status == 303, headers
+    ep = raw(w, "GET", "/api/v1/app/acme/endpoint", root)[1]["data"][0]
+    assert ep["settings"] == {"signature_headers": "svix"}
+    status, _, page = get(w, f"/portal/endpoint/{ep['id']}", session)
+    assert '<option value="svix" selected>' in page
+    svix(w, root, [{"call": "message.create", "args": ["acme", {"eventType": "e", "payload": {"n": 1}}]}])
+    assert header_set(rx.wait(1)[0]) == "svix"
+    # the empty choice takes the application's (here the server's default) again
+    assert post(w, f"/portal/endpoint/{ep['id']}", {"csrf": csrf, "url": rx.url(), "signature_headers": ""},
+                session)[0] == 303
+    assert raw(w, "GET", f"/api/v1/app/acme/endpoint/{ep['id']}", root)[1]["settings"] == {}
