@@ -91,21 +91,17 @@ static bool check_headers(struct api_req *r, const char *field, const json_t *h,
 
 /* settings (settings.h): an object of delivery settings. A patch merges it
  * into the stored one (a null removes a setting); create and PUT replace
- * it (PUT without it: none). Answers 422 for a bad one. */
-static void read_settings(struct api_req *r, bool put, json_t *out)
+ * it. Absent, it stays as it is: Svix's EndpointUpdate does not carry it,
+ * so an SDK's PUT keeps what the CLI or portal set. */
+static void read_settings(struct api_req *r, bool patch, json_t *out)
 {
-    json_t *st = json_object_get(r->body, "settings");
-    char err[256];
-    if (st && !json_is_null(st) && settings_check(st, true, err, sizeof err) != 0) {
-        api_invalid(r, "body", "settings", err, "value_error");
+    char *text = api_settings_text(r, r->body);
+    if (!text)
         return;
-    }
-    if (st && !json_is_null(st))
-        json_object_set(out, "settings", st);
-    else if (st || put)
-        json_object_set_new(out, "settings", json_object());
-    if (st && !json_is_null(st) && !put)
+    json_object_set_new(out, "settings", json_loads(text, 0, NULL));
+    if (patch)
         json_object_set_new(out, "settings_merge", json_true());
+    free(text);
 }
 
 /* eventTypes / filterTypes: names of the catalog (or globs matching some). */
@@ -167,7 +163,7 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
     json_t *h = json_object_get(b, "headers");
     if (h && !json_is_null(h) && check_headers(r, "headers", h, false))
         json_object_set(c, "headers", h);
-    read_settings(r, put, c);
+    read_settings(r, !put && !url_required, c);
     json_t *pf = json_object_get(b, "payloadFilter");
     if (pf && !json_is_null(pf)) {
         char err[256];
