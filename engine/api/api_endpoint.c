@@ -7,8 +7,8 @@
  * one reader and two statements. Svix's field names are accepted with
  * hookd's: `eventTypes` or `filterTypes` (which must name event types of
  * the catalog), `throttleRate` or `rateLimit`; hookd adds `payloadFilter`
- * (payload_filter.h), `ordered` and `settings` (settings.h). Unknown fields are ignored, as Svix
- * does. */
+ * (payload_filter.h), `ordered` and `settings` (settings.h). Unknown
+ * fields are ignored, as Svix does. */
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
