@@ -40,7 +40,9 @@ CREATE TABLE public.hookd_tenants (
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    settings jsonb DEFAULT '{}'::jsonb NOT NULL,
     CONSTRAINT hookd_tenants_rate_limit_check CHECK ((rate_limit > 0)),
+    CONSTRAINT hookd_tenants_settings_object CHECK ((jsonb_typeof(settings) = 'object'::text)),
     CONSTRAINT hookd_tenants_uid_check CHECK (((uid IS NULL) OR ((uid ~ '^[a-zA-Z0-9_.-]+$'::text) AND (length(uid) <= 256)))),
     CONSTRAINT hookd_tenants_uid_not_an_id CHECK ((uid !~~ 'app\_%'::text))
 );
@@ -53,8 +55,8 @@ CREATE FUNCTION public.hookd_api_app(t public.hookd_tenants) RETURNS jsonb
     LANGUAGE sql STABLE
     AS $$
     SELECT jsonb_build_object('id', t.id, 'uid', t.uid, 'name', t.name, 'throttleRate', t.rate_limit,
-        'rateLimit', t.rate_limit, 'metadata', t.metadata, 'createdAt', hookd_api_ts(t.created_at),
-        'updatedAt', hookd_api_ts(t.updated_at)) $$;
+        'rateLimit', t.rate_limit, 'metadata', t.metadata, 'settings', t.settings,
+        'createdAt', hookd_api_ts(t.created_at), 'updatedAt', hookd_api_ts(t.updated_at)) $$;
 
 --
 -- Name: hookd_api_batch_retry(); Type: FUNCTION; Schema: public; Owner: -
@@ -96,8 +98,10 @@ CREATE TABLE public.webhook_endpoints (
     ordered boolean DEFAULT false NOT NULL,
     channels text[],
     failing_since timestamp with time zone,
+    settings jsonb DEFAULT '{}'::jsonb NOT NULL,
     CONSTRAINT webhook_endpoints_max_inflight_check CHECK ((max_inflight > 0)),
     CONSTRAINT webhook_endpoints_rate_limit_check CHECK ((rate_limit > 0)),
+    CONSTRAINT webhook_endpoints_settings_object CHECK ((jsonb_typeof(settings) = 'object'::text)),
     CONSTRAINT webhook_endpoints_timeout_ms_check CHECK ((timeout_ms > 0))
 );
 
@@ -114,6 +118,7 @@ CREATE FUNCTION public.hookd_api_endpoint(e public.webhook_endpoints) RETURNS js
         'filterTypes', CASE WHEN e.event_types = ARRAY['*'] THEN NULL ELSE to_jsonb(e.event_types) END,
         'channels', to_jsonb(e.channels), 'throttleRate', e.rate_limit, 'rateLimit', e.rate_limit,
         'metadata', e.metadata, 'payloadFilter', e.payload_filter, 'ordered', e.ordered,
+        'settings', e.settings,
         'createdAt', hookd_api_ts(e.created_at), 'updatedAt', hookd_api_ts(e.updated_at)) $$;
 
 --

@@ -13,14 +13,23 @@
 #include "query.h"
 #include "xmalloc.h"
 
-/* name, uid, throttleRate (or rateLimit) and metadata of an ApplicationIn. */
+/* name, uid, throttleRate (or rateLimit) and metadata of an ApplicationIn,
+ * and hookd's settings. */
 struct app_fields {
     const char *name, *uid;
     int64_t rate;
     bool has_uid, has_rate;
     char *metadata;
+    char *settings; /* delivery settings (settings.h), merged into the stored ones; NULL: none given */
     char rate_text[24];
 };
+
+static void fields_free(struct app_fields *f)
+{
+    free(f->metadata);
+    free(f->settings);
+    f->metadata = f->settings = NULL;
+}
 
 static int read_fields(struct api_req *r, struct app_fields *f, bool name_required)
 {
@@ -38,9 +47,9 @@ static int read_fields(struct api_req *r, struct app_fields *f, bool name_requir
     f->rate = api_int(r, b, rk, 1, 65535);
     snprintf(f->rate_text, sizeof f->rate_text, "%lld", (long long)f->rate);
     f->metadata = api_metadata_text(r, b, "metadata");
+    f->settings = api_settings_text(r, b);
     if (api_failed(r)) {
-        free(f->metadata);
-        f->metadata = NULL;
+        fields_free(f);
         return -1;
     }
     return 0;
@@ -64,7 +73,8 @@ void api_app_list(PGconn *conn, struct api_req *r)
 
 static void create(PGconn *conn, struct api_req *r, const struct app_fields *f)
 {
-    const char *p[] = {f->name, f->uid, f->rate >= 0 ? f->rate_text : NULL, f->metadata ? f->metadata : "{}"};
+    const char *p[] = {f->name, f->uid, f->rate >= 0 ? f->rate_text : NULL, f->metadata ? f->metadata : "{}",
+                       f->settings};
     PGresult *res = query_prepared_raw(conn, Q_API_APP_CREATE, p, NULL, NULL);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         api_db_error(r, conn, res, "An application with this uid");
@@ -85,7 +95,7 @@ void api_app_create(PGconn *conn, struct api_req *r)
         PGresult *res = api_exec(conn, r, Q_API_APP_FIND_UID, p);
         if (res && PQntuples(res) == 1) {
             reply_body(r, res, 200);
-            free(f.metadata);
+            fields_free(&f);
             return;
         }
         PQclear(res);
@@ -95,7 +105,7 @@ void api_app_create(PGconn *conn, struct api_req *r)
     if (api_global_token(r))
         create(conn, r, &f);
 done:
-    free(f.metadata);
+    fields_free(&f);
 }
 
 void api_app_get(PGconn *conn, struct api_req *r)
@@ -138,7 +148,8 @@ static void update(PGconn *conn, struct api_req *r, const struct app_fields *f, 
     const char *set_uid = (put && !r->tenant[0]) || f->has_uid ? "true" : "false";
     const char *set_rate = put || f->has_rate ? "true" : "false";
     const char *meta = f->metadata ? f->metadata : (put ? "{}" : NULL);
-    const char *p[] = {r->app, f->name, set_uid, f->uid, set_rate, f->rate >= 0 ? f->rate_text : NULL, meta};
+    const char *p[] = {r->app, f->name,    set_uid, f->uid, set_rate, f->rate >= 0 ? f->rate_text : NULL,
+                       meta,   f->settings};
     PGresult *res = query_prepared_raw(conn, Q_API_APP_UPDATE, p, NULL, NULL);
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         api_db_error(r, conn, res, "An application with this uid");
@@ -170,7 +181,7 @@ void api_app_update(PGconn *conn, struct api_req *r)
         create(conn, r, &f);
     }
 done:
-    free(f.metadata);
+    fields_free(&f);
 }
 
 void api_app_patch(PGconn *conn, struct api_req *r)
@@ -180,7 +191,7 @@ void api_app_patch(PGconn *conn, struct api_req *r)
         return;
     if (api_resolve_app(conn, r, r->params[0]))
         update(conn, r, &f, false);
-    free(f.metadata);
+    fields_free(&f);
 }
 
 void api_app_delete(PGconn *conn, struct api_req *r)

@@ -7,8 +7,8 @@
  * one reader and two statements. Svix's field names are accepted with
  * hookd's: `eventTypes` or `filterTypes` (which must name event types of
  * the catalog), `throttleRate` or `rateLimit`; hookd adds `payloadFilter`
- * (payload_filter.h) and `ordered`. Unknown fields are ignored, as Svix
- * does. */
+ * (payload_filter.h), `ordered` and `settings` (settings.h). Unknown
+ * fields are ignored, as Svix does. */
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@
 #include "endpoint_headers.h"
 #include "errbuf.h"
 #include "payload_filter.h"
+#include "settings.h"
 #include "signature.h"
 #include "token.h"
 #include "xmalloc.h"
@@ -88,6 +89,21 @@ static bool check_headers(struct api_req *r, const char *field, const json_t *h,
     return true;
 }
 
+/* settings (settings.h): an object of delivery settings. A patch merges it
+ * into the stored one (a null removes a setting); create and PUT replace
+ * it. Absent, it stays as it is: Svix's EndpointUpdate does not carry it,
+ * so an SDK's PUT keeps what the CLI or portal set. */
+static void read_settings(struct api_req *r, bool patch, json_t *out)
+{
+    char *text = api_settings_text(r, r->body);
+    if (!text)
+        return;
+    json_object_set_new(out, "settings", json_loads(text, 0, NULL));
+    if (patch)
+        json_object_set_new(out, "settings_merge", json_true());
+    free(text);
+}
+
 /* eventTypes / filterTypes: names of the catalog (or globs matching some). */
 static void read_event_types(PGconn *conn, struct api_req *r, json_t *out)
 {
@@ -147,6 +163,7 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
     json_t *h = json_object_get(b, "headers");
     if (h && !json_is_null(h) && check_headers(r, "headers", h, false))
         json_object_set(c, "headers", h);
+    read_settings(r, !put && !url_required, c);
     json_t *pf = json_object_get(b, "payloadFilter");
     if (pf && !json_is_null(pf)) {
         char err[256];

@@ -163,6 +163,10 @@ int api_bool(struct api_req *r, const json_t *o, const char *field);
  * keys and API_METADATA_BYTES_MAX bytes as compact JSON) as JSON text
  * (caller frees), NULL when absent or null; 422 answered otherwise. */
 char *api_metadata_text(struct api_req *r, const json_t *o, const char *field);
+/* The `settings` field (delivery settings, settings.h: an object of names
+ * and words; a null value removes one when merged) as JSON text (caller
+ * frees), NULL when absent or null; 422 answered for a bad one. */
+char *api_settings_text(struct api_req *r, const json_t *o);
 /* A list of strings of 1 to API_NAME_LONG_MAX characters, at most max_items
  * of them, as the JSON text of the set they make (each once, in the order
  * of first occurrence; caller frees); NULL when absent or null, and after

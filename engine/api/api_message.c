@@ -89,7 +89,7 @@ static bool resolve_or_create_app(PGconn *conn, struct api_req *r)
         uid = r->params[0];
     if (api_failed(r))
         return false;
-    const char *c[] = {name, uid, NULL, "{}"};
+    const char *c[] = {name, uid, NULL, "{}", NULL}; /* no rate limit, empty metadata, no settings */
     if (!(res = api_exec(conn, r, Q_API_APP_CREATE, c)))
         return false;
     json_t *created = api_row_json(res, 0, API_APP_CREATE_BODY);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "netguard.h"
 #include "query.h"
+#include "settings.h"
 #include "xmalloc.h"
 
 /* ---- answers ---- */
@@ -494,4 +495,17 @@ bool api_check_uid(struct api_req *r, const char *field, const char *uid, const 
         return false;
     }
     return true;
+}
+
+char *api_settings_text(struct api_req *r, const json_t *o)
+{
+    json_t *v;
+    char err[256];
+    if (!present(o, "settings", &v))
+        return NULL;
+    if (settings_check(v, true, err, sizeof err) != 0) {
+        api_invalid(r, "body", "settings", err, "value_error");
+        return NULL;
+    }
+    return json_dumps(v, JSON_COMPACT);
 }

@@ -19,6 +19,9 @@ bool endpoint_headers_reserved(const char *name)
                                         "webhook-id",
                                         "webhook-timestamp",
                                         "webhook-signature",
+                                        "svix-id",
+                                        "svix-timestamp",
+                                        "svix-signature",
                                         "user-agent",
                                         "keep-alive",
                                         "te",
@@ -52,9 +55,12 @@ int endpoint_headers_check(const json_t *headers, bool nulls_ok, char *err, size
     json_object_foreach((json_t *)headers, k, v)
     {
         size_t n = strlen(k);
-        if (n == 0 || n > 128 || strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n ||
-            endpoint_headers_reserved(k)) {
-            return err_set(err, errlen, "a header name is malformed or reserved: '%.128s'", k);
+        if (n == 0 || n > 128 || strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != n) {
+            return err_set(err, errlen, "a header name is malformed: '%.128s' (1 to 128 of A-Z a-z 0-9 - _)", k);
+        }
+        if (endpoint_headers_reserved(k)) {
+            return err_set(err, errlen, "%s is a reserved header: hookd or its HTTP client sets it on every delivery",
+                           k);
         }
         if (!(json_is_null(v) && nulls_ok) && !value_ok(json_string_value(v))) {
             return err_set(err, errlen, "the value of %s must be a string without control characters", k);

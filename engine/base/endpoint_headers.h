@@ -4,7 +4,8 @@
  * and the CLI so that both refuse the same things: at most
  * ENDPOINT_HEADERS_MAX of them, names of 1 to 128 characters of
  * [A-Za-z0-9_-] that are not ones hookd or the HTTP client sets
- * (webhook-id, content-type, host, …), values of at most 4096 characters
+ * (svix-id, webhook-id and their -timestamp and -signature, content-type,
+ * host, …), values of at most 4096 characters
  * without control characters. Sensitive names (authorization, cookies,
  * anything with secret, token or key) are stored and sent, but the API lists
  * them without their values. Pure functions.

@@ -96,7 +96,7 @@ static int exec_print(PGconn *conn, enum query_id q, const char *const *p, int e
 /* The policy options shared by add and update, checked, as statement
  * parameters (NULL: not given). */
 struct policy_opts {
-    const char *filter, *headers, *rate, *ordered;
+    const char *filter, *headers, *rate, *ordered, *settings;
     const char *timeout, *inflight;
     char timeout_ms[24], max_inflight[24];
 };
@@ -134,6 +134,8 @@ static int read_policies(const struct cli_args *a, struct policy_opts *o, bool u
         if (bad)
             return cli_fail("endpoint", "--headers: %s", h ? err : jerr.text);
     }
+    if (cli_settings_option(a, "endpoint", update, &o->settings) != 0)
+        return 1;
     if ((o->rate = cli_args_value(a, "rate-limit"))) {
         bool none = update && strcmp(o->rate, "none") == 0;
         if (!none && ((n = strtol(o->rate, &end, 10)) < 1 || n > 1000000 || *end))
@@ -179,8 +181,8 @@ static int run_add(const struct cli_args *a, const struct hookd_config *cfg)
         rc = 1;
         goto done;
     }
-    const char *p[] = {ename,    url,       secret, events,   o.timeout, o.inflight, tenant ? tid : NULL,
-                       o.filter, o.headers, o.rate, o.ordered};
+    const char *p[] = {ename,    url,       secret, events,    o.timeout, o.inflight, tenant ? tid : NULL,
+                       o.filter, o.headers, o.rate, o.ordered, o.settings};
     r = query_exec(conn, Q_ENDPOINT_ADD, p, err, sizeof err);
     if (!r) {
         rc = cli_fail("endpoint", "%s",
@@ -204,7 +206,7 @@ static int run_update(const struct cli_args *a, const struct hookd_config *cfg)
     PGconn *conn = cli_connect_db(cfg, "endpoint", 0);
     if (!conn)
         return 1;
-    const char *p[] = {name, url, events, o.timeout, o.inflight, o.filter, o.headers, o.rate, o.ordered};
+    const char *p[] = {name, url, events, o.timeout, o.inflight, o.filter, o.headers, o.rate, o.ordered, o.settings};
     int rc = exec_print(conn, Q_ENDPOINT_UPDATE, p, 1, name);
     if (rc == 0)
         printf("endpoint %s updated\n", name);
@@ -251,11 +253,12 @@ static int show(PGconn *conn, const struct cli_args *a)
 #define V(col) PQgetvalue(r, 0, ENDPOINT_SHOW_##col)
     printf("id: %s\nname: %s\nurl: %s\nevents: %s\nenabled: %s%s%s\ntimeout_ms: %s\nmax_inflight: %s\n"
            "secret: %s\ncreated_at: %s\npending_deliveries: %s\ndead_deliveries: %s\n"
-           "headers: %s\nrate_limit: %s\nordered: %s\nfilter: %s\n",
+           "headers: %s\nrate_limit: %s\nordered: %s\nfilter: %s\nsettings: %s\n",
            V(ID), V(NAME), V(URL), V(EVENTS), V(ENABLED)[0] == 't' ? "yes" : "no", *V(DISABLED_REASON) ? " — " : "",
            V(DISABLED_REASON), V(TIMEOUT_MS), V(MAX_INFLIGHT), show_secret ? V(SECRET) : "<hidden; use --show-secret>",
            V(CREATED_AT), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES), *V(HEADERS) ? V(HEADERS) : "-",
-           *V(RATE_LIMIT) ? V(RATE_LIMIT) : "-", V(ORDERED), *V(PAYLOAD_FILTER) ? V(PAYLOAD_FILTER) : "-");
+           *V(RATE_LIMIT) ? V(RATE_LIMIT) : "-", V(ORDERED), *V(PAYLOAD_FILTER) ? V(PAYLOAD_FILTER) : "-",
+           V(SETTINGS));
 #undef V
     PQclear(r);
     return 0;
@@ -342,6 +345,8 @@ static int run_rotate(const struct cli_args *a, const struct hookd_config *cfg)
         {"filter", "JSON", "a payload filter: {\"data.tier\": \"gold\"} (update: none removes it)", NULL},            \
         {"headers", "JSON", "custom headers for every delivery: {\"X-Team\": \"a\"} (update: replaces them)", NULL},  \
         {"rate-limit", "N", "at most N deliveries per second, across the cluster (update: none removes it)", NULL},   \
+        {"settings", "JSON",                                                                                          \
+         "delivery settings: {\"signature_headers\": \"svix\"} (update: merged, null removes one)", NULL},            \
     {                                                                                                                 \
         "ordered", NULL, "deliver each aggregate's events one at a time, in hookd_emit order", NULL                   \
     }
@@ -356,7 +361,8 @@ static const struct cli_args_opt add_opts[] = {
 static const struct cli_args_cmd add_cmd = {
     .name = "add",
     .synopsis = "--url URL [--events 'order.*,user.*'] [--secret whsec_...] [--name N] [--timeout 10s] "
-                "[--max-inflight 16] [--tenant T] [--filter JSON] [--headers JSON] [--rate-limit N] [--ordered]",
+                "[--max-inflight 16] [--tenant T] [--filter JSON] [--headers JSON] [--rate-limit N] [--ordered] "
+                "[--settings JSON]",
     .summary = "subscribe an endpoint; the secret is generated when not given and printed once",
     .help = "The URL must be http(s) and, unless [hookd] allow_private_networks = true, may not resolve to a\n"
             "private, loopback or link-local address.",
@@ -393,7 +399,7 @@ static const struct cli_args_opt update_opts[] = {
 static const struct cli_args_cmd update_cmd =
     BY_NAME("update",
             "NAME [--url URL] [--events 'order.*'] [--timeout 10s] [--max-inflight 16] [--filter JSON|none] "
-            "[--headers JSON] [--rate-limit N|none] [--ordered|--unordered]",
+            "[--headers JSON] [--rate-limit N|none] [--ordered|--unordered] [--settings JSON]",
             "change an endpoint's URL, events or delivery policies; what is not given stays", update_opts, run_update);
 
 static const struct cli_args_opt show_opts[] = {

@@ -1,4 +1,4 @@
-/* `hookd tenant add|list|show|delete` and `hookd token create|list|revoke`.
+/* `hookd tenant add|list|show|update|delete` and `hookd token create|list|revoke`.
  * A tenant is what Svix calls an application; its uid is the customer's id
  * in the user's own system. A token is printed once, alone on the last line
  * of stdout, and stored as its SHA-256 digest; `--tenant` scopes it to one
@@ -105,13 +105,38 @@ static int run_tenant_show(const struct cli_args *a, const struct hookd_config *
     }
 #define V(col) PQgetvalue(r, 0, TENANT_SHOW_##col)
     printf("id: %s\nuid: %s\nname: %s\nrate_limit: %s\nmetadata: %s\ncreated_at: %s\nendpoints: %s\nmessages: %s\n"
-           "pending_deliveries: %s\ndead_deliveries: %s\ntokens: %s\n",
+           "pending_deliveries: %s\ndead_deliveries: %s\ntokens: %s\nsettings: %s\n",
            V(ID), V(UID), V(NAME), *V(RATE_LIMIT) ? V(RATE_LIMIT) : "-", V(METADATA), V(CREATED_AT), V(ENDPOINTS),
-           V(MESSAGES), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES), V(TOKENS));
+           V(MESSAGES), V(PENDING_DELIVERIES), V(DEAD_DELIVERIES), V(TOKENS), V(SETTINGS));
 #undef V
     rc = 0;
 done:
     PQclear(r);
+    PQfinish(conn);
+    return rc;
+}
+
+static int run_tenant_update(const struct cli_args *a, const struct hookd_config *cfg)
+{
+    const char *name = cli_args_value(a, "name"), *settings;
+    if (cli_settings_option(a, "tenant update", true, &settings) != 0)
+        return 1;
+    if (!name && !settings)
+        return cli_fail("tenant update", "nothing to change: give --name or --settings");
+    PGconn *conn = cli_connect_db(cfg, "tenant update", 0);
+    if (!conn)
+        return 1;
+    char id[128], err[512];
+    int rc = 1;
+    if (cli_tenant_resolve(conn, a->args[0], id, sizeof id, "tenant update") == 0) {
+        const char *p[] = {id, name, settings};
+        PGresult *r = query_exec(conn, Q_TENANT_UPDATE, p, err, sizeof err);
+        if (!r)
+            cli_fail("tenant update", "%s", err);
+        else
+            printf("tenant %s updated\n", a->args[0]), rc = 0;
+        PQclear(r);
+    }
     PQfinish(conn);
     return rc;
 }
@@ -246,6 +271,24 @@ static const struct cli_args_cmd tenant_show = {
     .max_args = 1,
     .config = true,
 };
+static const struct cli_args_opt tenant_update_opts[] = {
+    {"name", "N", "a new display name", NULL},
+    {"settings", "JSON",
+     "delivery settings of its endpoints: {\"signature_headers\": \"svix\"} (merged, null removes one; an "
+     "endpoint's own take precedence)",
+     NULL},
+    {0},
+};
+static const struct cli_args_cmd tenant_update = {
+    .name = "update",
+    .synopsis = "UID|ID [--name N] [--settings JSON]",
+    .summary = "change a tenant's name or delivery settings; what is not given stays",
+    .opts = tenant_update_opts,
+    .run = run_tenant_update,
+    .min_args = 1,
+    .max_args = 1,
+    .config = true,
+};
 static const struct cli_args_cmd tenant_delete = {
     .name = "delete",
     .synopsis = "UID|ID",
@@ -255,8 +298,8 @@ static const struct cli_args_cmd tenant_delete = {
     .max_args = 1,
     .config = true,
 };
-static const struct cli_args_cmd *const tenant_subs[] = {&tenant_add,    &tenant_list,         &tenant_show,
-                                                         &tenant_delete, &cli_portal_link_cmd, NULL};
+static const struct cli_args_cmd *const tenant_subs[] =
+    {&tenant_add, &tenant_list, &tenant_show, &tenant_update, &tenant_delete, &cli_portal_link_cmd, NULL};
 const struct cli_args_cmd cli_tenant_cmd = {
     .name = "tenant",
     .summary = "tenants: the customers whose endpoints receive their own events (Svix applications)",

@@ -160,6 +160,7 @@ struct hookd_config {
     int64_t reconcile_interval;
     int64_t reconcile_horizon;
     bool allow_private_networks;
+    int signature_headers;            /* enum settings_signature_headers: the last layer of settings.h */
     struct config_secret admin_token; /* at least HOOKD_ADMIN_TOKEN_MIN characters */
     char *admin_listen;               /* see config_admin_listen() */
     int64_t admin_session_timeout;    /* ms a signed-in admin session lives */

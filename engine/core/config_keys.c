@@ -14,6 +14,7 @@
 #include "config.h"
 #include "config_internal.h"
 #include "errbuf.h"
+#include "settings.h"
 #include "xmalloc.h"
 
 const struct config_type_doc config_types[CONFIG_TYPE_COUNT] = {
@@ -39,6 +40,18 @@ const struct config_type_doc config_types[CONFIG_TYPE_COUNT] = {
 };
 
 /* ---- [hookd] ------------------------------------------------------------ */
+
+/* A delivery setting's last layer (settings.h): the key has the setting's
+ * name and words, and its value goes into the int field at the key's offset. */
+static int set_setting(void *obj, const struct config_key *k, const char *arg, const char *v, char *err, size_t errlen)
+{
+    (void)arg;
+    int value = settings_parse(settings_find(k->name), v, err, errlen);
+    if (value < 0)
+        return -1;
+    memcpy((char *)obj + k->offset, &value, sizeof value);
+    return 0;
+}
 
 #define HK(field, ...)                                                                                                \
     {                                                                                                                 \
@@ -70,6 +83,10 @@ static const struct config_key hookd_keys[] = {
     HK(reconcile_horizon, .type = CONFIG_DURATION, .def = "1h", .meaning = "rows due within this window are seeded"),
     HK(allow_private_networks, .type = CONFIG_BOOL, .def = "false",
        .meaning = "allow deliveries (and alert webhooks) to private, loopback and link-local addresses"),
+    HK(signature_headers, .type = CONFIG_ENUM, .set = set_setting, .def = "both",
+       .meaning = "both, svix or webhook: the signature headers every delivery carries - svix-id, svix-timestamp and "
+                  "svix-signature, webhook-id, webhook-timestamp and webhook-signature, or both sets with the same "
+                  "values; an endpoint's or its tenant's settings take precedence (docs/guides/outbound.md)"),
     HK(admin_token, .type = CONFIG_SECRET, .def_doc = "unset (admin view off)",
        .meaning = "token for /admin, at least 24 characters (openssl rand -hex 24); a shorter one is refused"),
     HK(admin_listen, .type = CONFIG_STRING, .def = "127.0.0.1:8081", .flags = CONFIG_RESTART,

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "config_internal.h"
+#include "settings.h"
 #include "xmalloc.h"
 
 static void print_secret(FILE *out, const char *key, const struct config_secret *s)
@@ -188,6 +189,10 @@ static void print_hookd(FILE *out, const struct hookd_config *c)
                     (r & ROLE_INBOX) && (r & ROLE_RELAY) ? ", " : "", r & ROLE_RELAY ? "relay" : "");
             break;
         }
+        case CONFIG_ENUM: /* the delivery settings' last layer (settings.h) */
+            HOOKD_ASSERT(settings_find(k->name) >= 0);
+            fprintf(out, "%s = %s\n", k->name, settings_word(settings_find(k->name), *(const int *)field));
+            break;
         default: HOOKD_ASSERT(!"a [hookd] key of a type print_hookd does not know");
         }
     }

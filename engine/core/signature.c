@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -33,14 +34,17 @@ static const struct sig_preset presets[SIG_SCHEME_COUNT] = {
                                         .multiple = true,
                                         .separators = " ",
                                         .encoding = B64,
-                                        .timestamp_header = "webhook-timestamp"},
+                                        .timestamp_header = "webhook-timestamp",
+                                        .alias_of = "webhook-",
+                                        .alias = "svix-"},
                                .tolerance_s = 300,
                                .event_id = "header:webhook-id",
                                .event_type = "json:type",
                                .bodies = JSON_ONLY,
                                .verified =
                                    "HMAC-SHA256 (base64) of `webhook-id.webhook-timestamp.body`, `v1,` entries in "
-                                   "`webhook-signature`, timestamp"},
+                                   "`webhook-signature`, timestamp; Svix's `svix-id`, `svix-timestamp` and "
+                                   "`svix-signature` are read in their place when absent"},
     [SIG_STRIPE] = {.name = "stripe",
                     .scheme = SIG_STRIPE,
                     .spec = {.alg = SIG_ALG_HMAC_SHA256,
@@ -472,4 +476,21 @@ bool sig_signs_timestamp(enum sig_scheme scheme)
 {
     const struct sig_preset *p = sig_preset_get(scheme);
     return p != NULL && sig_spec_signs_timestamp(&p->spec);
+}
+
+/* ---- header names ---------------------------------------------------------- */
+
+const char *sig_spec_header(const struct sig_spec *spec, sig_header_fn header, void *arg, const char *name)
+{
+    if (header == NULL || name == NULL)
+        return NULL;
+    const char *v = header(arg, name);
+    if (v != NULL || spec == NULL || spec->alias_of == NULL || spec->alias == NULL)
+        return v;
+    size_t n = strlen(spec->alias_of);
+    char other[128];
+    if (strncasecmp(name, spec->alias_of, n) != 0 ||
+        (size_t)snprintf(other, sizeof other, "%s%s", spec->alias, name + n) >= sizeof other)
+        return NULL;
+    return header(arg, other);
 }

@@ -180,6 +180,12 @@ struct sig_spec {
      * port added (or, if it has one, removed) is tried too, as Twilio's SDKs
      * do (Twilio signs whichever form it was configured with). */
     bool url_port_variants;
+    /* Another name for a set of headers (standard-webhooks: svix-id,
+     * svix-timestamp and svix-signature, as Svix sends them, for webhook-id,
+     * webhook-timestamp and webhook-signature): a header whose name starts
+     * with alias_of that the request does not carry is read under the name
+     * with alias instead. NULL: none. */
+    const char *alias_of, *alias;
 };
 
 /* One provider preset: the value of `[partner NAME] scheme =`. */
@@ -276,6 +282,12 @@ __attribute__((warn_unused_result)) int sig_public_key_decode(enum sig_scheme sc
 /* Case-insensitive request header lookup: returns the value (borrowed, valid
  * for the duration of sig_verify()) or NULL when the header is absent. */
 typedef const char *(*sig_header_fn)(void *arg, const char *name);
+
+/* The request's header name under spec: header(arg, name), or when that is
+ * absent and spec gives name another (alias_of, alias), the header under
+ * that name. NULL: neither. What sig_verify() reads headers with, and what
+ * a caller reading a `header:NAME` field of a partner uses too. */
+const char *sig_spec_header(const struct sig_spec *spec, sig_header_fn header, void *arg, const char *name);
 
 /* The request as received. All pointers are borrowed for the call. */
 struct sig_request {

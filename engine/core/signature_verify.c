@@ -613,10 +613,24 @@ static enum sig_result apply_algorithm_header(struct sig_verify_state *st, struc
     return SIG_OK;
 }
 
+/* A request whose headers are read through sig_spec_header(). */
+struct aliased {
+    const struct sig_request *req;
+    const struct sig_spec *spec;
+};
+
+static const char *aliased_header(void *arg, const char *name)
+{
+    const struct aliased *a = arg;
+    return sig_spec_header(a->spec, a->req->header, a->req->header_arg, name);
+}
+
 enum sig_result sig_verify_digest(const struct sig_params *params, const struct sig_request *req,
                                   unsigned char digest[SIG_DIGEST_LEN], char *err, size_t errlen)
 {
     struct sig_verify_state st;
+    struct aliased alias;
+    struct sig_request aliased_req;
     struct sig_spec eff;
     enum sig_result r;
 
@@ -641,6 +655,13 @@ enum sig_result sig_verify_digest(const struct sig_params *params, const struct 
             return SIG_MISMATCH;
         }
         st.spec = &p->spec;
+    }
+    if (st.spec->alias_of != NULL && req->header != NULL) {
+        alias = (struct aliased){req, st.spec};
+        aliased_req = *req;
+        aliased_req.header = aliased_header;
+        aliased_req.header_arg = &alias;
+        st.req = &aliased_req;
     }
     if (st.spec->algorithm_header != NULL && (r = apply_algorithm_header(&st, &eff, err, errlen)) != SIG_OK)
         return r;

@@ -387,11 +387,13 @@ static const char *header_lookup(void *arg, const char *name)
     return evhttp_find_header(arg, name);
 }
 
-/* Extracts a field from the body or a header into a new string, or NULL. */
-static char *extract(const struct field_source *f, json_t *body, struct evkeyvalq *headers, size_t max)
+/* Extracts a field from the body or a header (read through the partner's
+ * spec: sig_spec_header, with its aliases) into a new string, or NULL. */
+static char *extract(const struct field_source *f, const struct sig_spec *spec, json_t *body,
+                     struct evkeyvalq *headers, size_t max)
 {
     if (f->kind == FIELD_HEADER) {
-        const char *v = evhttp_find_header(headers, f->path);
+        const char *v = sig_spec_header(spec, header_lookup, headers, f->path);
         return v && *v && strlen(v) <= max ? xstrdup(v) : NULL;
     }
     if (f->kind == FIELD_JSON) {
@@ -407,9 +409,10 @@ static bool secret_header(const char *name, const struct partner_config *p)
 {
     if (p->spec.signature_header && strcasecmp(name, p->spec.signature_header) == 0)
         return true; /* X-Gitlab-Token is the secret itself */
-    static const char *const drop[] = {"authorization",      "cookie",          "webhook-signature",
-                                       "stripe-signature",   "x-hub-signature", "x-hub-signature-256",
-                                       "proxy-authorization"};
+    static const char *const drop[] = {"authorization",       "cookie",
+                                       "webhook-signature",   "svix-signature",
+                                       "stripe-signature",    "x-hub-signature",
+                                       "x-hub-signature-256", "proxy-authorization"};
     for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
         if (strcasecmp(name, drop[i]) == 0)
             return true;
@@ -654,9 +657,11 @@ static void handle_inbox(struct evhttp_request *req, void *arg)
         goto done;
     }
     pend = xcalloc(1, sizeof *pend);
-    pend->event_id = p->event_id.kind == FIELD_DIGEST ? hex_digest(digest) : extract(&p->event_id, body, headers, 100);
-    pend->event_type = extract(&p->event_type, body, headers, 100);
-    pend->entity_id = p->entity_id.kind != FIELD_NONE ? extract(&p->entity_id, body, headers, ENTITY_ID_MAX) : NULL;
+    pend->event_id = p->event_id.kind == FIELD_DIGEST ? hex_digest(digest)
+                                                      : extract(&p->event_id, &p->spec, body, headers, 100);
+    pend->event_type = extract(&p->event_type, &p->spec, body, headers, 100);
+    pend->entity_id = p->entity_id.kind != FIELD_NONE ? extract(&p->entity_id, &p->spec, body, headers, ENTITY_ID_MAX)
+                                                      : NULL;
     if (!pend->event_id || !pend->event_type) {
         const struct field_source *f = !pend->event_id ? &p->event_id : &p->event_type;
         reject(in, req, p->name, 400, REJECT_BAD_BODY, "%s not found at %s:%s (or empty, or over 100 characters)",

@@ -34,6 +34,7 @@
 #include "query.h"
 #include "rand.h"
 #include "sched.h"
+#include "settings.h"
 #include "signature.h"
 #include "version.h"
 #include "ctx.h"
@@ -46,6 +47,8 @@ static void item_free(struct delivery_item *it)
     free(it->url);
     free(it->payload);
     free(it->headers);
+    free(it->settings);
+    free(it->tenant_settings);
     OPENSSL_cleanse(it->signature, sizeof it->signature);
     if (it->secret)
         OPENSSL_cleanse(it->secret, strlen(it->secret));
@@ -258,8 +261,8 @@ static void on_response(const struct http_client_result *res, void *arg)
  * longer than that. */
 #define SIGNATURE_FRESH_S 30
 
-/* http_client_config.headers_at_send: webhook-timestamp and
- * webhook-signature, as the request is written. */
+/* http_client_config.headers_at_send: the timestamp and signature headers
+ * (delivery_sign_late_headers), as the request is written. */
 static const struct http_header *headers_at_send(void *arg, size_t *n)
 {
     struct delivery_item *it = arg;
@@ -271,9 +274,7 @@ static const struct http_header *headers_at_send(void *arg, size_t *n)
         it->signed_at = now;
     }
     snprintf(it->timestamp, sizeof it->timestamp, "%lld", (long long)it->signed_at);
-    it->late_headers[0] = (struct http_header){"webhook-timestamp", it->timestamp};
-    it->late_headers[1] = (struct http_header){"webhook-signature", it->signature};
-    *n = 2;
+    *n = delivery_sign_late_headers(it->signature_headers, it->timestamp, it->signature, it->late_headers);
     return it->late_headers;
 }
 
@@ -301,14 +302,16 @@ static void send_item(struct delivery *d, struct delivery_item *it)
         answered(d, it);
         return;
     }
-    const struct http_header base[] = {
+    it->signature_headers = settings_resolve(d->ctx->cfg, SETTINGS_SIGNATURE_HEADERS, it->settings,
+                                             it->tenant_settings, NULL);
+    struct http_header base[2 + DELIVERY_SIGN_ID_HEADERS_MAX] = {
         {"Content-Type", "application/json"},
         {"User-Agent", "hookd/" HOOKD_VERSION},
-        {"webhook-id", it->webhook_id},
     };
+    size_t nbase = 2 + delivery_sign_id_headers(it->signature_headers, it->webhook_id, base + 2);
     struct http_header *hdrs;
     void *hold;
-    size_t nhdrs = delivery_policy_headers(it->headers, base, sizeof base / sizeof base[0], &hdrs, &hold);
+    size_t nhdrs = delivery_policy_headers(it->headers, it->endpoint_name, base, nbase, &hdrs, &hold);
     int rc = http_client_post(d->http, it->endpoint_name, it->url, hdrs, nhdrs, it->payload, strlen(it->payload),
                               it->timeout_ms, it->max_inflight, on_response, it, err, sizeof err);
     delivery_policy_headers_release(hdrs, hold);
@@ -370,6 +373,8 @@ static void work_load(PGconn *conn, void *arg)
         it->secret = query_value_dup(r, row, DELIVERY_LOAD_SECRET);
         it->prev_secret = query_value_dup(r, row, DELIVERY_LOAD_PREVIOUS_SECRET);
         it->headers = query_value_dup(r, row, DELIVERY_LOAD_HEADERS);
+        it->settings = query_value_dup(r, row, DELIVERY_LOAD_SETTINGS);
+        it->tenant_settings = query_value_dup(r, row, DELIVERY_LOAD_TENANT_SETTINGS);
         it->timeout_ms = atoi(PQgetvalue(r, row, DELIVERY_LOAD_TIMEOUT_MS));
         it->max_inflight = atoi(PQgetvalue(r, row, DELIVERY_LOAD_MAX_INFLIGHT));
         it->rate_limit = atoi(PQgetvalue(r, row, DELIVERY_LOAD_RATE_LIMIT));
@@ -624,6 +629,8 @@ struct delivery_item *delivery_send_first(struct delivery *d, const struct deliv
     it->secret = xstrdup(t->secret);
     it->prev_secret = t->prev_secret ? xstrdup(t->prev_secret) : NULL;
     it->headers = t->headers ? xstrdup(t->headers) : NULL;
+    it->settings = t->settings ? xstrdup(t->settings) : NULL;
+    it->tenant_settings = t->tenant_settings ? xstrdup(t->tenant_settings) : NULL;
     it->timeout_ms = t->timeout_ms;
     it->max_inflight = t->max_inflight;
     if (t->signature && strlen(t->signature) < sizeof it->signature) {

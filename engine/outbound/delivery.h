@@ -1,9 +1,10 @@
 /* The relay role's second half: sending deliveries. Claimed delivery ids
  * (from `<prefix>:{delivery}:due`) are loaded with their event and endpoint,
  * POSTed from the event loop through http_client (keep-alive per endpoint,
- * bounded in flight per endpoint and in total), signed with Standard
- * Webhooks headers (webhook-id = the outbox event id, stable across
- * retries; during a secret rotation both signatures are sent), and their
+ * bounded in flight per endpoint and in total), signed the Standard
+ * Webhooks way under svix-* and/or webhook-* names as the delivery's
+ * signature_headers setting says (the id = the outbox event id, stable
+ * across retries; during a secret rotation both signatures are sent), and their
  * outcomes are recorded in batches: 2xx succeeded; 410 disables the endpoint
  * and dead-letters; anything else retries per [retry] and its
  * `endpoint:NAME` override, honouring Retry-After within bounds; the last
@@ -54,8 +55,9 @@ struct delivery_target {
     const char *id;                                                   /* the new outbox_deliveries row's id */
     const char *event_id;                                             /* webhook-id */
     const char *payload, *endpoint_name, *url, *secret, *prev_secret; /* prev_secret may be NULL */
-    const char *headers;    /* the endpoint's custom headers (a JSON object), NULL: none */
-    const char *webhook_id; /* a tenant's message: its msg_ id; NULL: event_id */
+    const char *headers;                    /* the endpoint's custom headers (a JSON object), NULL: none */
+    const char *webhook_id;                 /* a tenant's message: its msg_ id; NULL: event_id */
+    const char *settings, *tenant_settings; /* the endpoint's and its tenant's settings (JSON), NULL: none */
     int timeout_ms, max_inflight;
     const char *signature; /* from delivery_sign(), made off the loop; NULL: signed when sent */
     int64_t signed_at;     /* the timestamp it signed */

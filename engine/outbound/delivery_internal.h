@@ -62,6 +62,9 @@ struct delivery_item {
     char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
     char *url, *payload, *secret, *prev_secret;
     char *headers; /* the endpoint's custom headers (JSON), NULL: none */
+    /* the endpoint's and its tenant's delivery settings (JSON), NULL: none;
+     * resolved with the config's when the item is sent (settings.h) */
+    char *settings, *tenant_settings;
     char endpoint_id[40];
     int rate_limit;     /* deliveries per second, 0: none */
     int64_t blocked_ms; /* ordered: held this long behind its aggregate's earlier deliveries */
@@ -70,7 +73,8 @@ struct delivery_item {
     char signature[DELIVERY_SIGNATURE_MAX]; /* webhook-signature; empty until signed */
     int64_t signed_at;                      /* webhook-timestamp */
     char timestamp[24];
-    struct http_header late_headers[2]; /* headers_at_send's answer */
+    int signature_headers;                                           /* enum settings_signature_headers */
+    struct http_header late_headers[DELIVERY_SIGN_LATE_HEADERS_MAX]; /* headers_at_send's answer */
     /* outcome */
     enum result_kind kind;
     int status;

@@ -91,8 +91,8 @@ static bool reserved(const char *name, const struct http_header *base, size_t nb
     return false;
 }
 
-size_t delivery_policy_headers(const char *headers_json, const struct http_header *base, size_t nbase,
-                               struct http_header **out, void **hold)
+size_t delivery_policy_headers(const char *headers_json, const char *endpoint_name, const struct http_header *base,
+                               size_t nbase, struct http_header **out, void **hold)
 {
     json_t *h = headers_json && *headers_json ? json_loads(headers_json, 0, NULL) : NULL;
     size_t extra = json_is_object(h) ? json_object_size(h) : 0;
@@ -104,8 +104,14 @@ size_t delivery_policy_headers(const char *headers_json, const struct http_heade
     if (extra) {
         json_object_foreach(h, k, v)
         {
-            if (!json_is_string(v) || reserved(k, base, nbase))
+            if (!json_is_string(v))
                 continue;
+            if (reserved(k, base, nbase)) {
+                /* stored before the name was reserved: never sent in place of hookd's */
+                if (endpoint_name)
+                    log_warn("delivery.header_dropped", "endpoint=%s header=%s reason=reserved", endpoint_name, k);
+                continue;
+            }
             all[n++] = (struct http_header){k, json_string_value(v)};
         }
     }

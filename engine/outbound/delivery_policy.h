@@ -3,8 +3,8 @@
  *
  * - custom static headers (webhook_endpoints.headers, Svix's `headers`):
  *   added to every request to the endpoint, after hookd's own; a name
- *   hookd sets itself (webhook-id, webhook-timestamp, webhook-signature,
- *   content-type, user-agent) or the HTTP client owns is never taken from
+ *   hookd sets itself (svix-id, svix-timestamp, svix-signature, webhook-id,
+ *   webhook-timestamp, webhook-signature, content-type, user-agent) or the HTTP client owns is never taken from
  *   them. Read with the endpoint on every claim and fan-out pass, so a
  *   change through the API applies to the next delivery.
  * - rateLimit (webhook_endpoints.rate_limit, deliveries per second): paced
@@ -39,11 +39,12 @@ struct delivery_policy *delivery_policy_new(struct hookd_ctx *ctx);
 void delivery_policy_free(struct delivery_policy *p, void (*drop)(void *arg));
 
 /* base[0..nbase) followed by the endpoint's custom headers (headers_json:
- * a JSON object of strings, or NULL); names in base, and the client's own,
- * are skipped. *out is allocated (free() it) and its strings point into
+ * a JSON object of strings, or NULL); names in base, and reserved ones
+ * (endpoint_headers_reserved: hookd's and the client's own) are skipped,
+ * a reserved one with a warning naming endpoint_name (NULL: none). *out is allocated (free() it) and its strings point into
  * base and into *hold (json_decref() it after the post, which copies). */
-size_t delivery_policy_headers(const char *headers_json, const struct http_header *base, size_t nbase,
-                               struct http_header **out, void **hold);
+size_t delivery_policy_headers(const char *headers_json, const char *endpoint_name, const struct http_header *base,
+                               size_t nbase, struct http_header **out, void **hold);
 void delivery_policy_headers_release(struct http_header *out, void *hold);
 
 /* What to do with a claimed delivery of a rate-limited endpoint: go(arg)

@@ -1,6 +1,7 @@
 /* Signing a delivery; see delivery_sign.h. */
 #include "delivery_sign.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 int delivery_sign(const char *secret, const char *prev_secret, const char *event_id, int64_t ts, const char *payload,
@@ -28,4 +29,40 @@ int delivery_sign(const char *secret, const char *prev_secret, const char *event
         used += len;
     }
     return 0;
+}
+
+/* Whether which sends the svix-* set, and the webhook-* set. */
+static bool sends_svix(int which)
+{
+    return which != SETTINGS_SIG_WEBHOOK;
+}
+
+static bool sends_webhook(int which)
+{
+    return which != SETTINGS_SIG_SVIX;
+}
+
+size_t delivery_sign_id_headers(int which, const char *id, struct http_header out[DELIVERY_SIGN_ID_HEADERS_MAX])
+{
+    size_t n = 0;
+    if (sends_svix(which))
+        out[n++] = (struct http_header){"svix-id", id};
+    if (sends_webhook(which))
+        out[n++] = (struct http_header){"webhook-id", id};
+    return n;
+}
+
+size_t delivery_sign_late_headers(int which, const char *ts, const char *sig,
+                                  struct http_header out[DELIVERY_SIGN_LATE_HEADERS_MAX])
+{
+    size_t n = 0;
+    if (sends_svix(which)) {
+        out[n++] = (struct http_header){"svix-timestamp", ts};
+        out[n++] = (struct http_header){"svix-signature", sig};
+    }
+    if (sends_webhook(which)) {
+        out[n++] = (struct http_header){"webhook-timestamp", ts};
+        out[n++] = (struct http_header){"webhook-signature", sig};
+    }
+    return n;
 }

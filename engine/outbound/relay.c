@@ -167,8 +167,9 @@ struct relay {
 struct row {
     char id[40], event_id[40], endpoint_id[40];
     char *payload, *name, *url, *secret, *prev_secret;
-    char *headers;       /* custom headers (JSON), NULL: none */
-    char webhook_id[48]; /* the event id, or a tenant message's msg_ id */
+    char *headers;                    /* custom headers (JSON), NULL: none */
+    char *settings, *tenant_settings; /* the endpoint's and its tenant's settings (JSON), NULL: none */
+    char webhook_id[48];              /* the event id, or a tenant message's msg_ id */
     int timeout_ms, max_inflight;
     bool inline_ok;                         /* no rateLimit, not ordered (delivery_policy.h) */
     int64_t due_ms;                         /* a message's deliverAt (wall ms) still ahead; 0: now */
@@ -240,6 +241,8 @@ static void rows_free(struct pass *p)
         free(row->name);
         free(row->url);
         free(row->headers);
+        free(row->settings);
+        free(row->tenant_settings);
         if (row->secret)
             OPENSSL_cleanse(row->secret, strlen(row->secret));
         if (row->prev_secret)
@@ -328,6 +331,8 @@ static void read_claim(struct pass *p, PGresult *eps, PGresult *evs)
             row->headers = PQgetisnull(eps, f, RELAY_ENDPOINTS_HEADERS)
                                ? NULL
                                : xstrdup(PQgetvalue(eps, f, RELAY_ENDPOINTS_HEADERS));
+            row->settings = query_value_dup(eps, f, RELAY_ENDPOINTS_SETTINGS);
+            row->tenant_settings = query_value_dup(eps, f, RELAY_ENDPOINTS_TENANT_SETTINGS);
             row->inline_ok = delivery_policy_inline_ok(atoi(PQgetvalue(eps, f, RELAY_ENDPOINTS_RATE_LIMIT)),
                                                        PQgetvalue(eps, f, RELAY_ENDPOINTS_ORDERED)[0] == 't');
             row->due_ms = PQgetisnull(evs, i, RELAY_CLAIM_DELIVER_MS)
@@ -511,6 +516,8 @@ static void send_first(struct pass *p)
             .secret = row->secret,
             .prev_secret = row->prev_secret,
             .headers = row->headers,
+            .settings = row->settings,
+            .tenant_settings = row->tenant_settings,
             .webhook_id = row->webhook_id,
             .timeout_ms = row->timeout_ms,
             .max_inflight = row->max_inflight,

@@ -20,6 +20,7 @@
 #include "portal_circuit.h"
 #include "portal_internal.h"
 #include "query.h"
+#include "settings.h"
 #include "xmalloc.h"
 
 #define LIST_ROWS 50
@@ -165,6 +166,36 @@ static void event_type_boxes(PGconn *conn, struct portal_req *q, const json_t *c
     json_decref(types);
 }
 
+/* The endpoint's signature_headers setting (settings.h): its own word, or
+ * "" to take its application's (or the server's). current: the endpoint's
+ * settings object, NULL on the add form. */
+static void signature_headers_select(struct portal_req *q, const json_t *current)
+{
+    const enum settings_id id = SETTINGS_SIGNATURE_HEADERS;
+    const char *name = settings_name(id);
+    const char *chosen = json_string_value(json_object_get(current, name));
+    portal_html(q,
+                "<label>Signature headers <select name=\"%s\"><option value=\"\">as the application or server "
+                "sets it</option>",
+                name);
+    static const char *const shown[] = {"svix-* and webhook-*", "svix-* only", "webhook-* only"};
+    for (int v = 0; settings_word(id, v); v++)
+        portal_html(q, "<option value=\"%s\"%s>%s</option>", settings_word(id, v),
+                    chosen && strcmp(chosen, settings_word(id, v)) == 0 ? " selected" : "",
+                    v < (int)(sizeof shown / sizeof shown[0]) ? shown[v] : settings_word(id, v));
+    portal_raw(q, "</select></label>");
+}
+
+/* The form's signature headers as a settings object: its word, or null
+ * (take the application's or server's); NULL when the form has none. */
+static json_t *settings_body(const struct portal_req *q)
+{
+    const char *name = settings_name(SETTINGS_SIGNATURE_HEADERS), *v = portal_form(q, name);
+    if (!v)
+        return NULL;
+    return json_pack("{s:o}", name, *v ? json_string(v) : json_null());
+}
+
 static void badge(struct portal_req *q, const char *cls, const char *text)
 {
     html_ui_badge(q->body, cls, text);
@@ -250,6 +281,7 @@ void portal_endpoints(PGconn *conn, struct portal_req *q)
     portal_raw(q, "<label>URL <input type=\"url\" name=\"url\" required placeholder=\"https://example.com/webhooks\">"
                   "</label><label>Description <input type=\"text\" name=\"description\" maxlength=\"500\"></label>");
     event_type_boxes(conn, q, NULL);
+    signature_headers_select(q, NULL);
     portal_raw(q, "<button class=\"primary\">Add endpoint</button></form></section>");
     portal_page_end(q);
 }
@@ -263,6 +295,9 @@ static json_t *endpoint_body(const struct portal_req *q)
     if (desc)
         json_object_set_new(b, "description", json_string(desc));
     json_object_set_new(b, "filterTypes", form_all(q, "event_type"));
+    json_t *settings = settings_body(q);
+    if (settings)
+        json_object_set_new(b, "settings", settings);
     return b;
 }
 
@@ -569,6 +604,7 @@ void portal_endpoint_page(PGconn *conn, struct portal_req *q)
                 "<label>Description <input type=\"text\" name=\"description\" maxlength=\"500\" value=\"%s\"></label>",
                 html_ui_str(e, "url"), html_ui_str(e, "description"));
     event_type_boxes(conn, q, json_object_get(e, "filterTypes"));
+    signature_headers_select(q, json_object_get(e, "settings"));
     portal_raw(q, "<button class=\"primary\">Save</button></form></section>");
 
     portal_raw(q, "<section class=\"card\"><h2>Custom headers</h2>");

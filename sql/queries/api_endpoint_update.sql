@@ -19,6 +19,8 @@ UPDATE webhook_endpoints e SET
    ordered = CASE WHEN c ? 'ordered' THEN coalesce((c->>'ordered')::boolean, false) ELSE e.ordered END,
    channels = CASE WHEN c ? 'channels' THEN (SELECT array_agg(DISTINCT x ORDER BY x)
        FROM jsonb_array_elements_text(nullif(c->'channels', 'null')) x) ELSE e.channels END,
+   settings = CASE WHEN c ? 'settings' THEN jsonb_strip_nulls(CASE WHEN c ? 'settings_merge' THEN e.settings
+       ELSE '{}' END || c->'settings') ELSE e.settings END,
    updated_at = now()
   FROM (SELECT $2::jsonb AS c) x
  WHERE e.id = $1::uuid

@@ -11,11 +11,12 @@
 -- its event in the delivery's partition (a delivery takes its event's
 -- part_at) or _kept (an event kept past expiry, moved before its deliveries).
 -- payload NULL: the message's payload expired or was expunged (sql/0020):
--- it is not sent.
+-- it is not sent. settings, tenant_settings: the endpoint's and its
+-- tenant's delivery settings (engine/core/settings.h; NULL: none given).
 -- parameters: $1 = delivery ids (uuid[], binary)
 -- columns: id, status, event_id, payload, name, url, secret, previous_secret, enabled,
 --   timeout_ms, max_inflight, attempts, endpoint_id, headers, rate_limit,
---   blocked_ms, webhook_id, ordered
+--   blocked_ms, webhook_id, ordered, settings, tenant_settings
 SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
  CASE WHEN NOT hookd_payload_expired(ev) THEN ev.payload::text END AS payload, ep.name, ep.url,
  ep.secret,
@@ -24,8 +25,9 @@ SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
  NULLIF(ep.headers, '{}'::jsonb)::text AS headers, ep.rate_limit,
  CASE WHEN ep.ordered AND d.status IN ('PENDING', 'RETRYING') THEN hookd_delivery_blocked_ms(ep.id, ev.id) END
  AS blocked_ms,
- hookd_webhook_id(ev) AS webhook_id,
- ep.ordered
+  hookd_webhook_id(ev) AS webhook_id,
+  ep.ordered, NULLIF(ep.settings, '{}'::jsonb)::text AS settings,
+  (SELECT NULLIF(t.settings, '{}'::jsonb)::text FROM hookd_tenants t WHERE t.id = ep.tenant_id) AS tenant_settings
  FROM unnest($1::uuid[]) AS k(id)
  CROSS JOIN LATERAL (SELECT hookd_id_part(k.id) AS pa OFFSET 0) kp
  CROSS JOIN LATERAL (SELECT * FROM outbox_deliveries d WHERE d.id = k.id

@@ -35,8 +35,8 @@ static void test_custom_headers_follow_hookds_own(void **state)
     (void)state;
     struct http_header *h;
     void *hold;
-    size_t n = delivery_policy_headers("{\"X-Tenant\": \"acme\", \"Authorization\": \"Bearer t\"}", base, NBASE, &h,
-                                       &hold);
+    size_t n = delivery_policy_headers("{\"X-Tenant\": \"acme\", \"Authorization\": \"Bearer t\"}", NULL, base, NBASE,
+                                       &h, &hold);
     assert_int_equal(n, NBASE + 2);
     for (size_t i = 0; i < NBASE; i++) /* hookd's own first, unchanged */
         assert_string_equal(h[i].name, base[i].name);
@@ -50,12 +50,14 @@ static void test_reserved_names_and_non_strings_are_skipped(void **state)
     (void)state;
     struct http_header *h;
     void *hold;
-    size_t n = delivery_policy_headers("{\"WEBHOOK-ID\": \"forged\", \"webhook-signature\": \"v1,x\","
-                                       " \"Webhook-Timestamp\": \"1\", \"content-type\": \"text/plain\","
-                                       " \"user-agent\": \"x\", \"Host\": \"evil\", \"Content-Length\": \"1\","
-                                       " \"Connection\": \"close\", \"Transfer-Encoding\": \"chunked\","
-                                       " \"X-Num\": 1, \"X-Null\": null, \"X-Ok\": \"yes\"}",
-                                       base, NBASE, &h, &hold);
+    size_t n =
+        delivery_policy_headers("{\"WEBHOOK-ID\": \"forged\", \"webhook-signature\": \"v1,x\","
+                                " \"Webhook-Timestamp\": \"1\", \"content-type\": \"text/plain\","
+                                " \"user-agent\": \"x\", \"Host\": \"evil\", \"Content-Length\": \"1\","
+                                " \"Connection\": \"close\", \"Transfer-Encoding\": \"chunked\","
+                                " \"svix-id\": \"forged\", \"Svix-Signature\": \"v1,x\", \"svix-timestamp\": \"1\","
+                                " \"X-Num\": 1, \"X-Null\": null, \"X-Ok\": \"yes\"}",
+                                "ep", base, NBASE, &h, &hold);
     assert_int_equal(n, NBASE + 1);
     assert_string_equal(value_of(h, n, "webhook-id"), "msg_1");
     assert_string_equal(value_of(h, n, "X-Ok"), "yes");
@@ -69,7 +71,7 @@ static void test_none_or_not_an_object(void **state)
     for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; k++) {
         struct http_header *h;
         void *hold;
-        size_t n = delivery_policy_headers(inputs[k], base, NBASE, &h, &hold);
+        size_t n = delivery_policy_headers(inputs[k], NULL, base, NBASE, &h, &hold);
         assert_int_equal(n, NBASE);
         assert_string_equal(h[2].value, "msg_1");
         delivery_policy_headers_release(h, hold);

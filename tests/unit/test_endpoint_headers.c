@@ -46,6 +46,8 @@ static void refused(void)
         {"{\"Host\": \"evil\"}", "Host"},
         {"{\"webhook-signature\": \"v1,x\"}", "reserved"},
         {"{\"Content-Length\": \"1\"}", "reserved"},
+        {"{\"svix-signature\": \"v1,x\"}", "svix-signature is a reserved header"},
+        {"{\"Svix-Id\": \"msg_1\"}", "Svix-Id is a reserved header"},
         {"{\"bad name\": \"x\"}", "malformed"},
         {"{\"\": \"x\"}", "malformed"},
         {"{\"X-A\": \"line\\r\\nInjected: 1\"}", "X-A"},
@@ -112,6 +114,9 @@ static void test_reserved(void **state)
                                         "webhook-id",
                                         "Webhook-Signature",
                                         "webhook-timestamp",
+                                        "svix-id",
+                                        "SVIX-SIGNATURE",
+                                        "Svix-Timestamp",
                                         "User-Agent",
                                         "TE",
                                         "upgrade"};
@@ -119,6 +124,7 @@ static void test_reserved(void **state)
         assert_true(endpoint_headers_reserved(owned[i]));
     assert_false(endpoint_headers_reserved("X-Team"));
     assert_false(endpoint_headers_reserved("webhook-idx"));
+    assert_false(endpoint_headers_reserved("svix-team"));
 }
 
 int main(void)
