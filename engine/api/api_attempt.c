@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "endpoint_headers.h"
+#include "version.h"
 #include "xmalloc.h"
 
 static bool find_endpoint(PGconn *conn, struct api_req *r, const char *ep, char id[40])
@@ -167,4 +169,72 @@ void api_attempt_resend(PGconn *conn, struct api_req *r)
         r->due[r->ndue++] = xstrdup(PQgetvalue(res, 0, API_ATTEMPT_RESEND_ID));
     PQclear(res);
     api_reply(r, 202, json_object());
+}
+
+/* Svix's CountOut ceiling: counting stops past this many attempts. */
+#define ATTEMPT_COUNT_MAX 10000
+
+void api_attempt_count_by_endpoint(PGconn *conn, struct api_req *r)
+{
+    char ep[40];
+    struct attempt_filter f;
+    if (attempt_filters(r, &f) && api_resolve_app(conn, r, r->params[0]) && find_endpoint(conn, r, r->params[1], ep)) {
+        const char *p[] = {r->app,       ep,          f.status,      f.code_class, f.msg.event_types,
+                           f.msg.before, f.msg.after, f.msg.channel, f.msg.tag,    API_STR(ATTEMPT_COUNT_MAX)};
+        PGresult *res = api_exec(conn, r, Q_API_ATTEMPT_COUNT, p);
+        if (res) {
+            api_reply(r, 200,
+                      json_pack("{s:I, s:b}", "count",
+                                (json_int_t)strtoll(PQgetvalue(res, 0, API_ATTEMPT_COUNT_COUNT), NULL, 10),
+                                "approximated", PQgetvalue(res, 0, API_ATTEMPT_COUNT_APPROXIMATED)[0] == 't'));
+            PQclear(res);
+        }
+    }
+    free(f.msg.event_types);
+}
+
+/* The headers delivery.c sends (send_item and headers_at_send), rebuilt:
+ * its fixed ones and the endpoint's custom headers (as they are now), each
+ * sensitive one named in `sensitive` without its value. The signature and
+ * its timestamp are made at send time and not kept: they are named in
+ * `sensitive` too. hookd does not keep response headers. */
+static json_t *sent_headers(const char *webhook_id, const char *custom)
+{
+    json_t *sent = json_pack("{s:s, s:s, s:s}", "Content-Type", "application/json", "User-Agent",
+                             "hookd/" HOOKD_VERSION, "webhook-id", webhook_id);
+    json_t *hidden = json_pack("[s, s]", "webhook-timestamp", "webhook-signature");
+    json_t *all = custom ? json_loads(custom, 0, NULL) : NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(all, k, v)
+    {
+        if (!json_is_string(v) || endpoint_headers_reserved(k))
+            continue; /* never sent (delivery_policy_headers drops them) */
+        if (endpoint_headers_sensitive(k))
+            json_array_append_new(hidden, json_string(k));
+        else
+            json_object_set(sent, k, v);
+    }
+    json_decref(all);
+    return json_pack("{s:o, s:o, s:n}", "sentHeaders", sent, "sensitive", hidden, "responseHeaders");
+}
+
+void api_attempt_headers(PGconn *conn, struct api_req *r)
+{
+    char msg[40];
+    if (!api_resolve_message(conn, r, msg, NULL))
+        return;
+    const char *p[] = {msg, r->params[2]};
+    PGresult *res = api_exec(conn, r, Q_API_ATTEMPT_HEADERS, p);
+    if (!res)
+        return;
+    if (PQntuples(res) == 1)
+        api_reply(r, 200,
+                  sent_headers(PQgetvalue(res, 0, API_ATTEMPT_HEADERS_WEBHOOK_ID),
+                               PQgetisnull(res, 0, API_ATTEMPT_HEADERS_HEADERS)
+                                   ? NULL
+                                   : PQgetvalue(res, 0, API_ATTEMPT_HEADERS_HEADERS)));
+    else
+        api_not_found(r, "Message attempt");
+    PQclear(res);
 }

@@ -13,8 +13,6 @@
 #include "api_internal.h"
 #include "xmalloc.h"
 
-#define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
 /* Whether key (as sent: libevent decodes values, not keys) names the
  * event-type list: `event_types`, `event_types[]` or `event_types[N]` (what
  * the SDKs and form encoders send). */
@@ -38,7 +36,7 @@ static bool add_names(char **set, size_t *len, const char *value)
     const char *s = value;
     for (;;) {
         size_t n = strcspn(s, ",");
-        if (n == 0 || n > API_NAME_LONG_MAX || strspn(s, ALNUM "-_.") < n)
+        if (n == 0 || n > API_NAME_LONG_MAX || strspn(s, API_NAME_CHARS "-_.") < n)
             return false;
         bool seen = false;
         for (const char *x = *set; x && *x && !seen; x += strcspn(x, ","), x += *x == ',')
@@ -83,9 +81,9 @@ bool api_name_query(struct api_req *r, const char *field, const char *extra, con
     *out = api_query(r, field);
     if (!*out)
         return true;
-    size_t n = strlen(*out), ok = strspn(*out, ALNUM);
+    size_t n = strlen(*out), ok = strspn(*out, API_NAME_CHARS);
     while (ok < n && strchr(extra, (*out)[ok]))
-        ok += 1 + strspn(*out + ok + 1, ALNUM);
+        ok += 1 + strspn(*out + ok + 1, API_NAME_CHARS);
     if (n >= 1 && n <= API_NAME_MAX && ok == n)
         return true;
     char msg[160];

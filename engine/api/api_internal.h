@@ -192,6 +192,7 @@ bool api_check_uid(struct api_req *r, const char *field, const char *uid, const 
 /* ---- list filters (api_filter.c): query parameters as Svix reads them;
  * each answers 422 (through api_invalid, the parameter named) and returns
  * false on a bad value ---- */
+#define API_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 #define API_CHANNEL_EXTRA "-_.:+" /* a channel's characters besides a-z, A-Z, 0-9 */
 #define API_TAG_EXTRA "-_./\\#"   /* a tag's */
 /* `event_types`, `event_types[]` and `event_types[N]`, each repeated or
@@ -220,8 +221,9 @@ api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint
 api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get;
+api_op_fn api_message_precheck; /* api_precheck.c */
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
-    api_attempt_list_messages, api_attempt_list_destinations;
+    api_attempt_list_messages, api_attempt_list_destinations, api_attempt_count_by_endpoint, api_attempt_headers;
 api_op_fn api_content_expunge_message, api_content_expunge_attempt;
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
