@@ -377,3 +377,56 @@ def test_attempt_headers(env, api, receivers):
     assert {"webhook-signature", "Authorization"} <= set(h["sensitive"])
     assert "s3cret" not in json.dumps(h) and got.headers["authorization"] == "Bearer s3cret"
     assert get(w, root, f"/api/v1/app/acme/msg/{msg['id']}/attempt/atmpt_00000000099/headers")[0] == 404
+
+
+def plan(env, query: str, params: list) -> str:
+    """EXPLAIN of sql/queries/<query>.sql (macros written out, as the binary
+    holds it) with these parameters, sequential scans disabled: a Seq Scan
+    left in the plan is a table that no index can serve."""
+    import importlib.util
+    from hookdtest.paths import ROOT
+    spec = importlib.util.spec_from_file_location("embed", ROOT / "scripts" / "embed.py")
+    embed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(embed)
+    path = ROOT / "sql" / "queries" / f"{query}.sql"
+    sql = embed.parse_query(str(path), path.read_text())["sql"]
+    args = ", ".join("NULL" if p is None else "'" + str(p).replace("'", "''") + "'" for p in params)
+    with env.db.conn.cursor() as cur:  # no parameters: the statement's '%' stay as they are
+        cur.execute("SET enable_seqscan = off")
+        try:
+            cur.execute(f"PREPARE q AS {sql}")
+            cur.execute(f"EXPLAIN EXECUTE q({args})")
+            return "\n".join(r[0] for r in cur.fetchall())
+        finally:
+            cur.execute("DEALLOCATE ALL")
+            cur.execute("RESET enable_seqscan")
+
+
+def test_filtered_lists_keep_to_their_indexes(env, api, receivers):
+    cfg, w, root = api
+    ep, m1, m2 = make_attempts(env, w, root, receivers(fail_marked))
+    msg, epid, t = m1["id"], ep["id"], "2000-01-01T00:00:00Z"
+    msg_uuid = env.db.value("SELECT hookd_api_uuid('msg', %s)::text", msg)
+    ep_uuid = env.db.value("SELECT hookd_api_uuid('ep', %s)::text", epid)
+    app = env.db.value("SELECT tenant_id FROM outbox_events WHERE id = %s::uuid", msg_uuid)
+    filters = ["a.one,b.two", "true", "ch1", "t1", "2100-01-01T00:00:00Z", t]
+    plans = {
+        "api_message_list (forwards)": plan(env, "api_message_list", [app] + filters + [None, 51, "false"]),
+        "api_message_list (after)": plan(env, "api_message_list", [app] + filters + [None, 51, "true"]),
+        "api_message_list (iterator)": plan(env, "api_message_list", [app] + filters + [msg, 51, "false"]),
+        "api_attempt_list (by msg)": plan(env, "api_attempt_list", [
+            app, msg_uuid, ep_uuid, 0, "true", 200, "a.one", "2100-01-01T00:00:00Z", t, "ch1", "t1", "true",
+            None, 51, "false"]),
+        "api_attempted_messages": plan(env, "api_attempted_messages", [
+            app, ep_uuid, 0, "a.one", "2100-01-01T00:00:00Z", t, "true", "ch1", "t1", None, 51, "true"]),
+        "api_message_precheck": plan(env, "api_message_precheck", [app, "a.one", '["ch1"]']),
+    }
+    tenant_index = ("outbox_events_tenant", "tenant_id_created_at_id_idx")  # the parent's and its partitions'
+    wants = {name: tenant_index for name in plans if name.startswith("api_message_list")}
+    wants["api_attempt_list (by msg)"] = ("event_id_endpoint_id",)
+    wants["api_attempted_messages"] = tenant_index
+    wants["api_message_precheck"] = ("webhook_endpoints_tenant",)
+    for name, text in plans.items():
+        assert "Seq Scan" not in text, f"{name}:\n{text}"
+        index_lines = [line for line in text.splitlines() if "Index" in line]
+        assert any(i in line for i in wants[name] for line in index_lines), f"{name}:\n{text}"
