@@ -430,3 +430,27 @@ def test_filtered_lists_keep_to_their_indexes(env, api, receivers):
         assert "Seq Scan" not in text, f"{name}:\n{text}"
         index_lines = [line for line in text.splitlines() if "Index" in line]
         assert any(i in line for i in wants[name] for line in index_lines), f"{name}:\n{text}"
+
+
+def test_application_list_exclusions(env, api):
+    cfg, w, root = api
+    svix(w, root, [
+        {"call": "application.create", "args": [{"name": "None", "uid": "none"}]},
+        {"call": "application.create", "args": [{"name": "Off", "uid": "off"}]},
+        {"call": "application.create", "args": [{"name": "On", "uid": "on"}]},
+        {"call": "endpoint.create", "args": ["off", {"url": "https://example.com/a", "disabled": True}]},
+        {"call": "endpoint.create", "args": ["on", {"url": "https://example.com/b"}]},
+        {"call": "endpoint.create", "args": ["on", {"url": "https://example.com/c", "disabled": True}]},
+    ])
+
+    def uids(query):
+        st, page = get(w, root, "/api/v1/app", query)
+        assert st == 200, page
+        return sorted(a["uid"] for a in page["data"])
+    assert uids([]) == ["none", "off", "on"]
+    assert uids([("exclude_apps_with_no_endpoints", "true")]) == ["off", "on"]
+    assert uids([("exclude_apps_with_disabled_endpoints", "true")]) == ["none", "on"]
+    assert uids([("exclude_apps_with_no_endpoints", "true"), ("exclude_apps_with_disabled_endpoints", "true"),
+                 ("exclude_apps_with_svix_play_endpoints", "true")]) == ["on"]
+    st, body = get(w, root, "/api/v1/app", [("exclude_apps_with_no_endpoints", "yes")])
+    assert bad_param(st, body, "exclude_apps_with_no_endpoints"), body
