@@ -445,6 +445,7 @@ def test_bad_input_stores_nothing(env, api):
          413),
         ("GET", "/api/v1/app?limit=0", None, 422),
         ("GET", "/api/v1/app?limit=251", None, 422),
+        ("GET", "/api/v1/app?limit=ten", None, 400),
         ("DELETE", "/api/v1/app", None, 405),
         ("GET", "/api/v1/nothing-here", None, 404),
     ]
@@ -484,7 +485,7 @@ def test_openapi_document(env, api):
 
     check_refs(doc)
     for path, item in doc["paths"].items():
-        assert path.startswith("/api/v1/")
+        assert path.startswith("/api/v1/") or path.startswith("/ingest/api/v1/")
         templated = {p[1:-1] for p in path.split("/") if p.startswith("{")}
         for method, op in item.items():
             assert method in ("get", "post", "put", "patch", "delete")
@@ -497,17 +498,13 @@ def test_openapi_document(env, api):
         assert s.get("type") == "object", name
         for req in s.get("required", []):
             assert req in s["properties"], (name, req)
-    # exactly what is implemented: every documented operation answers something else than 501 ...
-    for op_id, (method, path) in ops.items():
-        concrete = path.replace("{app_id}", "acme").replace("{endpoint_id}", "ep_x").replace(
-            "{msg_id}", "msg_x").replace("{event_type_name}", "a.b").replace("{attempt_id}", "atmpt_x")
-        st, body = raw(w, method.upper(), concrete, root, {} if method in ("post", "put", "patch") else None)
-        assert st != 501, (op_id, body)
-    # ... and the operations answered 501 are not in it
-    assert "v1.endpoint.bulk-replay" not in ops and "v1.message.create" in ops
-    assert len(ops) == 42  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
-    assert {"v1.message.precheck", "v1.message-attempt.count-by-endpoint",
-            "v1.message-attempt.get-headers"} <= set(ops)
+    # the operations answered 501 are marked so (test_api_routes.py walks them)
+    unimplemented = {op["operationId"] for item in doc["paths"].values() for op in item.values()
+                     if op.get("x-hookd-implemented") is False}
+    assert "v1.endpoint.bulk-replay" in unimplemented and "v1.message.create" not in unimplemented
+    assert len(ops) - len(unimplemented) == 43  # with health, app-portal-access and send-example
+    assert not {"v1.message.precheck", "v1.message-attempt.count-by-endpoint",
+                "v1.message-attempt.get-headers"} & unimplemented
 
 
 def test_cli_tenants_endpoints_and_emit(env, api, receivers):
