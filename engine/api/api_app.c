@@ -67,8 +67,14 @@ static void reply_body(struct api_req *r, PGresult *res, int status)
 
 void api_app_list(PGconn *conn, struct api_req *r)
 {
-    const char *p[] = {r->tenant};
-    api_list(conn, r, Q_API_APP_LIST, p, 1, API_ORDER_ASC, API_APP_LIST_BODY, API_APP_LIST_ID);
+    bool no_endpoints, disabled, play;
+    /* Svix Play endpoints do not exist in hookd: that exclusion excludes nothing */
+    if (!api_bool_query(r, "exclude_apps_with_no_endpoints", false, &no_endpoints) ||
+        !api_bool_query(r, "exclude_apps_with_disabled_endpoints", false, &disabled) ||
+        !api_bool_query(r, "exclude_apps_with_svix_play_endpoints", false, &play))
+        return;
+    const char *p[] = {r->tenant, no_endpoints ? "true" : "false", disabled ? "true" : "false"};
+    api_list(conn, r, Q_API_APP_LIST, p, 3, API_ORDER_ASC, API_APP_LIST_BODY, API_APP_LIST_ID);
 }
 
 static void create(PGconn *conn, struct api_req *r, const struct app_fields *f)

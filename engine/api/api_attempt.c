@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "endpoint_headers.h"
+#include "version.h"
 #include "xmalloc.h"
 
 static bool find_endpoint(PGconn *conn, struct api_req *r, const char *ep, char id[40])
@@ -32,19 +34,13 @@ static bool status_query(struct api_req *r, const char **st)
     return true;
 }
 
-/* `before` and `after` (RFC 3339), when given. */
-static bool time_range(struct api_req *r, const char **before, const char **after)
+static bool with_content(struct api_req *r, const char **out)
 {
-    *before = api_query(r, "before");
-    *after = api_query(r, "after");
-    return (!*before || api_check_time(r, "query", "before", *before)) &&
-           (!*after || api_check_time(r, "query", "after", *after));
-}
-
-static const char *with_content(const struct api_req *r)
-{
-    const char *w = api_query(r, "with_content");
-    return w && strcmp(w, "false") == 0 ? "false" : "true"; /* Svix's default: true */
+    bool w;
+    if (!api_bool_query(r, "with_content", true, &w)) /* Svix's default: true */
+        return false;
+    *out = w ? "true" : "false";
+    return true;
 }
 
 /* `status_code_class`: Svix's StatusCodeClass, 0 (no answer), 100, …, 500. */
@@ -62,13 +58,43 @@ static bool code_class_query(struct api_req *r, const char **cls)
     return !*cls;
 }
 
-static void list(PGconn *conn, struct api_req *r, const char *msg, const char *ep)
+/* The filters every attempt list and count reads: status, status code
+ * class and the message's (event types, channel, tag, before, after). */
+struct attempt_filter {
+    const char *status, *code_class;
+    struct api_msg_filter msg;
+};
+
+static bool attempt_filters(struct api_req *r, struct attempt_filter *f)
 {
-    const char *st, *cls, *before, *after;
-    if (!status_query(r, &st) || !code_class_query(r, &cls) || !time_range(r, &before, &after))
-        return;
-    const char *p[] = {r->app, msg, ep, st, with_content(r), cls, api_query(r, "event_types"), before, after};
-    api_list(conn, r, Q_API_ATTEMPT_LIST, p, 9, API_ORDER_FIXED, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
+    memset(f, 0, sizeof *f);
+    return status_query(r, &f->status) && code_class_query(r, &f->code_class) && api_message_filters(r, &f->msg);
+}
+
+/* Lists the attempts of msg or ep (or both); with_msg: Svix's `with_msg`,
+ * read by list-by-endpoint only. */
+static void list(PGconn *conn, struct api_req *r, const char *msg, const char *ep, bool read_with_msg)
+{
+    struct attempt_filter f;
+    const char *content;
+    bool with_msg = false;
+    if (attempt_filters(r, &f) && with_content(r, &content) &&
+        (!read_with_msg || api_bool_query(r, "with_msg", false, &with_msg))) {
+        const char *p[] = {r->app,
+                           msg,
+                           ep,
+                           f.status,
+                           content,
+                           f.code_class,
+                           f.msg.event_types,
+                           f.msg.before,
+                           f.msg.after,
+                           f.msg.channel,
+                           f.msg.tag,
+                           with_msg ? "true" : "false"};
+        api_list(conn, r, Q_API_ATTEMPT_LIST, p, 12, API_ORDER_TIME, API_ATTEMPT_LIST_BODY, API_ATTEMPT_LIST_API_ID);
+    }
+    free(f.msg.event_types);
 }
 
 void api_attempt_list_by_msg(PGconn *conn, struct api_req *r)
@@ -79,14 +105,14 @@ void api_attempt_list_by_msg(PGconn *conn, struct api_req *r)
         return;
     if (only && !find_endpoint(conn, r, only, ep))
         return;
-    list(conn, r, msg, only ? ep : NULL);
+    list(conn, r, msg, only ? ep : NULL, false);
 }
 
 void api_attempt_list_by_endpoint(PGconn *conn, struct api_req *r)
 {
     char ep[40];
     if (api_resolve_app(conn, r, r->params[0]) && find_endpoint(conn, r, r->params[1], ep))
-        list(conn, r, NULL, ep);
+        list(conn, r, NULL, ep, true);
 }
 
 void api_attempt_get(PGconn *conn, struct api_req *r)
@@ -101,13 +127,16 @@ void api_attempt_get(PGconn *conn, struct api_req *r)
 void api_attempt_list_messages(PGconn *conn, struct api_req *r)
 {
     char ep[40];
-    const char *st, *before, *after;
-    if (!status_query(r, &st) || !time_range(r, &before, &after) || !api_resolve_app(conn, r, r->params[0]) ||
-        !find_endpoint(conn, r, r->params[1], ep))
-        return;
-    const char *p[] = {r->app, ep, st, api_query(r, "event_types"), before, after, with_content(r)};
-    api_list(conn, r, Q_API_ATTEMPTED_MESSAGES, p, 7, API_ORDER_FIXED, API_ATTEMPTED_MESSAGES_BODY,
-             API_ATTEMPTED_MESSAGES_API_ID);
+    const char *st, *content;
+    struct api_msg_filter f;
+    memset(&f, 0, sizeof f);
+    if (status_query(r, &st) && api_message_filters(r, &f) && with_content(r, &content) &&
+        api_resolve_app(conn, r, r->params[0]) && find_endpoint(conn, r, r->params[1], ep)) {
+        const char *p[] = {r->app, ep, st, f.event_types, f.before, f.after, content, f.channel, f.tag};
+        api_list(conn, r, Q_API_ATTEMPTED_MESSAGES, p, 9, API_ORDER_TIME, API_ATTEMPTED_MESSAGES_BODY,
+                 API_ATTEMPTED_MESSAGES_API_ID);
+    }
+    free(f.event_types);
 }
 
 void api_attempt_list_destinations(PGconn *conn, struct api_req *r)
@@ -140,4 +169,72 @@ void api_attempt_resend(PGconn *conn, struct api_req *r)
         r->due[r->ndue++] = xstrdup(PQgetvalue(res, 0, API_ATTEMPT_RESEND_ID));
     PQclear(res);
     api_reply(r, 202, json_object());
+}
+
+/* Svix's CountOut ceiling: counting stops past this many attempts. */
+#define ATTEMPT_COUNT_MAX 10000
+
+void api_attempt_count_by_endpoint(PGconn *conn, struct api_req *r)
+{
+    char ep[40];
+    struct attempt_filter f;
+    if (attempt_filters(r, &f) && api_resolve_app(conn, r, r->params[0]) && find_endpoint(conn, r, r->params[1], ep)) {
+        const char *p[] = {r->app,       ep,          f.status,      f.code_class, f.msg.event_types,
+                           f.msg.before, f.msg.after, f.msg.channel, f.msg.tag,    API_STR(ATTEMPT_COUNT_MAX)};
+        PGresult *res = api_exec(conn, r, Q_API_ATTEMPT_COUNT, p);
+        if (res) {
+            api_reply(r, 200,
+                      json_pack("{s:I, s:b}", "count",
+                                (json_int_t)strtoll(PQgetvalue(res, 0, API_ATTEMPT_COUNT_COUNT), NULL, 10),
+                                "approximated", PQgetvalue(res, 0, API_ATTEMPT_COUNT_APPROXIMATED)[0] == 't'));
+            PQclear(res);
+        }
+    }
+    free(f.msg.event_types);
+}
+
+/* The headers delivery.c sends (send_item and headers_at_send), rebuilt:
+ * its fixed ones and the endpoint's custom headers (as they are now), each
+ * sensitive one named in `sensitive` without its value. The signature and
+ * its timestamp are made at send time and not kept: they are named in
+ * `sensitive` too. hookd does not keep response headers. */
+static json_t *sent_headers(const char *webhook_id, const char *custom)
+{
+    json_t *sent = json_pack("{s:s, s:s, s:s}", "Content-Type", "application/json", "User-Agent",
+                             "hookd/" HOOKD_VERSION, "webhook-id", webhook_id);
+    json_t *hidden = json_pack("[s, s]", "webhook-timestamp", "webhook-signature");
+    json_t *all = custom ? json_loads(custom, 0, NULL) : NULL;
+    const char *k;
+    json_t *v;
+    json_object_foreach(all, k, v)
+    {
+        if (!json_is_string(v) || endpoint_headers_reserved(k))
+            continue; /* never sent (delivery_policy_headers drops them) */
+        if (endpoint_headers_sensitive(k))
+            json_array_append_new(hidden, json_string(k));
+        else
+            json_object_set(sent, k, v);
+    }
+    json_decref(all);
+    return json_pack("{s:o, s:o, s:n}", "sentHeaders", sent, "sensitive", hidden, "responseHeaders");
+}
+
+void api_attempt_headers(PGconn *conn, struct api_req *r)
+{
+    char msg[40];
+    if (!api_resolve_message(conn, r, msg, NULL))
+        return;
+    const char *p[] = {msg, r->params[2]};
+    PGresult *res = api_exec(conn, r, Q_API_ATTEMPT_HEADERS, p);
+    if (!res)
+        return;
+    if (PQntuples(res) == 1)
+        api_reply(r, 200,
+                  sent_headers(PQgetvalue(res, 0, API_ATTEMPT_HEADERS_WEBHOOK_ID),
+                               PQgetisnull(res, 0, API_ATTEMPT_HEADERS_HEADERS)
+                                   ? NULL
+                                   : PQgetvalue(res, 0, API_ATTEMPT_HEADERS_HEADERS)));
+    else
+        api_not_found(r, "Message attempt");
+    PQclear(res);
 }

@@ -89,10 +89,11 @@ static void upsert(PGconn *conn, struct api_req *r, const char *name, bool updat
 
 void api_event_type_list(PGconn *conn, struct api_req *r)
 {
-    const char *arch = api_query(r, "include_archived");
-    const char *p[] = {arch && strcmp(arch, "true") == 0 ? "true" : "false"};
-    api_list(conn, r, Q_API_EVENT_TYPE_LIST, p, 1, API_ORDER_FIXED, API_EVENT_TYPE_LIST_BODY,
-             API_EVENT_TYPE_LIST_NAME);
+    bool arch;
+    if (!api_bool_query(r, "include_archived", false, &arch))
+        return;
+    const char *p[] = {arch ? "true" : "false"};
+    api_list(conn, r, Q_API_EVENT_TYPE_LIST, p, 1, API_ORDER_ASC, API_EVENT_TYPE_LIST_BODY, API_EVENT_TYPE_LIST_NAME);
 }
 
 void api_event_type_create(PGconn *conn, struct api_req *r)

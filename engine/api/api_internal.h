@@ -114,7 +114,11 @@ void api_reply_list(struct api_req *r, const PGresult *res, int col, int idcol, 
  * it has none (its statement's order, reversed only to page back);
  * API_ORDER_ASC / _DESC: it does, with this default, over a statement in
  * ascending order. */
-enum api_order { API_ORDER_FIXED, API_ORDER_ASC, API_ORDER_DESC };
+enum api_order { API_ORDER_FIXED, API_ORDER_ASC, API_ORDER_DESC, API_ORDER_TIME };
+/* API_ORDER_TIME: newest first (the statement's order) with Svix's rule for
+ * lists filtered by time: `after` without `before` or an iterator pages
+ * forwards from `after` (the oldest items after it, newest first), as a
+ * prevIterator does; the statement takes a NULL iterator backwards. */
 /* A list operation: reads the page, runs statement q with params[0..n)
  * followed by the page's iterator, rows and whether to scan against the
  * statement's order (every list statement takes those three last), and
@@ -189,6 +193,28 @@ bool api_check_time(struct api_req *r, const char *where, const char *field, con
  * kind, so no lookup by id or uid can take one for the other. */
 bool api_check_uid(struct api_req *r, const char *field, const char *uid, const char *id_prefix);
 
+/* ---- list filters (api_filter.c): query parameters as Svix reads them;
+ * each answers 422 (through api_invalid, the parameter named) and returns
+ * false on a bad value ---- */
+#define API_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#define API_CHANNEL_EXTRA "-_.:+" /* a channel's characters besides a-z, A-Z, 0-9 */
+#define API_TAG_EXTRA "-_./\\#"   /* a tag's */
+/* `event_types`, `event_types[]` and `event_types[N]`, each repeated or
+ * comma-separated, as one comma-separated set (caller frees; NULL: none). */
+bool api_event_types_query(struct api_req *r, char **out);
+/* A name of 1 to API_NAME_MAX characters of a-z, A-Z, 0-9 and extra's. */
+bool api_name_query(struct api_req *r, const char *field, const char *extra, const char **out);
+/* "true" or "false"; dflt when absent. */
+bool api_bool_query(struct api_req *r, const char *field, bool dflt, bool *out);
+/* `before` and `after` (RFC 3339), NULL when absent. */
+bool api_time_query(struct api_req *r, const char **before, const char **after);
+/* What filters a list of messages or attempts by their message. */
+struct api_msg_filter {
+    const char *channel, *tag, *before, *after; /* borrowed from the query */
+    char *event_types;                          /* owned: free() it */
+};
+bool api_message_filters(struct api_req *r, struct api_msg_filter *f);
+
 /* ---- operations (api_app.c, api_endpoint.c, api_message.c,
  * api_attempt.c, api_content.c, api_event_type.c, api_send_example.c) ---- */
 api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_patch, api_app_delete,
@@ -199,8 +225,9 @@ api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint
 api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get;
+api_op_fn api_message_precheck; /* api_precheck.c */
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
-    api_attempt_list_messages, api_attempt_list_destinations;
+    api_attempt_list_messages, api_attempt_list_destinations, api_attempt_count_by_endpoint, api_attempt_headers;
 api_op_fn api_content_expunge_message, api_content_expunge_attempt;
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;

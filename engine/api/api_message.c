@@ -758,9 +758,12 @@ void api_message_get(PGconn *conn, struct api_req *r)
 
 void api_message_list(PGconn *conn, struct api_req *r)
 {
-    if (!api_resolve_app(conn, r, r->params[0]))
-        return;
-    const char *p[] = {r->app, api_query(r, "event_types"), with_content(r, true), api_query(r, "channel"),
-                       api_query(r, "tag")};
-    api_list(conn, r, Q_API_MESSAGE_LIST, p, 5, API_ORDER_FIXED, API_MESSAGE_LIST_BODY, API_MESSAGE_LIST_API_ID);
+    struct api_msg_filter f;
+    bool content;
+    if (api_message_filters(r, &f) && api_bool_query(r, "with_content", true, &content) &&
+        api_resolve_app(conn, r, r->params[0])) {
+        const char *p[] = {r->app, f.event_types, content ? "true" : "false", f.channel, f.tag, f.before, f.after};
+        api_list(conn, r, Q_API_MESSAGE_LIST, p, 7, API_ORDER_TIME, API_MESSAGE_LIST_BODY, API_MESSAGE_LIST_API_ID);
+    }
+    free(f.event_types);
 }

@@ -213,9 +213,11 @@ void api_list(PGconn *conn, struct api_req *r, enum query_id q, const char *cons
               int col, int idcol)
 {
     struct api_page pg;
-    const char *p[12], *o = order == API_ORDER_FIXED ? NULL : api_query(r, "order");
-    if (n > 9 || api_page(r, &pg) != 0)
+    const char *p[16], *o = order == API_ORDER_FIXED || order == API_ORDER_TIME ? NULL : api_query(r, "order");
+    if (n > 13 || api_page(r, &pg) != 0)
         return;
+    if (order == API_ORDER_TIME && !pg.iterator && api_query(r, "after") && !api_query(r, "before"))
+        pg.prev = true; /* Svix's filter_and_paginate_time_limited */
     if (o && strcmp(o, "ascending") != 0 && strcmp(o, "descending") != 0) {
         api_invalid(r, "query", "order",
                     "value is not a valid enumeration member; permitted: 'ascending', "
