@@ -80,6 +80,8 @@ const struct api_route api_routes[] = {
      202, "MessageIn", "MessageOut"},
     NOT_IMPLEMENTED("POST", "app/*/msg/precheck/active", "v1.message.precheck"),
     {"GET", "app/*/msg/*", "v1.message.get", api_message_get, "Get a message", 200, NULL, "MessageOut"},
+    {"GET", "app/*/msg/*/raw", "v1.message.get-raw-payload", api_message_get_raw,
+     "Get a message's payload as it was sent", 200, NULL, "MessageRawPayloadOut"},
     {"DELETE", "app/*/msg/*/content", "v1.message.expunge-content", api_content_expunge_message,
      "Delete a message's payload; it is never sent again (organization tokens only)", 204, NULL, NULL},
     {"GET", "app/*/msg/*/endpoint", "v1.message-attempt.list-attempted-destinations", api_attempt_list_destinations,
