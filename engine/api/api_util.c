@@ -113,7 +113,15 @@ json_t *api_row_json(const PGresult *res, int row, int col)
 {
     if (row >= PQntuples(res) || PQgetisnull(res, row, col))
         return NULL;
-    return json_loads(PQgetvalue(res, row, col), JSON_DECODE_ANY, NULL);
+    const char *text = PQgetvalue(res, row, col);
+    json_error_t jerr;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
+    /* a message's payload may hold an integer beyond 64 bits, which
+     * jansson cannot hold: the answer carries its integers as reals (the
+     * exact text: get-raw-payload, and every delivery) */
+    if (!v && json_error_code(&jerr) == json_error_numeric_overflow)
+        v = json_loads(text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL);
+    return v;
 }
 
 /* ---- the request ---- */

@@ -11,7 +11,7 @@
 WITH ev AS (
     INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, payload_raw, tenant_id,
                                fanned_out_at, processed_at)
-    VALUES (hookd_uuid7(), 'message', NULL, $2, $3::jsonb, $3::text, $1, now(),
+    VALUES (hookd_uuid7(), 'message', NULL, $2, $3::text::jsonb, $3::text, $1, now(),
             CASE WHEN $4::uuid IS NULL THEN now() END)
     RETURNING hookd_api_message(outbox_events, true)::text AS body, id, part_at),
  d AS (INSERT INTO outbox_deliveries (id, event_id, endpoint_id, status, next_attempt_at, part_at)

@@ -17,7 +17,7 @@ WITH lk AS MATERIALIZED (SELECT t.id FROM hookd_tenants t WHERE t.id = $1 FOR KE
            SELECT $1, $4, n.id FROM n WHERE $4::text IS NOT NULL RETURNING message_id)
 INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, payload_raw, tenant_id,
                            api_event_id, channels, tags, deliver_at, payload_expires_at)
-SELECT n.id, 'message', NULL, $2, $3::jsonb, $3::text, $1, $4,
+SELECT n.id, 'message', NULL, $2, $3::text::jsonb, $3::text, $1, $4,
        (SELECT array_agg(DISTINCT x ORDER BY x) FROM jsonb_array_elements_text($6::jsonb) x),
        (SELECT array_agg(DISTINCT x ORDER BY x) FROM jsonb_array_elements_text($7::jsonb) x),
        $8::timestamptz, now() + $9::integer * interval '1 hour'
