@@ -502,7 +502,7 @@ def test_openapi_document(env, api):
     unimplemented = {op["operationId"] for item in doc["paths"].values() for op in item.values()
                      if op.get("x-hookd-implemented") is False}
     assert "v1.endpoint.bulk-replay" in unimplemented and "v1.message.create" not in unimplemented
-    assert len(ops) - len(unimplemented) == 40  # with health, app-portal-access and send-example
+    assert len(ops) - len(unimplemented) == 41  # with health, app-portal-access and send-example
 
 
 def test_cli_tenants_endpoints_and_emit(env, api, receivers):
