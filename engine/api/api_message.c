@@ -557,9 +557,9 @@ static enum outcome batch_run(PGconn *conn, struct msg_batch *b)
     if (prepare(b) != 0)
         return BATCH_ALONE;
     enum { NCOL = 15 };
-    static const unsigned oids[NCOL] = {DB_OID_TEXT,  DB_OID_TEXT, DB_OID_TEXT,  DB_OID_TEXT, DB_OID_BOOL,
-                                        DB_OID_BOOL,  DB_OID_TEXT, DB_OID_TEXT,  DB_OID_TEXT, DB_OID_JSONB,
-                                        DB_OID_JSONB, DB_OID_TEXT, DB_OID_UUID,  DB_OID_TEXT, DB_OID_INT4};
+    static const unsigned oids[NCOL] = {DB_OID_TEXT,  DB_OID_TEXT, DB_OID_TEXT, DB_OID_TEXT, DB_OID_BOOL,
+                                        DB_OID_BOOL,  DB_OID_TEXT, DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB,
+                                        DB_OID_JSONB, DB_OID_TEXT, DB_OID_UUID, DB_OID_TEXT, DB_OID_INT4};
     struct db_array a[NCOL];
     for (int c = 0; c < NCOL; c++)
         db_array_init(&a[c], oids[c], b->n);

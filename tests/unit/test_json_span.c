@@ -82,8 +82,10 @@ static void test_malformed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_object_value_verbatim),    cmocka_unit_test(test_strings_inside),
-        cmocka_unit_test(test_escaped_key_and_duplicates), cmocka_unit_test(test_scalars_and_whitespace),
+        cmocka_unit_test(test_object_value_verbatim),
+        cmocka_unit_test(test_strings_inside),
+        cmocka_unit_test(test_escaped_key_and_duplicates),
+        cmocka_unit_test(test_scalars_and_whitespace),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
