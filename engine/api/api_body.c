@@ -10,6 +10,7 @@
  * stored, and Postgres's jsonb keeps the number exact), and the rest of the
  * body with the payload as null, so that every other field keeps its type
  * and a number too big elsewhere is still refused. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,14 @@ json_t *api_body_parse(const char *text, size_t len, char **payload_raw, json_er
 {
     *payload_raw = NULL;
     size_t off = 0, n = 0;
+    /* JSON has no place for a NUL byte (inside a string it must be
+     * escaped); jansson skips one between tokens, which would make the
+     * body's parsed value and its text disagree */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        snprintf(jerr->text, sizeof jerr->text, "a NUL byte at offset %zu", (size_t)(nul - text));
+        return NULL;
+    }
     json_t *body = json_loadb(text, len, JSON_REJECT_DUPLICATES, jerr);
     if (!body && json_error_code(jerr) == json_error_numeric_overflow &&
         json_span_member(text, len, "payload", &off, &n) == 0)

@@ -106,6 +106,9 @@ def test_big_integers_elsewhere_and_bad_payloads_are_refused(env, api):
     st, err = raw(w, "POST", "/api/v1/app/acme/msg", root,
                   message_body(b'{"n": 12345678901234567890, "n": 1}'))
     assert st == 422 and err["detail"][0]["loc"] == ["body"], err
+    # a NUL byte, which JSON has no place for (jansson would skip it between tokens)
+    st, err = raw(w, "POST", "/api/v1/app/acme/msg", root, message_body(b'{"n": 1\x00}'))
+    assert st == 422 and "NUL byte" in err["detail"][0]["msg"], err
     # a big integer with the other fields typed as before
     st, ok = raw(w, "POST", "/api/v1/app/acme/msg", root,
                  message_body(b'{"n":12345678901234567890}', payloadRetentionHours=2))
