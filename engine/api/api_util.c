@@ -13,6 +13,7 @@
 #include "config.h"
 #include "db.h"
 #include "http_server.h"
+#include "json_span.h"
 #include "log.h"
 #include "netguard.h"
 #include "query.h"
@@ -117,10 +118,13 @@ json_t *api_row_json(const PGresult *res, int row, int col)
     json_error_t jerr;
     json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
     /* a message's payload may hold an integer beyond 64 bits, which
-     * jansson cannot hold: the answer carries its integers as reals (the
+     * jansson cannot hold: the answer carries that integer as a real (the
      * exact text: get-raw-payload, and every delivery) */
-    if (!v && json_error_code(&jerr) == json_error_numeric_overflow)
-        v = json_loads(text, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL);
+    if (!v && json_error_code(&jerr) == json_error_numeric_overflow) {
+        char *wide = json_span_widen_integers(text, strlen(text));
+        v = json_loads(wide, JSON_DECODE_ANY, NULL);
+        free(wide);
+    }
     return v;
 }
 
