@@ -13,7 +13,7 @@
 #include "config.h"
 #include "db.h"
 #include "http_server.h"
-#include "json_span.h"
+#include "jsonpath.h"
 #include "log.h"
 #include "netguard.h"
 #include "query.h"
@@ -114,18 +114,12 @@ json_t *api_row_json(const PGresult *res, int row, int col)
 {
     if (row >= PQntuples(res) || PQgetisnull(res, row, col))
         return NULL;
+    /* a message's payload may hold a number beyond what jansson holds (an
+     * integer past 64 bits): the answer carries it as a string of its digits
+     * (the exact payload: get-raw-payload, and every delivery) */
     const char *text = PQgetvalue(res, row, col);
     json_error_t jerr;
-    json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
-    /* a message's payload may hold an integer beyond 64 bits, which
-     * jansson cannot hold: the answer carries that integer as a real (the
-     * exact text: get-raw-payload, and every delivery) */
-    if (!v && json_error_code(&jerr) == json_error_numeric_overflow) {
-        char *wide = json_span_widen_integers(text, strlen(text));
-        v = json_loads(wide, JSON_DECODE_ANY, NULL);
-        free(wide);
-    }
-    return v;
+    return jsonpath_load_body(text, strlen(text), &jerr);
 }
 
 /* ---- the request ---- */

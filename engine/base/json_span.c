@@ -4,14 +4,11 @@
  * is bounded (JSON_SPAN_DEPTH_MAX) with a counter, not recursion. */
 #include "json_span.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
-
-#include "xmalloc.h"
 
 /* Deeper than any parser hookd uses accepts (jansson: 2048). */
 #define JSON_SPAN_DEPTH_MAX 4096
@@ -144,56 +141,4 @@ int json_span_member(const char *text, size_t len, const char *key, size_t *off,
         skip_ws(&c);
     }
     return found ? 0 : -1;
-}
-
-/* Whether the number token t[0..n) is an integer that int64 cannot hold
- * (JSON allows no leading zeros: 40 digits are always too many). */
-static bool integer_too_big(const char *t, size_t n)
-{
-    if (memchr(t, '.', n) || memchr(t, 'e', n) || memchr(t, 'E', n))
-        return false;
-    if (n >= 40)
-        return true;
-    char buf[40];
-    memcpy(buf, t, n);
-    buf[n] = '\0';
-    errno = 0;
-    (void)strtoll(buf, NULL, 10);
-    return errno == ERANGE;
-}
-
-char *json_span_widen_integers(const char *text, size_t len)
-{
-    /* at most one ".0" per two bytes of input (a digit and a delimiter) */
-    char *out = xmalloc(len + len + 1);
-    size_t o = 0;
-    bool in_string = false;
-    for (size_t i = 0; i < len;) {
-        char ch = text[i];
-        if (in_string) {
-            out[o++] = text[i++];
-            if (ch == '\\' && i < len)
-                out[o++] = text[i++];
-            else if (ch == '"')
-                in_string = false;
-        } else if (ch == '"') {
-            in_string = true;
-            out[o++] = text[i++];
-        } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-            size_t n = 0;
-            while (i + n < len && text[i + n] && strchr("0123456789+-.eE", text[i + n]))
-                n++;
-            memcpy(out + o, text + i, n);
-            o += n;
-            if (integer_too_big(text + i, n)) {
-                out[o++] = '.';
-                out[o++] = '0';
-            }
-            i += n;
-        } else {
-            out[o++] = text[i++];
-        }
-    }
-    out[o] = '\0';
-    return out;
 }

@@ -24,11 +24,4 @@
 __attribute__((warn_unused_result)) int json_span_member(const char *text, size_t len, const char *key, size_t *off,
                                                          size_t *n);
 
-/* A copy of the JSON text text[0..len), NUL-terminated, in which every
- * integer too big for 64 bits (outside strings) is written as a real
- * ("12345678901234567890" becomes "12345678901234567890.0"), so that jansson,
- * which refuses such an integer, reads it as a real and every other integer
- * as an integer. Caller frees. */
-char *json_span_widen_integers(const char *text, size_t len);
-
 #endif

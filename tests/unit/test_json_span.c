@@ -2,8 +2,7 @@
  * test_json_span.c — unit tests for engine/base/json_span.c: the span of a
  * top-level member's value in JSON text, with odd spacing, nested strings
  * holding brackets and quotes, escaped keys, duplicated keys (the last
- * wins, as jansson keeps it) and malformed text; integers beyond 64 bits
- * widened to reals, and nothing else.
+ * wins, as jansson keeps it) and malformed text.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,26 +79,6 @@ static void test_malformed(void **state)
         assert_null(span(bad[i], "payload"));
 }
 
-static void test_widen_integers(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *in, *out;
-    } cases[] = {
-        {"{\"n\":12345678901234567890,\"m\":1}", "{\"n\":12345678901234567890.0,\"m\":1}"},
-        {"[-9223372036854775808, 9223372036854775807]", "[-9223372036854775808, 9223372036854775807]"},
-        {"[-9223372036854775809,9223372036854775808]", "[-9223372036854775809.0,9223372036854775808.0]"},
-        {"{\"s\":\"12345678901234567890\\\"99999999999999999999\"}",
-         "{\"s\":\"12345678901234567890\\\"99999999999999999999\"}"},
-        {"[1.0e+2,12345678901234567890e1,1E400]", "[1.0e+2,12345678901234567890e1,1E400]"},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *w = json_span_widen_integers(cases[i].in, strlen(cases[i].in));
-        assert_string_equal(w, cases[i].out);
-        free(w);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -108,7 +87,6 @@ int main(void)
         cmocka_unit_test(test_escaped_key_and_duplicates),
         cmocka_unit_test(test_scalars_and_whitespace),
         cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_widen_integers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
