@@ -3,7 +3,7 @@
 application wrote them (spacing, key order, unicode escapes, number
 spellings, integers beyond 64 bits), signed over those bytes so that the
 Svix SDK's `Webhook.verify` accepts them, on the first attempt and on a
-resend; get-raw-payload answers the same text; expunging the content and the
+resend (send-example sends its example as stored too); get-raw-payload answers the same text; expunging the content and the
 retention pass clear it; hookd_emit (jsonb) keeps working as before."""
 from __future__ import annotations
 
@@ -84,6 +84,13 @@ def test_api_message_is_delivered_as_sent(env, api, receivers):
     assert st == 202
     again = rx.wait(3)[2]
     assert again.body == ODD and "ok" in verify(w, root, secret, [again])[0]
+
+    # send-example: the example as hookd writes it (compact, as Svix's server serialises it), sent as stored
+    st, ex = raw(w, "POST", f"/api/v1/app/acme/endpoint/{ep}/send-example", root, {"eventType": "svix.ping"})
+    assert st in (200, 202), ex
+    ping = rx.wait(4)[3]
+    assert ping.body == b'{"success":true}' and "ok" in verify(w, root, secret, [ping])[0]
+    assert raw(w, "GET", f"/api/v1/app/acme/msg/{ex['id']}/raw", root) == (200, {"payload": '{"success":true}'})
 
     # expunging the content clears the raw text with the payload
     assert raw(w, "DELETE", f"/api/v1/app/acme/msg/{m1['id']}/content", root)[0] == 204
