@@ -222,6 +222,7 @@ CREATE TABLE public.outbox_events (
     tags text[],
     deliver_at timestamp with time zone,
     payload_expires_at timestamp with time zone,
+    payload_raw text,
     legacy_webhook_id boolean DEFAULT false NOT NULL
 )
 PARTITION BY RANGE (part_at);
@@ -485,6 +486,48 @@ BEGIN
     END IF;
     INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload, tenant_id, payload_expires_at)
     VALUES (p_aggregate_type, p_aggregate_id, p_event_type, p_payload, t, x) RETURNING id INTO r;
+    RETURN r;
+END $$;
+
+--
+-- Name: hookd_emit_raw(text, text, text, text, text, interval); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_emit_raw(p_aggregate_type text, p_aggregate_id text, p_event_type text, p_payload text, p_tenant text DEFAULT NULL::text, p_payload_retention interval DEFAULT NULL::interval) RETURNS uuid
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+DECLARE
+    t text;
+    r uuid;
+    x timestamptz;
+    j jsonb;
+BEGIN
+    IF p_payload IS NULL THEN
+        RAISE EXCEPTION 'hookd_emit_raw: p_payload is NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    BEGIN
+        j := p_payload::jsonb;
+    EXCEPTION WHEN invalid_text_representation OR untranslatable_character THEN
+        RAISE EXCEPTION 'hookd_emit_raw: p_payload is not JSON: %', SQLERRM
+            USING ERRCODE = 'invalid_text_representation';
+    END;
+    IF p_payload_retention IS NOT NULL THEN
+        IF p_payload_retention <= interval '0' THEN
+            RAISE EXCEPTION 'hookd_emit_raw: p_payload_retention must be positive, not %', p_payload_retention
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        x := now() + p_payload_retention;
+    END IF;
+    IF p_tenant IS NOT NULL THEN
+        t := hookd_tenant_id(p_tenant);
+        IF t IS NULL THEN
+            RAISE EXCEPTION 'hookd_emit_raw: no tenant %', p_tenant USING ERRCODE = 'foreign_key_violation';
+        END IF;
+    END IF;
+    INSERT INTO outbox_events (aggregate_type, aggregate_id, event_type, payload, payload_raw, tenant_id,
+                               payload_expires_at)
+    VALUES (p_aggregate_type, p_aggregate_id, p_event_type, j, p_payload, t, x) RETURNING id INTO r;
     RETURN r;
 END $$;
 
@@ -1532,6 +1575,7 @@ CREATE TABLE public.outbox_events_far (
     tags text[],
     deliver_at timestamp with time zone,
     payload_expires_at timestamp with time zone,
+    payload_raw text,
     legacy_webhook_id boolean DEFAULT false NOT NULL
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
@@ -1557,6 +1601,7 @@ CREATE TABLE public.outbox_events_kept (
     tags text[],
     deliver_at timestamp with time zone,
     payload_expires_at timestamp with time zone,
+    payload_raw text,
     legacy_webhook_id boolean DEFAULT false NOT NULL
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
@@ -1582,6 +1627,7 @@ CREATE TABLE public.outbox_events_legacy (
     tags text[],
     deliver_at timestamp with time zone,
     payload_expires_at timestamp with time zone,
+    payload_raw text,
     legacy_webhook_id boolean DEFAULT false NOT NULL
 );
 

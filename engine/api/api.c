@@ -130,7 +130,7 @@ static int read_body(struct evhttp_request *req, struct api_req *r)
         return -1;
     }
     json_error_t jerr;
-    r->body = json_loadb((const char *)evbuffer_pullup(buf, -1), len, JSON_REJECT_DUPLICATES, &jerr);
+    r->body = api_body_parse((const char *)evbuffer_pullup(buf, -1), len, &r->payload_raw, &jerr);
     r->body_len = len;
     if (!r->body || !json_is_object(r->body)) {
         char msg[256];

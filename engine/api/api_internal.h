@@ -56,6 +56,7 @@ struct api_req {
     struct evkeyvalq query;
     json_t *body; /* parsed JSON body (POST, PUT, PATCH), or NULL */
     size_t body_len;
+    char *payload_raw; /* the text of the body's top-level "payload", as sent, or NULL; owned */
     char token_sha[65];
     char *idem_key;
     char *idem_scope;  /* the token's tenant is added on the DB thread */
@@ -93,6 +94,11 @@ PGresult *api_exec(PGconn *conn, struct api_req *r, enum query_id q, const char 
 json_t *api_row_json(const PGresult *res, int row, int col);
 
 /* ---- the request ---- */
+/* The request body text[0..len) parsed (api_body.c), or NULL with jerr set;
+ * *payload_raw: the exact text of its top-level "payload" member's value
+ * (caller frees), or NULL when it has none. */
+json_t *api_body_parse(const char *text, size_t len, char **payload_raw, json_error_t *jerr)
+    __attribute__((warn_unused_result));
 const char *api_query(const struct api_req *r, const char *name); /* NULL when absent */
 /* A list request's page: `limit` (1 to 250, default 50) and `iterator`, as
  * Svix reads them; an iterator that begins with '-' (a `prevIterator`)
@@ -224,7 +230,7 @@ api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
 api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
-api_op_fn api_message_list, api_message_create, api_message_get;
+api_op_fn api_message_list, api_message_create, api_message_get, api_message_get_raw;
 api_op_fn api_message_precheck; /* api_precheck.c */
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
     api_attempt_list_messages, api_attempt_list_destinations, api_attempt_count_by_endpoint, api_attempt_headers;

@@ -326,6 +326,13 @@ static bool message_fields(struct api_req *r, struct msg_in *m, int64_t keep_ms)
     return true;
 }
 
+/* The payload's text as the request sent it (api_body.c): stored and
+ * delivered byte for byte. Caller frees. */
+static char *payload_text(const struct api_req *r, const json_t *payload)
+{
+    return r->payload_raw ? xstrdup(r->payload_raw) : json_dumps(payload, JSON_COMPACT);
+}
+
 void api_message_create(PGconn *conn, struct api_req *r)
 {
     struct msg_in m;
@@ -335,7 +342,7 @@ void api_message_create(PGconn *conn, struct api_req *r)
         msg_in_free(&m);
         return;
     }
-    char *text = json_dumps(m.payload, JSON_COMPACT);
+    char *text = payload_text(r, m.payload);
     char hours[24] = "";
     if (m.hours > 0)
         snprintf(hours, sizeof hours, "%lld", (long long)m.hours);
@@ -383,7 +390,7 @@ struct item {
     bool written;   /* answered 202 from the batch's statement */
     bool alone;     /* runs alone after the batch (api_request_run) */
     char touch[40]; /* its token's id when its last use should be recorded */
-    char *payload;  /* JSON text */
+    char *payload;  /* JSON text, as sent */
     struct msg_in in;
     char uuid[37];   /* the message's id (outbox_events.id) */
     char api_id[48]; /* its msg_… form */
@@ -452,7 +459,7 @@ static int prepare(struct msg_batch *b)
         struct item *it = &b->it[i];
         it->valid = message_fields(it->r, &it->in, it->r->cfg ? it->r->cfg->retention.outbox : 0);
         if (it->valid) {
-            it->payload = json_dumps(it->in.payload, JSON_COMPACT);
+            it->payload = payload_text(it->r, it->in.payload);
             if (it->in.hours > 0)
                 snprintf(it->hours, sizeof it->hours, "%lld", (long long)it->in.hours);
         }
@@ -550,9 +557,9 @@ static enum outcome batch_run(PGconn *conn, struct msg_batch *b)
     if (prepare(b) != 0)
         return BATCH_ALONE;
     enum { NCOL = 15 };
-    static const unsigned oids[NCOL] = {DB_OID_TEXT,  DB_OID_TEXT, DB_OID_TEXT,  DB_OID_TEXT, DB_OID_BOOL,
-                                        DB_OID_BOOL,  DB_OID_TEXT, DB_OID_JSONB, DB_OID_TEXT, DB_OID_JSONB,
-                                        DB_OID_JSONB, DB_OID_TEXT, DB_OID_UUID,  DB_OID_TEXT, DB_OID_INT4};
+    static const unsigned oids[NCOL] = {DB_OID_TEXT,  DB_OID_TEXT, DB_OID_TEXT, DB_OID_TEXT, DB_OID_BOOL,
+                                        DB_OID_BOOL,  DB_OID_TEXT, DB_OID_TEXT, DB_OID_TEXT, DB_OID_JSONB,
+                                        DB_OID_JSONB, DB_OID_TEXT, DB_OID_UUID, DB_OID_TEXT, DB_OID_INT4};
     struct db_array a[NCOL];
     for (int c = 0; c < NCOL; c++)
         db_array_init(&a[c], oids[c], b->n);
@@ -702,7 +709,7 @@ struct api_msgs *api_msgs_new(struct hookd_ctx *ctx)
 {
     struct api_msgs *m = xcalloc(1, sizeof *m);
     m->ctx = ctx;
-    /* the bodies of one batch travel as one jsonb[]: bounded well below
+    /* the bodies of one batch travel as one text[]: bounded well below
      * Postgres's 1 GB per value */
     struct batcher_config bc = {sizeof(struct api_req *), MSG_BATCH_MAX, MSG_BATCH_BYTES, MSG_BATCHES_RUNNING,
                                 BATCHER_LINGER_TURN};
@@ -754,6 +761,22 @@ void api_message_get(PGconn *conn, struct api_req *r)
         return;
     const char *p[] = {r->app, r->params[1], with_content(r, true)};
     api_reply_one(conn, r, Q_API_MESSAGE_GET, p, API_MESSAGE_GET_BODY, "Message");
+}
+
+/* Svix's get-raw-payload: {"payload": "<the payload's text as sent>"}. */
+void api_message_get_raw(PGconn *conn, struct api_req *r)
+{
+    if (!api_resolve_app(conn, r, r->params[0]))
+        return;
+    const char *p[] = {r->app, r->params[1]};
+    PGresult *res = api_exec(conn, r, Q_API_MESSAGE_RAW, p);
+    if (!res)
+        return;
+    if (PQntuples(res) == 1)
+        api_reply(r, 200, json_pack("{s:s}", "payload", PQgetvalue(res, 0, API_MESSAGE_RAW_PAYLOAD)));
+    else
+        api_not_found(r, "Message");
+    PQclear(res);
 }
 
 void api_message_list(PGconn *conn, struct api_req *r)

@@ -176,6 +176,8 @@ static const char schemas[] =
     "\"tags\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
     "\"deliverAt\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true},"
     "\"timestamp\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"MessageRawPayloadOut\":{\"type\":\"object\",\"required\":[\"payload\"],"
+    "\"properties\":{\"payload\":{\"type\":\"string\"}}},"
     "\"MessageAttemptOut\":{\"type\":\"object\",\"required\":[\"id\",\"msgId\",\"endpointId\",\"url\","
     "\"response\",\"responseStatusCode\",\"status\",\"triggerType\",\"timestamp\"],\"properties\":{"
     "\"id\":{\"type\":\"string\"},\"msgId\":{\"type\":\"string\"},\"endpointId\":{\"type\":\"string\"},"

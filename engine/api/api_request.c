@@ -27,6 +27,7 @@ void api_req_free(struct api_req *r)
         free(r->params[i]);
     evhttp_clear_headers(&r->query);
     json_decref(r->body);
+    free(r->payload_raw);
     json_decref(r->reply);
     free(r->idem_key);
     free(r->idem_scope);

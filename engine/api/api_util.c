@@ -13,6 +13,7 @@
 #include "config.h"
 #include "db.h"
 #include "http_server.h"
+#include "jsonpath.h"
 #include "log.h"
 #include "netguard.h"
 #include "query.h"
@@ -114,7 +115,12 @@ json_t *api_row_json(const PGresult *res, int row, int col)
 {
     if (row >= PQntuples(res) || PQgetisnull(res, row, col))
         return NULL;
-    return json_loads(PQgetvalue(res, row, col), JSON_DECODE_ANY, NULL);
+    /* a message's payload may hold a number beyond what jansson holds (an
+     * integer past 64 bits): the answer carries it as a string of its digits
+     * (the exact payload: get-raw-payload, and every delivery) */
+    const char *text = PQgetvalue(res, row, col);
+    json_error_t jerr;
+    return jsonpath_load_body(text, strlen(text), &jerr);
 }
 
 /* ---- the request ---- */

@@ -17,7 +17,8 @@
 --     claimed per application first (a repeat, stored before or earlier in
 --     the batch, is not stored: body NULL, 409); then the outbox event, and
 --     its answer (hookd_api_message's fields; the `msg_` id, $14, and the
---     time-ordered UUID, $13, made by the caller) recorded under its key.
+--     time-ordered UUID, $13, made by the caller) recorded under its key;
+--     its payload's text is kept as sent (payload_raw, sql/0030).
 -- A key that another transaction recorded after this statement's snapshot
 -- (a concurrent retry) aborts the statement (the keys' insert waits for that
 -- transaction, then finds the key taken: unique violation), and the caller
@@ -32,14 +33,14 @@
 -- parameters: $1 = token SHA-256 digests, hex (text[]), $2 = the paths' application ids or uids (text[]),
 --   $3 = the requests' method and path, for their idempotency scope (text[], NULL without a key),
 --   $4 = idempotency keys (text[], NULL for none), $5 = the body passed the checks (boolean[]),
---   $6 = with_content (boolean[]), $7 = event types (text[]), $8 = payloads (jsonb[]),
+--   $6 = with_content (boolean[]), $7 = event types (text[]), $8 = payloads (text[]: JSON text, stored as sent),
 --   $9 = eventIds (text[], NULL for none), $10 = channels (jsonb[]: arrays or NULL),
 --   $11 = tags (jsonb[]: arrays or NULL), $12 = deliverAt (text[]: timestamps or NULL), $13 = ids (uuid[]),
 --   $14 = the ids' `msg_` forms (text[]), $15 = payload retention in hours (integer[], NULL: as long as the row)
 -- columns: token_id, tenant_id, stale, app_id, scope, nth, old_found, old_status, old_body, body
 WITH x AS (SELECT u.*
              FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::boolean[], $6::boolean[], $7::text[],
-                         $8::jsonb[], $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::uuid[], $14::text[],
+                         $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], $13::uuid[], $14::text[],
                          $15::integer[])
                   WITH ORDINALITY AS u(sha, app, ps, k, ok, wc, t, p, e, c, g, d, id, api_id, px, i)),
  ap AS MATERIALIZED (SELECT r.ref, t.id FROM (SELECT DISTINCT ref FROM unnest($2::text[]) AS u(ref)) r
@@ -61,7 +62,7 @@ WITH x AS (SELECT u.*
                  (SELECT array_agg(DISTINCT v ORDER BY v) FROM jsonb_array_elements_text(f.c) v) END AS ch,
                CASE WHEN f.g IS NOT NULL THEN
                  (SELECT array_agg(DISTINCT v ORDER BY v) FROM jsonb_array_elements_text(f.g) v) END AS tg,
-               f.d::timestamptz AS dl
+               f.d::timestamptz AS dl, f.p::jsonb AS pj
           FROM f
          WHERE f.token_id IS NOT NULL AND f.nth = 1 AND f.ok AND f.app_id IS NOT NULL
            AND NOT EXISTS (SELECT 1 FROM old WHERE old.i = f.i)),
@@ -69,9 +70,9 @@ WITH x AS (SELECT u.*
            SELECT app_id, e, id FROM go WHERE e IS NOT NULL ORDER BY app_id, e, i
            ON CONFLICT DO NOTHING RETURNING message_id),
  w AS (SELECT go.* FROM go WHERE e IS NULL OR id IN (SELECT message_id FROM claim)),
- ins AS (INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, tenant_id, api_event_id,
-                                    channels, tags, deliver_at, payload_expires_at, part_at)
-         SELECT id, 'message', NULL, t, p, app_id, e, ch, tg, dl,
+ ins AS (INSERT INTO outbox_events (id, aggregate_type, aggregate_id, event_type, payload, payload_raw, tenant_id,
+                                    api_event_id, channels, tags, deliver_at, payload_expires_at, part_at)
+         SELECT id, 'message', NULL, t, pj, p, app_id, e, ch, tg, dl,
                 CASE WHEN px IS NOT NULL THEN now() + px * interval '1 hour' END,
                 coalesce(hookd_id_part(id), date_trunc('milliseconds', now())) -- the id's clock (sql/0018)
            FROM w),
@@ -81,7 +82,7 @@ WITH x AS (SELECT u.*
  ts AS MATERIALIZED (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS v),
  ans AS (SELECT w.i, w.scope, w.k,
                 jsonb_build_object('id', w.api_id, 'eventId', w.e, 'eventType', w.t,
-                    'payload', CASE WHEN w.wc THEN w.p ELSE '{}'::jsonb END, 'channels', to_jsonb(w.ch),
+                    'payload', CASE WHEN w.wc THEN w.pj ELSE '{}'::jsonb END, 'channels', to_jsonb(w.ch),
                     'tags', to_jsonb(w.tg), 'deliverAt', hookd_api_ts(w.dl), 'timestamp', ts.v)::text
                   AS body
            FROM w CROSS JOIN ts),

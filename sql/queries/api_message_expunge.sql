@@ -1,5 +1,5 @@
 -- Expunge a message's content (Svix's expunge-content): its payload expires
--- now and its bytes are cleared (JSON null; reads answer {"expired": true},
+-- now and its bytes are cleared (JSON null, and the raw text sql/0030 keeps; reads answer {"expired": true},
 -- what Svix shows for a message without content: sql/0020). It is
 -- never sent again: its open deliveries are closed (DEAD, "payload
 -- expunged", without a dead letter), its open dead letters skipped (as
@@ -9,7 +9,8 @@
 -- message whose payload retention ran out.
 -- parameters: $1 = message id (uuid)
 -- columns: id
-WITH m AS (UPDATE outbox_events SET payload = 'null'::jsonb, payload_expires_at = least(payload_expires_at, now()),
+WITH m AS (UPDATE outbox_events SET payload = 'null'::jsonb, payload_raw = NULL,
+                  payload_expires_at = least(payload_expires_at, now()),
                   fanned_out_at = coalesce(fanned_out_at, now()), processed_at = coalesce(processed_at, now())
             WHERE id = $1::uuid AND @in_part(part_at, $1::uuid) RETURNING id),
  d AS (UPDATE outbox_deliveries SET status = 'DEAD', last_error = 'payload expunged'

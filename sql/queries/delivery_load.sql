@@ -12,13 +12,14 @@
 -- part_at) or _kept (an event kept past expiry, moved before its deliveries).
 -- payload NULL: the message's payload expired or was expunged (sql/0020):
 -- it is not sent. settings, tenant_settings: the endpoint's and its
--- tenant's delivery settings (engine/core/settings.h; NULL: none given).
+-- tenant's delivery settings (engine/core/settings.h; NULL: none given). payload: the bytes the
+-- application sent (payload_raw, sql/0030), else the jsonb payload's text.
 -- parameters: $1 = delivery ids (uuid[], binary)
 -- columns: id, status, event_id, payload, name, url, secret, previous_secret, enabled,
 --   timeout_ms, max_inflight, attempts, endpoint_id, headers, rate_limit,
 --   blocked_ms, webhook_id, ordered, settings, tenant_settings
 SELECT d.id::text AS id, d.status, ev.id::text AS event_id,
- CASE WHEN NOT hookd_payload_expired(ev) THEN ev.payload::text END AS payload, ep.name, ep.url,
+ CASE WHEN NOT hookd_payload_expired(ev) THEN coalesce(ev.payload_raw, ev.payload::text) END AS payload, ep.name, ep.url,
  ep.secret,
  CASE WHEN ep.previous_secret_expires_at > now() THEN ep.previous_secret END AS previous_secret,
  ep.enabled, ep.timeout_ms, ep.max_inflight, d.attempts, ep.id::text AS endpoint_id,

@@ -12,7 +12,7 @@
 -- parameters: $1 = how many, $2 = the id of the mark event
 -- columns: id, event_type, payload, tid, tenant_id, channels, deliver_ms, legacy_webhook_id
 SELECT e.id::text AS id, e.event_type,
- CASE WHEN NOT coalesce(e.payload_expires_at <= greatest(now(), e.deliver_at), false) THEN e.payload::text END
+ CASE WHEN NOT coalesce(e.payload_expires_at <= greatest(now(), e.deliver_at), false) THEN coalesce(e.payload_raw, e.payload::text) END
  AS payload, e.ctid::text AS tid, e.tenant_id,
  array_to_string(e.channels, ',') AS channels,
  CASE WHEN e.deliver_at > now() THEN (extract(epoch FROM e.deliver_at) * 1000)::bigint END AS deliver_ms,

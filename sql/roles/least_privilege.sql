@@ -53,6 +53,10 @@ GRANT DELETE         ON dead_letters      TO hookd_operator;
 -- p_payload_retention => … are all this signature.
 REVOKE EXECUTE ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) FROM PUBLIC;
 GRANT EXECUTE  ON FUNCTION hookd_emit(text, text, text, jsonb, text, interval) TO hookd_app;
+-- The same parameters with the payload as text, stored and delivered byte
+-- for byte (sql/0030).
+REVOKE EXECUTE ON FUNCTION hookd_emit_raw(text, text, text, text, text, interval) FROM PUBLIC;
+GRANT EXECUTE  ON FUNCTION hookd_emit_raw(text, text, text, text, text, interval) TO hookd_app;
 
 -- The API runs in the worker: tenants, endpoints, messages, event
 -- types, tokens and idempotency keys are written through it.

@@ -502,7 +502,7 @@ def test_openapi_document(env, api):
     unimplemented = {op["operationId"] for item in doc["paths"].values() for op in item.values()
                      if op.get("x-hookd-implemented") is False}
     assert "v1.endpoint.bulk-replay" in unimplemented and "v1.message.create" not in unimplemented
-    assert len(ops) - len(unimplemented) == 43  # with health, app-portal-access and send-example
+    assert len(ops) - len(unimplemented) == 44  # with health, app-portal-access and send-example
     assert not {"v1.message.precheck", "v1.message-attempt.count-by-endpoint",
                 "v1.message-attempt.get-headers"} & unimplemented
 
