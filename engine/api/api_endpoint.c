@@ -1,7 +1,8 @@
 /* Endpoints of an application: list, create, get, update (PUT), patch,
  * delete, the signing secret (get, rotate), custom headers (get, replace,
- * patch), recover (dead deliveries since a time go out again), replay-missing
- * (messages since a time it never got go to it) and statistics. The body
+ * patch), recover (dead deliveries since a time go out again) and replay-missing
+ * (messages since a time it never got go to it) as background tasks
+ * (api_task.c), and statistics. The body
  * is read into one normalised JSON object of the columns to set (see
  * sql/queries/api_endpoint_create.sql), so create, update and patch share
  * one reader and two statements. Svix's field names are accepted with
@@ -487,87 +488,31 @@ static bool read_range(struct api_req *r, const char **since, const char **until
     return !api_failed(r);
 }
 
-/* The answer of a task done in the request (Svix's RecoverOut/ReplayOut,
- * status "finished", with hookd's count of messages sent again): the
- * deliveries res made due (column col; when, in wall ms, in column due_col
- * if >= 0: a message's deliverAt still ahead) are scheduled in Redis after the
- * commit (beyond API_DELIVERIES_MAX the reconciler schedules the rest).
- * Frees res. */
-static void reply_task(PGconn *conn, struct api_req *r, PGresult *res, int col, int due_col, const char *task)
+/* The task's parameters: the endpoint (its uuid) and the time range. */
+static json_t *range_params(const char *endpoint, const char *since, const char *until)
 {
-    int sent = PQntuples(res);
-    for (int i = 0; i < sent && r->ndue < API_DELIVERIES_MAX; i++) {
-        r->due_ms[r->ndue] = due_col >= 0 ? strtoll(PQgetvalue(res, i, due_col), NULL, 10) : 0;
-        r->due[r->ndue++] = xstrdup(PQgetvalue(res, i, col));
-    }
-    PQclear(res);
-    if (!(res = api_exec(conn, r, Q_API_TASK_ID, NULL)))
-        return;
-    api_reply(r, 202,
-              json_pack("{s:s, s:s, s:s, s:s, s:{s:i}}", "id", PQgetvalue(res, 0, API_TASK_ID_ID), "status",
-                        "finished", "task", task, "updatedAt", PQgetvalue(res, 0, API_TASK_ID_AT), "data",
-                        "messagesSent", sent));
-    PQclear(res);
+    return json_pack("{s:s, s:s, s:s?}", "endpoint", endpoint, "since", since, "until", until);
 }
 
+/* Recover (Svix's): the endpoint's failed messages since a time go out
+ * again, in a background task (task_runner.c). */
 void api_endpoint_recover(PGconn *conn, struct api_req *r)
 {
     char id[40];
     const char *since, *until;
-    if (!read_range(r, &since, &until) || !resolve(conn, r, id))
-        return;
-    const char *p[] = {id, since, until};
-    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_RECOVER, p);
-    if (res)
-        reply_task(conn, r, res, API_ENDPOINT_RECOVER_ID, -1, "endpoint.recover");
-}
-
-/* The candidates' ids that pass the endpoint's payload filter (as the
- * relay would apply it), as a text[] literal (caller frees). */
-static char *replay_ids(const PGresult *res)
-{
-    int n = PQntuples(res);
-    json_t *filter = n > 0 && !PQgetisnull(res, 0, API_REPLAY_CANDIDATES_FILTER)
-                         ? json_loads(PQgetvalue(res, 0, API_REPLAY_CANDIDATES_FILTER), 0, NULL)
-                         : NULL;
-    char *out = xmalloc((size_t)n * 37 + 3), *o = out;
-    *o++ = '{';
-    for (int i = 0; i < n; i++) {
-        if (filter) {
-            json_t *payload = json_loads(PQgetvalue(res, i, API_REPLAY_CANDIDATES_PAYLOAD), JSON_DECODE_ANY, NULL);
-            bool match = payload && payload_filter_match(filter, payload);
-            json_decref(payload);
-            if (!match)
-                continue;
-        }
-        o += sprintf(o, "%s%s", o > out + 1 ? "," : "", PQgetvalue(res, i, API_REPLAY_CANDIDATES_ID));
-    }
-    *o++ = '}';
-    *o = '\0';
-    json_decref(filter);
-    return out;
+    if (read_range(r, &since, &until) && resolve(conn, r, id))
+        api_task_start(conn, r, "endpoint.recover", range_params(id, since, until));
 }
 
 /* Replay-missing (Svix's): the messages since a time that the endpoint
  * never got, because it did not exist or did not subscribe then, go to it
- * now if its filters match them. */
+ * if its filters match them, in a background task (task_runner.c). */
 void api_endpoint_replay_missing(PGconn *conn, struct api_req *r)
 {
     char id[40];
     const char *since, *until;
-    if (!read_range(r, &since, &until) || !resolve(conn, r, id))
-        return;
-    const char *p[] = {r->app, id, since, until};
-    PGresult *res = api_exec(conn, r, Q_API_REPLAY_CANDIDATES, p);
-    if (!res)
-        return;
-    char *ids = replay_ids(res);
-    PQclear(res);
-    const char *q[] = {ids, id};
-    res = api_exec(conn, r, Q_API_REPLAY_INSERT, q);
-    free(ids);
-    if (res)
-        reply_task(conn, r, res, API_REPLAY_INSERT_ID, API_REPLAY_INSERT_DUE_MS, "endpoint.replay");
+    if (read_range(r, &since, &until) && resolve(conn, r, id))
+        api_task_start(conn, r, "endpoint.replay", range_params(id, since, until));
 }
 
 /* Svix's get-stats: until defaults to now, since to 28 days before it. */

@@ -198,6 +198,11 @@ api_op_fn api_message_list, api_message_create, api_message_get;
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
     api_attempt_list_messages, api_attempt_list_destinations;
 api_op_fn api_content_expunge_message, api_content_expunge_attempt;
+api_op_fn api_task_list, api_task_get; /* api_task.c */
+/* Starts a background task of kind (Svix's BackgroundTaskType) for the
+ * resolved application r->app with params (stolen) and answers 202 with
+ * Svix's RecoverOut shape (id, status, task, updatedAt). */
+void api_task_start(PGconn *conn, struct api_req *r, const char *kind, json_t *params);
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
 

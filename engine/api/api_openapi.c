@@ -49,13 +49,24 @@
     "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},"                                                       \
     "\"until\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true}}}"
 
-/* A background task's answer (RecoverOut, ReplayOut): hookd does the work
- * in the request, so it is "finished", with the count of messages sent. */
+/* Svix's BackgroundTaskStatus and BackgroundTaskType. */
+#define TASK_STATUS "{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]}"
+#define TASK_KIND                                                                                                     \
+    "{\"type\":\"string\",\"enum\":[\"endpoint.replay\",\"endpoint.recover\",\"application.stats\","                  \
+    "\"message.broadcast\",\"sdk.generate\",\"event-type.aggregate\",\"application.purge_content\","                  \
+    "\"endpoint.bulk-replay\"]}"
+/* The answer of an operation that starts a background task (RecoverOut,
+ * ReplayOut): the task, "running"; background-task.get follows it. */
+#define TASK_FIELDS                                                                                                   \
+    "\"id\":{\"type\":\"string\",\"pattern\":\"^qtask_\"},\"status\":" TASK_STATUS ",\"task\":" TASK_KIND             \
+    ",\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}"
 #define TASK_OUT                                                                                                      \
-    "{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{"                   \
-    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]},"   \
-    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"                    \
-    "\"data\":{\"type\":\"object\",\"properties\":{\"messagesSent\":{\"type\":\"integer\"}}}}}"
+    "{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{" TASK_FIELDS "}}"
+/* A background task (BackgroundTaskOut): data says what it did so far
+ * (recover and replay: messagesSent). */
+#define BACKGROUND_TASK_OUT                                                                                           \
+    "{\"type\":\"object\",\"required\":[\"data\",\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":"           \
+    "{" TASK_FIELDS ",\"data\":{\"type\":\"object\",\"additionalProperties\":true}}}"
 
 static const char schemas[] =
     "{"
@@ -133,6 +144,7 @@ static const char schemas[] =
     "\"RecoverOut\":" TASK_OUT ","
     "\"ReplayIn\":" RANGE_IN ","
     "\"ReplayOut\":" TASK_OUT ","
+    "\"BackgroundTaskOut\":" BACKGROUND_TASK_OUT ","
     "\"EndpointStats\":{\"type\":\"object\",\"required\":[\"success\",\"pending\",\"sending\",\"fail\","
     "\"canceled\"],\"properties\":{\"success\":{\"type\":\"integer\"},\"pending\":{\"type\":\"integer\"},"
     "\"sending\":{\"type\":\"integer\"},\"fail\":{\"type\":\"integer\"},\"canceled\":{\"type\":\"integer\"}}},"
@@ -235,11 +247,9 @@ static json_t *content(const char *schema)
 /* "/api/v1/app/{app_id}/endpoint/{endpoint_id}" from "app/ * /endpoint/ *". */
 static void openapi_path(const char *pattern, char *out, size_t outlen, json_t *params)
 {
-    static const char *const after[][2] = {{"app", "app_id"},
-                                           {"endpoint", "endpoint_id"},
-                                           {"msg", "msg_id"},
-                                           {"event-type", "event_type_name"},
-                                           {"attempt", "attempt_id"}};
+    static const char *const after[][2] = {{"app", "app_id"},         {"endpoint", "endpoint_id"},
+                                           {"msg", "msg_id"},         {"event-type", "event_type_name"},
+                                           {"attempt", "attempt_id"}, {"background-task", "task_id"}};
     size_t o = (size_t)snprintf(out, outlen, "/api/v1");
     const char *prev = "";
     size_t prevlen = 0;

@@ -95,6 +95,20 @@ def raw(worker, method: str, path: str, token: str | None = None, body=None, hea
         return resp.status, text
 
 
+def task_finished(worker, token: str, started: dict, timeout: float = 30) -> dict:
+    """The background task an operation started (its RecoverOut/ReplayOut:
+    running), once background-task.get shows it finished."""
+    assert started["status"] == "running" and started["id"].startswith("qtask_"), started
+
+    def finished():
+        st, task = raw(worker, "GET", f"/api/v1/background-task/{started['id']}", token)
+        assert st == 200, (st, task)
+        return task if task["status"] != "running" else None
+    task = wait_for(finished, timeout, what=f"background task {started['id']} finished")
+    assert task["status"] == "finished" and task["task"] == started["task"], task
+    return task
+
+
 @pytest.fixture
 def api(env):
     """A worker with the API, and a token that sees every tenant."""
@@ -400,7 +414,8 @@ def test_endpoint_operations_and_policies(env, api, receivers):
         {"call": "endpoint.recover", "args": ["acme", "dead", {"since": "2000-01-01T00:00:00Z"}]},
     ])
     assert len(out[0]["ok"]["data"]) == 12 and all(a["status"] == 2 for a in out[0]["ok"]["data"])
-    assert out[1]["ok"]["status"] == "finished"
+    assert out[1]["ok"]["task"] == "endpoint.recover"
+    assert task_finished(w, root, out[1]["ok"])["data"] == {"messagesSent": 3}
     dead_rx.wait(15)
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED' AND "
                                   "endpoint_id = hookd_api_uuid('ep', %s)", out_dead_id) == 3, 20,
@@ -505,7 +520,7 @@ def test_openapi_document(env, api):
         assert st != 501, (op_id, body)
     # ... and the operations answered 501 are not in it
     assert "v1.endpoint.bulk-replay" not in ops and "v1.message.create" in ops
-    assert len(ops) == 39  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
+    assert len(ops) == 41  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
 
 
 def test_cli_tenants_endpoints_and_emit(env, api, receivers):
