@@ -1,8 +1,9 @@
 /* Expunging content that was sent or received by mistake (Svix's
  * expunge-content operations): a message's payload (it becomes
  * {"expired": true}, and the message is never sent again: see
- * sql/queries/api_message_expunge.sql) and an attempt's response (it
- * becomes "EXPUNGED"). As in Svix, these are the organization's
+ * sql/queries/api_message_expunge.sql), every message's payload of an
+ * application (expunge-all-contents: a background task, task_runner.c)
+ * and an attempt's response (it becomes "EXPUNGED"). As in Svix, these are the organization's
  * operations: a tenant's token gets 403, whatever the application. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,4 +62,10 @@ void api_content_expunge_attempt(PGconn *conn, struct api_req *r)
 {
     char msg[40];
     expunge(conn, r, Q__COUNT, Q_API_ATTEMPT_EXPUNGE, r->params[2], "Message attempt", msg);
+}
+
+void api_content_expunge_all(PGconn *conn, struct api_req *r)
+{
+    if (api_global_token(r) && api_resolve_app(conn, r, r->params[0]))
+        api_task_start(conn, r, "application.purge_content", json_object());
 }

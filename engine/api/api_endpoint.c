@@ -515,6 +515,66 @@ void api_endpoint_replay_missing(PGconn *conn, struct api_req *r)
         api_task_start(conn, r, "endpoint.replay", range_params(id, since, until));
 }
 
+/* A name field of BulkReplayIn (channel, tag): NULL when absent; a string
+ * of 1 to API_NAME_MAX characters of a-z, A-Z, 0-9 and extra's, 422
+ * answered otherwise. */
+static const char *name_field(struct api_req *r, const char *field, const char *extra)
+{
+    const char *v = api_str(r, r->body, field, false);
+    if (!v)
+        return NULL;
+    json_t *one = json_pack("{s:[s]}", field, v);
+    char *set = NULL;
+    bool ok = api_name_set(r, one, field, 1, extra, &set);
+    free(set);
+    json_decref(one);
+    return ok ? v : NULL;
+}
+
+/* The filters of a BulkReplayIn body into params; false after answering
+ * 422. */
+static bool read_replay_filters(struct api_req *r, json_t *params)
+{
+    char *types = api_str_set_text(r, r->body, "eventTypes", API_LIMIT_MAX);
+    if (types)
+        json_object_set_new(params, "eventTypes", json_loads(types, 0, NULL));
+    free(types);
+    const char *channel = name_field(r, "channel", "-_.:+"), *tag = name_field(r, "tag", "-_./\\#");
+    if (channel)
+        json_object_set_new(params, "channel", json_string(channel));
+    if (tag)
+        json_object_set_new(params, "tag", json_string(tag));
+    int64_t status = api_int(r, r->body, "status", 0, 4), class = api_int(r, r->body, "statusCodeClass", 0, 500);
+    if (class >= 0 && class % 100 != 0)
+        api_invalid(r, "body", "statusCodeClass",
+                    "value is not a valid enumeration member; permitted: 0, 100, 200, "
+                    "300, 400, 500",
+                    "type_error.enum");
+    if (status >= 0)
+        json_object_set_new(params, "status", json_integer(status));
+    if (class >= 0)
+        json_object_set_new(params, "statusCodeClass", json_integer(class));
+    return !api_failed(r);
+}
+
+/* Bulk replay (Svix's): the endpoint's messages since a time, sent or
+ * failed, that match the filters go to it again, in a background task
+ * (task_runner.c). */
+void api_endpoint_bulk_replay(PGconn *conn, struct api_req *r)
+{
+    char id[40];
+    const char *since, *until;
+    json_t *params = json_object();
+    if (read_range(r, &since, &until) && read_replay_filters(r, params) && resolve(conn, r, id)) {
+        json_t *range = range_params(id, since, until);
+        json_object_update(params, range);
+        json_decref(range);
+        api_task_start(conn, r, "endpoint.bulk-replay", params);
+    } else {
+        json_decref(params);
+    }
+}
+
 /* Svix's get-stats: until defaults to now, since to 28 days before it. */
 void api_endpoint_stats(PGconn *conn, struct api_req *r)
 {

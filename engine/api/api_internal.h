@@ -192,12 +192,12 @@ api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_pat
 api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint_update, api_endpoint_patch,
     api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
-api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
+api_op_fn api_endpoint_stats, api_endpoint_replay_missing, api_endpoint_bulk_replay;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get;
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
     api_attempt_list_messages, api_attempt_list_destinations;
-api_op_fn api_content_expunge_message, api_content_expunge_attempt;
+api_op_fn api_content_expunge_message, api_content_expunge_attempt, api_content_expunge_all;
 api_op_fn api_task_list, api_task_get; /* api_task.c */
 /* Starts a background task of kind (Svix's BackgroundTaskType) for the
  * resolved application r->app with params (stolen) and answers 202 with

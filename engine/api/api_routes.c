@@ -56,7 +56,10 @@ const struct api_route api_routes[] = {
      "Send an endpoint the messages since a time that it never got (and that its filters match; a background "
      "task)",
      202, "ReplayIn", "ReplayOut"},
-    NOT_IMPLEMENTED("POST", "app/*/endpoint/*/bulk-replay", "v1.endpoint.bulk-replay"),
+    {"POST", "app/*/endpoint/*/bulk-replay", "v1.endpoint.bulk-replay", api_endpoint_bulk_replay,
+     "Send an endpoint again the messages since a time that it was sent or failed (filters: BulkReplayIn; a "
+     "background task)",
+     202, "BulkReplayIn", "ReplayOut"},
     {"GET", "app/*/endpoint/*/stats", "v1.endpoint.get-stats", api_endpoint_stats,
      "An endpoint's attempts and open deliveries over a time range (default: the last 28 days)", 200, NULL,
      "EndpointStats"},
@@ -72,6 +75,9 @@ const struct api_route api_routes[] = {
     {"POST", "app/*/msg", "v1.message.create", api_message_create, "Create a message (eventId unique per application)",
      202, "MessageIn", "MessageOut"},
     NOT_IMPLEMENTED("POST", "app/*/msg/precheck/active", "v1.message.precheck"),
+    {"POST", "app/*/msg/expunge-all-contents", "v1.message.expunge-all-contents", api_content_expunge_all,
+     "Delete every message's payload of an application (organization tokens only; a background task)", 202, NULL,
+     "ExpungeAllContentsOut"},
     {"GET", "app/*/msg/*", "v1.message.get", api_message_get, "Get a message", 200, NULL, "MessageOut"},
     {"DELETE", "app/*/msg/*/content", "v1.message.expunge-content", api_content_expunge_message,
      "Delete a message's payload; it is never sent again (organization tokens only)", 204, NULL, NULL},

@@ -64,25 +64,88 @@ static void add_due(struct task_runner *t, const char *id, int64_t due_ms)
     }
 }
 
-/* Recover: the next dead deliveries go back to PENDING. */
-static int batch_recover(PGconn *conn, struct task_runner *t, const json_t *params, const char *cursor,
-                         struct batch *b)
+/* The outcome of a batch statement that answers one row: the deliveries it
+ * made due (a JSON array in column ids_col, or -1), the last item it
+ * examined (the next cursor) and how many it examined. Frees res. */
+static void batch_outcome(struct task_runner *t, PGresult *res, int ids_col, int last_col, int examined_col,
+                          struct batch *b)
 {
-    const char *p[] = {json_string_value(json_object_get(params, "endpoint")),
-                       json_string_value(json_object_get(params, "since")),
-                       json_string_value(json_object_get(params, "until")), cursor, TASK_RUNNER_BATCH_TEXT};
+    if (ids_col >= 0) {
+        json_t *ids = json_loads(PQgetvalue(res, 0, ids_col), 0, NULL);
+        size_t i;
+        json_t *id;
+        json_array_foreach(ids, i, id) add_due(t, json_string_value(id), 0);
+        b->sent = (json_int_t)json_array_size(ids);
+        json_decref(ids);
+    }
+    b->cursor = query_value_dup(res, 0, last_col);
+    b->done = atoi(PQgetvalue(res, 0, examined_col)) < TASK_RUNNER_BATCH;
+    PQclear(res);
+}
+
+static const char *param(const json_t *params, const char *name)
+{
+    return json_string_value(json_object_get(params, name));
+}
+
+/* Recover: the next dead deliveries go back to PENDING. */
+static int batch_recover(PGconn *conn, struct task_runner *t, const char *tenant, const json_t *params,
+                         const char *cursor, struct batch *b)
+{
+    (void)tenant;
+    const char *p[] = {param(params, "endpoint"), param(params, "since"), param(params, "until"), cursor,
+                       TASK_RUNNER_BATCH_TEXT};
     PGresult *res = query_exec(conn, Q_TASK_RUNNER_RECOVER, p, t->err, sizeof t->err);
     if (!res)
         return -1;
-    json_t *ids = json_loads(PQgetvalue(res, 0, TASK_RUNNER_RECOVER_IDS), 0, NULL);
-    size_t i;
-    json_t *id;
-    json_array_foreach(ids, i, id) add_due(t, json_string_value(id), 0);
-    b->sent = (json_int_t)json_array_size(ids);
-    json_decref(ids);
-    b->cursor = query_value_dup(res, 0, TASK_RUNNER_RECOVER_LAST);
-    b->done = atoi(PQgetvalue(res, 0, TASK_RUNNER_RECOVER_EXAMINED)) < TASK_RUNNER_BATCH;
-    PQclear(res);
+    batch_outcome(t, res, TASK_RUNNER_RECOVER_IDS, TASK_RUNNER_RECOVER_LAST, TASK_RUNNER_RECOVER_EXAMINED, b);
+    return 0;
+}
+
+/* Bulk replay: the next of the endpoint's deliveries that match the
+ * filters are opened again. */
+static int batch_bulk_replay(PGconn *conn, struct task_runner *t, const char *tenant, const json_t *params,
+                             const char *cursor, struct batch *b)
+{
+    const json_t *types = json_object_get(params, "eventTypes");
+    char *types_text = json_is_array(types) ? json_dumps(types, JSON_COMPACT) : NULL;
+    char status[24] = "", class[24] = "";
+    if (json_is_integer(json_object_get(params, "status")))
+        snprintf(status, sizeof status, "%lld", (long long)json_integer_value(json_object_get(params, "status")));
+    if (json_is_integer(json_object_get(params, "statusCodeClass")))
+        snprintf(class, sizeof class, "%lld",
+                 (long long)json_integer_value(json_object_get(params, "statusCodeClass")));
+    const char *p[] = {param(params, "endpoint"),
+                       tenant,
+                       param(params, "since"),
+                       param(params, "until"),
+                       types_text,
+                       param(params, "channel"),
+                       param(params, "tag"),
+                       status[0] ? status : NULL,
+                       class[0] ? class : NULL,
+                       cursor,
+                       TASK_RUNNER_BATCH_TEXT};
+    PGresult *res = query_exec(conn, Q_TASK_RUNNER_BULK_REPLAY, p, t->err, sizeof t->err);
+    free(types_text);
+    if (!res)
+        return -1;
+    batch_outcome(t, res, TASK_RUNNER_BULK_REPLAY_IDS, TASK_RUNNER_BULK_REPLAY_LAST, TASK_RUNNER_BULK_REPLAY_EXAMINED,
+                  b);
+    return 0;
+}
+
+/* Expunge all contents: the next messages lose their payload. */
+static int batch_purge(PGconn *conn, struct task_runner *t, const char *tenant, const json_t *params,
+                       const char *cursor, struct batch *b)
+{
+    (void)params;
+    const char *p[] = {tenant, cursor, TASK_RUNNER_BATCH_TEXT};
+    PGresult *res = query_exec(conn, Q_TASK_RUNNER_PURGE, p, t->err, sizeof t->err);
+    if (!res)
+        return -1;
+    b->sent = strtoll(PQgetvalue(res, 0, TASK_RUNNER_PURGE_PURGED), NULL, 10);
+    batch_outcome(t, res, -1, TASK_RUNNER_PURGE_LAST, TASK_RUNNER_PURGE_EXAMINED, b);
     return 0;
 }
 
@@ -118,13 +181,9 @@ static char *replay_ids(const PGresult *res)
 static int batch_replay(PGconn *conn, struct task_runner *t, const char *tenant, const json_t *params,
                         const char *cursor, struct batch *b)
 {
-    const char *endpoint = json_string_value(json_object_get(params, "endpoint"));
-    const char *p[] = {tenant,
-                       endpoint,
-                       json_string_value(json_object_get(params, "since")),
-                       json_string_value(json_object_get(params, "until")),
-                       cursor,
-                       TASK_RUNNER_BATCH_TEXT};
+    const char *endpoint = param(params, "endpoint");
+    const char *p[] =
+        {tenant, endpoint, param(params, "since"), param(params, "until"), cursor, TASK_RUNNER_BATCH_TEXT};
     PGresult *res = query_exec(conn, Q_TASK_RUNNER_REPLAY_CANDIDATES, p, t->err, sizeof t->err);
     if (!res)
         return -1;
@@ -146,8 +205,23 @@ static int batch_replay(PGconn *conn, struct task_runner *t, const char *tenant,
     return 0;
 }
 
+typedef int batch_fn(PGconn *conn, struct task_runner *t, const char *tenant, const json_t *params, const char *cursor,
+                     struct batch *b);
+
+/* The kinds of task the runner does, and the count each keeps in its data
+ * (Svix's names). */
+static const struct {
+    const char *kind, *count;
+    batch_fn *fn;
+} kinds[] = {
+    {"endpoint.recover", "messagesSent", batch_recover},
+    {"endpoint.replay", "messagesSent", batch_replay},
+    {"endpoint.bulk-replay", "messagesSent", batch_bulk_replay},
+    {"application.purge_content", "messagesPurged", batch_purge},
+};
+
 /* Runs the batch of the locked task (row 0 of lock) and stores its
- * outcome; 0, or -1 with t->err. */
+ * outcome; 0, or -1 with t->err. A kind the runner does not do fails. */
 static int batch_run(PGconn *conn, struct task_runner *t, const PGresult *lock)
 {
     const char *kind = PQgetvalue(lock, 0, TASK_RUNNER_LOCK_KIND);
@@ -155,21 +229,18 @@ static int batch_run(PGconn *conn, struct task_runner *t, const PGresult *lock)
                                                                        : PQgetvalue(lock, 0, TASK_RUNNER_LOCK_CURSOR);
     json_t *params = json_loads(PQgetvalue(lock, 0, TASK_RUNNER_LOCK_PARAMETERS), 0, NULL);
     json_t *data = json_loads(PQgetvalue(lock, 0, TASK_RUNNER_LOCK_DATA), 0, NULL);
-    struct batch b = {0};
-    int rc = -1;
-    const char *status = "finished";
-    if (strcmp(kind, "endpoint.recover") == 0)
-        rc = batch_recover(conn, t, params, cursor, &b);
-    else if (strcmp(kind, "endpoint.replay") == 0)
-        rc = batch_replay(conn, t, PQgetvalue(lock, 0, TASK_RUNNER_LOCK_TENANT_ID), params, cursor, &b);
-    else {
-        status = "failed", rc = 0, b.done = true;
-        json_object_set_new(data, "error", json_string("hookd does not run this kind of task"));
-    }
+    struct batch b = {.done = true};
+    const char *status = "failed";
+    int rc = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strcmp(kind, kinds[i].kind) == 0) {
+            b.done = false;
+            status = "finished";
+            rc = kinds[i].fn(conn, t, PQgetvalue(lock, 0, TASK_RUNNER_LOCK_TENANT_ID), params, cursor, &b);
+            json_int_t n = json_integer_value(json_object_get(data, kinds[i].count));
+            json_object_set_new(data, kinds[i].count, json_integer(n + b.sent));
+        }
     if (rc == 0) {
-        json_int_t sent = json_integer_value(json_object_get(data, "messagesSent"));
-        if (strcmp(status, "finished") == 0)
-            json_object_set_new(data, "messagesSent", json_integer(sent + b.sent));
         char *text = json_dumps(data, JSON_COMPACT);
         const char *p[] = {t->task, b.cursor ? b.cursor : cursor, text, b.done ? status : "running", t->lease};
         rc = query_run(conn, Q_TASK_RUNNER_SAVE, p, t->err, sizeof t->err);

@@ -144,3 +144,67 @@ def test_a_task_survives_kill_9_of_its_worker(env, receivers):
     assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE endpoint_id = hookd_api_uuid('ep', %s)",
                         ep["ok"]["id"]) == 250
     assert env.db.value("SELECT batches FROM hookd_background_tasks") == 3
+
+
+def test_bulk_replay_filters_and_expunge_all_contents(env, api, receivers):
+    cfg, w, root = api
+    failing = {"on": True}
+    rx = receivers(lambda req: (500, {}, b"no") if failing["on"] and b'"fail"' in req.body else (200, {}, b"ok"))
+    since = iso(time.time() - 60)
+    paid = "order.paid"
+    out = svix(w, root, [
+        {"call": "application.create", "args": [{"name": "Acme", "uid": "acme"}]},
+        {"call": "application.create", "args": [{"name": "Globex", "uid": "globex"}]},
+        {"call": "endpoint.create", "args": ["acme", {"url": rx.url(), "uid": "main"}]},
+        {"call": "message.create", "args": ["acme", {"eventType": paid, "payload": {"n": 0}, "channels": ["eu"],
+                                                     "tags": ["vip"]}]},
+        {"call": "message.create", "args": ["acme", {"eventType": paid, "payload": {"n": 1}}]},
+        {"call": "message.create", "args": ["acme", {"eventType": "order.refunded", "payload": {"n": 2}}]},
+        {"call": "message.create", "args": ["acme", {"eventType": paid, "payload": {"n": 3, "fail": True}}]},
+        {"call": "message.create", "args": ["globex", {"eventType": paid, "payload": {"n": 9}}]},
+    ])
+    assert all("ok" in o for o in out), out
+    gm = out[7]["ok"]
+    wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 3
+             and env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 1, 30,
+             what="3 deliveries succeeded, 1 dead")
+    failing["on"] = False
+    before = len(rx.got())
+
+    def bulk(body):
+        return {"call": "endpoint.bulkReplay", "args": ["acme", "main", {"since": since, **body}]}
+    out = svix(w, root, [
+        bulk({"eventTypes": [paid], "status": 0}),  # the sent order.paid ones: n 0 and 1
+        bulk({"statusCodeClass": 500}),             # the one whose last attempt got a 5xx: n 3
+        bulk({"channel": "eu"}),                    # n 0
+        bulk({"tag": "vip", "until": iso(time.time() - 30)}),  # nothing before the messages
+        bulk({"statusCodeClass": 250}),
+        bulk({"channel": "a b"}),
+        {"call": "endpoint.bulkReplay", "args": ["acme", "main", {}]},
+        {"call": "endpoint.bulkReplay", "args": ["globex", "main", {"since": since}]},
+    ])
+    tasks = [o["ok"] for o in out[:4]]
+    assert all(t["task"] == "endpoint.bulk-replay" for t in tasks), tasks
+    assert [task_finished(w, root, t)["data"] for t in tasks] == [
+        {"messagesSent": 2}, {"messagesSent": 1}, {"messagesSent": 1}, {"messagesSent": 0}]
+    assert out[4]["status"] == 422 and out[4]["body"]["detail"][0]["loc"] == ["body", "statusCodeClass"]
+    assert out[5]["status"] == 422 and out[5]["body"]["detail"][0]["loc"] == ["body", "channel"]
+    assert out[6]["status"] == 422 and out[7]["status"] == 404
+    got = rx.wait(before + 4)
+    assert sorted(json.loads(r.body)["n"] for r in got[before:]) == [0, 0, 1, 3]
+    deliveries_settled(env, 4)  # the same deliveries, opened again
+    assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 4
+
+    # expunge-all-contents: the organization's operation, as a task; the other application keeps its content
+    acme = new_token(cfg, "acme-token", "acme")
+    out = svix(w, acme, [{"call": "message.expungeAllContents", "args": ["acme"]}])
+    assert out[0]["status"] == 403, out
+    out = svix(w, root, [{"call": "message.expungeAllContents", "args": ["acme"]},
+                         {"call": "message.expungeAllContents", "args": ["nobody"]}])
+    purge = out[0]["ok"]
+    assert purge["task"] == "application.purge_content" and out[1]["status"] == 404, out
+    assert task_finished(w, root, purge)["data"] == {"messagesPurged": 4}
+    out = svix(w, root, [{"call": "message.list", "args": ["acme", {"withContent": True}]},
+                         {"call": "message.get", "args": ["globex", gm["id"], {"withContent": True}]}])
+    assert [m["payload"] for m in out[0]["ok"]["data"]] == [{"expired": True}] * 4
+    assert out[1]["ok"]["payload"] == {"n": 9}
