@@ -197,7 +197,7 @@ api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get;
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
     api_attempt_list_messages, api_attempt_list_destinations;
-api_op_fn api_content_expunge_message, api_content_expunge_attempt, api_content_expunge_all;
+api_op_fn api_content_expunge_message, api_content_expunge_attempt, api_content_expunge_all, api_content_bulk_expunge;
 api_op_fn api_task_list, api_task_get; /* api_task.c */
 /* Starts a background task of kind (Svix's BackgroundTaskType) for the
  * resolved application r->app with params (stolen) and answers 202 with

@@ -159,12 +159,13 @@ def test_bulk_replay_filters_and_expunge_all_contents(env, api, receivers):
         {"call": "message.create", "args": ["acme", {"eventType": paid, "payload": {"n": 0}, "channels": ["eu"],
                                                      "tags": ["vip"]}]},
         {"call": "message.create", "args": ["acme", {"eventType": paid, "payload": {"n": 1}}]},
-        {"call": "message.create", "args": ["acme", {"eventType": "order.refunded", "payload": {"n": 2}}]},
+        {"call": "message.create", "args": ["acme", {"eventType": "order.refunded", "payload": {"n": 2},
+                                                     "eventId": "evt-2"}]},
         {"call": "message.create", "args": ["acme", {"eventType": paid, "payload": {"n": 3, "fail": True}}]},
         {"call": "message.create", "args": ["globex", {"eventType": paid, "payload": {"n": 9}}]},
     ])
     assert all("ok" in o for o in out), out
-    gm = out[7]["ok"]
+    m1, gm = out[4]["ok"], out[7]["ok"]
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 3
              and env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'DEAD'") == 1, 30,
              what="3 deliveries succeeded, 1 dead")
@@ -195,15 +196,23 @@ def test_bulk_replay_filters_and_expunge_all_contents(env, api, receivers):
     deliveries_settled(env, 4)  # the same deliveries, opened again
     assert env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 4
 
-    # expunge-all-contents: the organization's operation, as a task; the other application keeps its content
+    # bulk-expunge-content (answered at once) and expunge-all-contents (a task): the organization's
+    # operations; the other application keeps its content
     acme = new_token(cfg, "acme-token", "acme")
-    out = svix(w, acme, [{"call": "message.expungeAllContents", "args": ["acme"]}])
-    assert out[0]["status"] == 403, out
+    out = svix(w, acme, [{"call": "message.expungeAllContents", "args": ["acme"]},
+                         {"call": "message.bulkExpungeContent", "args": ["acme", {"ids": [m1["id"]]}]}])
+    assert out[0]["status"] == 403 and out[1]["status"] == 403, out
+    out = svix(w, root, [{"call": "message.bulkExpungeContent", "args": ["acme", {"ids": [
+        m1["id"], "evt-2", "msg_nope", gm["id"]]}]}])
+    assert out[0]["ok"]["results"] == {m1["id"]: "expunged", "evt-2": "expunged", "msg_nope": "not-found",
+                                       gm["id"]: "not-found"}, out
+    st, bad = raw(w, "POST", "/api/v1/app/acme/msg/bulk-expunge", root, {"ids": [""]})
+    assert st == 422 and bad["detail"][0]["loc"] == ["body", "ids"], bad
     out = svix(w, root, [{"call": "message.expungeAllContents", "args": ["acme"]},
                          {"call": "message.expungeAllContents", "args": ["nobody"]}])
     purge = out[0]["ok"]
     assert purge["task"] == "application.purge_content" and out[1]["status"] == 404, out
-    assert task_finished(w, root, purge)["data"] == {"messagesPurged": 4}
+    assert task_finished(w, root, purge)["data"] == {"messagesPurged": 2}  # the two not expunged yet
     out = svix(w, root, [{"call": "message.list", "args": ["acme", {"withContent": True}]},
                          {"call": "message.get", "args": ["globex", gm["id"], {"withContent": True}]}])
     assert [m["payload"] for m in out[0]["ok"]["data"]] == [{"expired": True}] * 4
