@@ -169,8 +169,8 @@ def test_tokens_and_applications(env, api):
     listed = hookd(cfg, "token", "list").stdout
     assert "acme-token" in listed and "revoked" in listed and acme_tok not in listed
     # unimplemented operations: 501 with the operation's name
-    out = svix(w, root, [{"call": "endpoint.bulkReplay", "args": ["acme", "ep_x", {"since": "2026-01-01T00:00:00Z"}]}])
-    assert out[0]["status"] == 501 and "v1.endpoint.bulk-replay" in out[0]["body"]["detail"]
+    out = svix(w, root, [{"call": "endpoint.transformationPartialUpdate", "args": ["acme", "ep_x", {}]}])
+    assert out[0]["status"] == 501 and "v1.endpoint.transformation-partial-update" in out[0]["body"]["detail"]
     # a message may create its application (Svix's `application` field)
     out = svix(w, root, [
         {"call": "message.create", "args": ["newco", {"eventType": "a.b", "payload": {},
