@@ -49,6 +49,7 @@
 #include "xmalloc.h"
 
 #define PREFIX "/api/v1/"
+#define INGEST_PREFIX "/ingest/api/v1/"
 #define IDEMPOTENCY_KEY_MAX 256
 
 /* Idempotency records older than 24 hours are purged this often, 1,000
@@ -154,11 +155,14 @@ static void handle_api(struct evhttp_request *req, void *arg)
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *raw = uri ? evhttp_uri_get_path(uri) : NULL;
     free(full);
-    if (!raw || strncmp(raw, PREFIX, strlen(PREFIX)) != 0) {
+    /* below /api/v1/ a path is matched relative; Svix's ingest API (below
+     * /ingest/api/v1/) against the table's absolute patterns */
+    bool below = raw && strncmp(raw, PREFIX, strlen(PREFIX)) == 0;
+    if (!raw || (!below && strncmp(raw, INGEST_PREFIX, strlen(INGEST_PREFIX)) != 0)) {
         reply_svix_error(req, 404, "not_found", "Entity not found");
         return;
     }
-    char *path = xstrdup(raw + strlen(PREFIX));
+    char *path = xstrdup(below ? raw + strlen(PREFIX) : raw);
     size_t plen = strlen(path);
     while (plen > 0 && path[plen - 1] == '/')
         path[--plen] = '\0';
@@ -179,16 +183,7 @@ static void handle_api(struct evhttp_request *req, void *arg)
         reply_svix_error(req, 503, "unavailable", "this worker is shutting down");
         return;
     }
-    bool known = false;
-    const struct api_route *route = api_route_find(method, path, &known);
-    if (!route) {
-        free(path);
-        if (known)
-            reply_svix_error(req, 405, "method_not_allowed", "Method not allowed");
-        else
-            reply_svix_error(req, 404, "not_found", "Entity not found");
-        return;
-    }
+    const struct api_route *route = api_route_find(method, path);
     struct api_req *r = xcalloc(1, sizeof *r);
     r->api = a;
     r->req = req;
@@ -197,7 +192,8 @@ static void handle_api(struct evhttp_request *req, void *arg)
     snprintf(r->method, sizeof r->method, "%s", method);
     r->query.tqh_first = NULL;
     r->query.tqh_last = &r->query.tqh_first;
-    (void)api_route_match(route->pattern, path, r);
+    if (route->pattern)
+        (void)api_route_match(route->pattern, path, r);
     free(path);
     if (bearer_digest(req, r->token_sha) != 0) { /* no token: nothing guessed, nothing counted */
         reply_svix_error(req, 401, "authentication_failed", "Incorrect authentication credentials.");
@@ -276,6 +272,7 @@ struct api *api_new(struct hookd_ctx *ctx, struct http_server *http)
     loop_timer_arm(a->purge_ev, PURGE_INTERVAL_S * 1000);
     a->msgs = api_msgs_new(ctx); /* NULL: each creation runs alone */
     http_server_route(http, "/api/v1/*", handle_api, a);
+    http_server_route(http, INGEST_PREFIX "*", handle_api, a);
     return a;
 }
 

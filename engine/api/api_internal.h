@@ -223,12 +223,16 @@ struct api {
 };
 
 /* ---- the routes (api_routes.c) ---- */
-/* Whether path (below /api/v1/, no trailing slash) matches pattern; with r,
- * fills the '*' segments (decoded copies) into r->params. */
+/* Whether path (below /api/v1/, or absolute from '/' for the paths outside
+ * it, no trailing slash) matches pattern; with r, fills the '*' segments
+ * (decoded copies) into r->params. */
 bool api_route_match(const char *pattern, const char *path, struct api_req *r);
-/* The route for method and path, or NULL; *path_known when another method
- * would have matched (405). */
-const struct api_route *api_route_find(const char *method, const char *path, bool *path_known);
+/* The route for method and path: the table's most specific match (a literal
+ * segment beats '*' at the first place they differ), else the route that
+ * answers 405 (another method matches) or 404 — never NULL. */
+const struct api_route *api_route_find(const char *method, const char *path);
+/* The route's full path pattern ("/api/v1/app/ *"), into out. */
+void api_route_path(const struct api_route *rt, char *out, size_t outlen);
 /* The route of an operation id ("v1.endpoint.create"), or NULL. */
 const struct api_route *api_route_by_op(const char *op);
 

@@ -258,16 +258,26 @@ static json_t *content(const char *schema)
     return json_pack("{s:{s:o}}", "application/json", "schema", ref(schema));
 }
 
-/* "/api/v1/app/{app_id}/endpoint/{endpoint_id}" from "app/ * /endpoint/ *". */
+/* "/api/v1/app/{app_id}/endpoint/{endpoint_id}" from "app/ * /endpoint/ *"
+ * (an absolute pattern keeps its own prefix). */
 static void openapi_path(const char *pattern, char *out, size_t outlen, json_t *params)
 {
-    static const char *const after[][2] = {{"app", "app_id"},         {"endpoint", "endpoint_id"},
-                                           {"msg", "msg_id"},         {"event-type", "event_type_name"},
-                                           {"attempt", "attempt_id"}, {"background-task", "task_id"}};
-    size_t o = (size_t)snprintf(out, outlen, "/api/v1");
+    static const char *const after[][2] = {{"app", "app_id"},
+                                           {"endpoint", "endpoint_id"},
+                                           {"msg", "msg_id"},
+                                           {"event-type", "event_type_name"},
+                                           {"attempt", "attempt_id"},
+                                           {"source", "source_id"},
+                                           {"stream", "stream_id"},
+                                           {"sink", "sink_id"},
+                                           {"background-task", "task_id"},
+                                           {"connector", "connector_id"},
+                                           {"integration", "integ_id"},
+                                           {"api-token", "key_id"}};
+    size_t o = (size_t)snprintf(out, outlen, "%s", pattern[0] == '/' ? "" : "/api/v1");
     const char *prev = "";
     size_t prevlen = 0;
-    for (const char *p = pattern; *p && o < outlen;) {
+    for (const char *p = pattern + (pattern[0] == '/'); *p && o < outlen;) {
         size_t n = strcspn(p, "/");
         if (n == 1 && *p == '*') {
             const char *name = "id";
@@ -294,6 +304,14 @@ static void lower(const char *in, char *out, size_t outlen)
     for (; in[i] && i + 1 < outlen; i++)
         out[i] = (char)(in[i] >= 'A' && in[i] <= 'Z' ? in[i] + 32 : in[i]);
     out[i] = '\0';
+}
+
+/* An operation hookd does not implement: listed, answering 501. */
+static json_t *operation_501(const struct api_route *rt, json_t *params)
+{
+    return json_pack("{s:s, s:s, s:O, s:b, s:{s:{s:s, s:o}}}", "operationId", rt->op, "summary",
+                     "Not implemented by hookd (answers 501)", "parameters", params, "x-hookd-implemented", 0,
+                     "responses", "501", "description", "not implemented", "content", content("HttpErrorOut"));
 }
 
 static json_t *operation(const struct api_route *rt, json_t *params)
@@ -350,8 +368,6 @@ json_t *api_openapi(void)
     json_t *paths = json_object();
     for (size_t i = 0; i < api_nroutes; i++) {
         const struct api_route *rt = &api_routes[i];
-        if (!rt->fn)
-            continue;
         char path[256], method[8];
         json_t *params = json_array();
         openapi_path(rt->pattern, path, sizeof path, params);
@@ -361,13 +377,13 @@ json_t *api_openapi(void)
             json_object_set_new(paths, path, item);
         }
         lower(rt->method, method, sizeof method);
-        json_object_set_new(item, method, operation(rt, params));
+        json_object_set_new(item, method, rt->fn ? operation(rt, params) : operation_501(rt, params));
         json_decref(params);
     }
     json_t *comp = json_loads(schemas, 0, NULL);
     return json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:[]}], s:o, s:{s:o, s:{s:{s:s, s:s}}}}", "openapi", "3.0.3",
                      "info", "title", "hookd API (Svix-compatible)", "version", HOOKD_VERSION, "description",
-                     "The operations hookd implements of Svix's API; the others answer 501.", "security", "HTTPBearer",
-                     "paths", paths, "components", "schemas", comp ? comp : json_object(), "securitySchemes",
-                     "HTTPBearer", "type", "http", "scheme", "bearer");
+                     "Svix's API as hookd answers it: operations marked x-hookd-implemented: false answer 501.",
+                     "security", "HTTPBearer", "paths", paths, "components", "schemas", comp ? comp : json_object(),
+                     "securitySchemes", "HTTPBearer", "type", "http", "scheme", "bearer");
 }

@@ -4,7 +4,7 @@
  * payload is the catalogue's example — `schemas["1"].examples[exampleIndex]`
  * (default the first), or `{"success": true}` for `svix.ping` — sent to
  * that one endpoint only, as svix-webhooks' server does: the message is
- * created (200, MessageOut), and delivered when the endpoint takes it
+ * created (202, MessageOut), and delivered when the endpoint takes it
  * (enabled, its filterTypes and payload filter match, as for any message).
  * An unknown event type is 404; one without an example 400
  * `invalid_scheme`. The portal's "Send example" button calls it. */
@@ -99,7 +99,7 @@ void api_endpoint_send_example(PGconn *conn, struct api_req *r)
     json_decref(payload);
     json_decref(ep);
     if (body)
-        api_reply(r, 200, body);
+        api_reply(r, 202, body);
     else if (!api_failed(r))
         api_error(r, 500, "server_error", "the message was not stored");
 }

@@ -35,8 +35,24 @@ void api_error(struct api_req *r, int status, const char *code, const char *fmt,
     va_end(ap);
 }
 
+/* A query parameter that cannot be read as its type (not a number, not one
+ * of an enumeration's values, not a date-time) fails where Svix's query
+ * deserialisation fails: 400. A value of the right type that breaks a rule
+ * (a limit over 250, a name's pattern) is a validation error: 422. */
+static bool query_type_error(const char *where, const char *type)
+{
+    return strcmp(where, "query") == 0 &&
+           (strncmp(type, "type_error", 10) == 0 || strcmp(type, "value_error.datetime") == 0);
+}
+
 void api_invalid(struct api_req *r, const char *where, const char *field, const char *msg, const char *type)
 {
+    if (query_type_error(where, type)) {
+        if (!api_failed(r))
+            api_error(r, 400, "generic_error", "Failed to deserialize query string: %s: %s", field ? field : "query",
+                      msg);
+        return;
+    }
     if (r->status != 422 || !r->reply || !json_is_array(json_object_get(r->reply, "detail")))
         api_reply(r, 422, json_pack("{s:[]}", "detail"));
     json_t *loc = json_pack("[s]", where);
@@ -107,6 +123,35 @@ const char *api_query(const struct api_req *r, const char *name)
     return evhttp_find_header((struct evkeyvalq *)&r->query, name);
 }
 
+/* The id prefix of a list's items, by the list's answer schema; NULL when
+ * its iterator is a name (event types) or another kind of id. */
+static const char *iterator_prefix(const struct api_req *r)
+{
+    static const char *const prefixes[][2] = {
+        {"ListResponseApplicationOut", "app_"},     {"ListResponseEndpointOut", "ep_"},
+        {"ListResponseMessageOut", "msg_"},         {"ListResponseMessageAttemptOut", "atmpt_"},
+        {"ListResponseEndpointMessageOut", "msg_"}, {"ListResponseMessageEndpointOut", "ep_"},
+    };
+    const char *schema = r->route ? r->route->response_schema : NULL;
+    for (size_t i = 0; schema && i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strcmp(schema, prefixes[i][0]) == 0)
+            return prefixes[i][1];
+    return NULL;
+}
+
+/* An iterator is an item's id (its prefix, then letters and digits) or, for
+ * the lists of names, a name of a-z, A-Z, 0-9, '-', '_' and '.': anything
+ * else is Svix's 422, never an empty page. */
+static bool iterator_valid(const struct api_req *r, const char *it)
+{
+    const char *prefix = iterator_prefix(r);
+    size_t n = strlen(it), np = prefix ? strlen(prefix) : 0;
+    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    if (prefix)
+        return n > np && n <= 64 && strncmp(it, prefix, np) == 0 && strspn(it + np, alnum) == n - np;
+    return n <= 256 && strspn(it, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == n;
+}
+
 int api_page(struct api_req *r, struct api_page *pg)
 {
     pg->limit = API_LIMIT_DEFAULT;
@@ -116,7 +161,11 @@ int api_page(struct api_req *r, struct api_page *pg)
     if (l) {
         char *end = NULL;
         long v = strtol(l, &end, 10);
-        if (!*l || *end || v < 1 || v > API_LIMIT_MAX) {
+        if (!*l || *end || *l == '-' || *l == '+') {
+            api_invalid(r, "query", "limit", "invalid digit found in string", "type_error.integer");
+            return -1;
+        }
+        if (v < 1 || v > API_LIMIT_MAX) {
             api_invalid(r, "query", "limit", "Given limit must be between 1 and 250", "value_error");
             return -1;
         }
@@ -128,6 +177,10 @@ int api_page(struct api_req *r, struct api_page *pg)
     }
     if (pg->iterator && !*pg->iterator)
         pg->iterator = NULL;
+    if (pg->iterator && !iterator_valid(r, pg->iterator)) {
+        api_invalid(r, "query", "iterator", "not an iterator of this list", "value_error.iterator");
+        return -1;
+    }
     snprintf(pg->rows, sizeof pg->rows, "%d", pg->limit + 1);
     return 0;
 }

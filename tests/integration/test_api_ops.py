@@ -91,7 +91,7 @@ def test_attempts_destinations_stats_and_isolation(env, api, receivers):
     assert out[14]["ok"]["fail"] == 8 and out[14]["ok"]["success"] == 0
     assert out[15]["status"] == 400 and out[15]["body"]["code"] == "invalid_range"
     assert out[16]["status"] == 400 and out[16]["body"]["code"] == "invalid_range"
-    assert out[17]["status"] == 422 and out[17]["body"]["detail"][0]["loc"] == ["query", "since"]
+    assert out[17]["status"] == 400 and "since" in out[17]["body"]["detail"]
     # the attempt lists' filters: status code class, event types, before/after
     out = svix(w, root, [
         {"call": "messageAttempt.listByEndpoint", "args": ["acme", "dead", {"statusCodeClass": 500}]},
@@ -130,7 +130,10 @@ def test_attempts_destinations_stats_and_isolation(env, api, receivers):
                  "/api/v1/app/acme/attempt/endpoint/ok?status_code_class=250",
                  f"/api/v1/app/acme/attempt/msg/{m1['id']}?after=2026-13"):
         st, body = raw(w, "GET", path, root)
-        assert st == 422 and body["detail"][0]["loc"][0] == "query", (path, body)
+        if "limit=0" in path:  # the right type, out of range: a validation error
+            assert st == 422 and body["detail"][0]["loc"][0] == "query", (path, body)
+        else:  # not of the parameter's type: Svix's query deserialisation fails
+            assert st == 400 and body["code"] == "generic_error", (path, body)
 
 
 def test_prev_iterator_pages_back(env, api):
@@ -181,7 +184,7 @@ def test_prev_iterator_pages_back(env, api):
                                                                 "iterator": "$d2.prevIterator"}]}])
     desc = [a["id"] for a in out[0]["ok"]["data"] + out[1]["ok"]["data"]]
     assert desc == sorted(desc, reverse=True) and len(desc) == 4 and out[2]["ok"]["data"] == out[0]["ok"]["data"]
-    assert raw(w, "GET", "/api/v1/app?order=sideways", root)[0] == 422
+    assert raw(w, "GET", "/api/v1/app?order=sideways", root)[0] == 400
 
 
 def test_replay_missing_and_expunge(env, api, receivers):

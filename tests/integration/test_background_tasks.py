@@ -73,9 +73,9 @@ def test_recover_and_replay_tasks_through_the_sdk(env, api, receivers):
     assert [t["id"] for t in out[4]["ok"]["data"]] == ids[:2] and out[4]["ok"]["done"] is False
     assert [t["id"] for t in out[5]["ok"]["data"]] == ids[2:] and out[5]["ok"]["done"] is True
     st, bad = raw(w, "GET", "/api/v1/background-task?status=done", root)
-    assert st == 422 and bad["detail"][0]["loc"] == ["query", "status"], bad
+    assert st == 400 and bad["detail"].startswith("Failed to deserialize query string: status: "), bad
     st, bad = raw(w, "GET", "/api/v1/background-task?task=endpoint.nap", root)
-    assert st == 422 and bad["detail"][0]["loc"] == ["query", "task"], bad
+    assert st == 400 and bad["detail"].startswith("Failed to deserialize query string: task: "), bad
 
     # a tenant's token sees its own tasks only: another's is not found
     acme = new_token(cfg, "acme-token", "acme")
