@@ -307,6 +307,37 @@ CREATE FUNCTION public.hookd_api_number(p_prefix text, p_text text) RETURNS nume
        AND n < 1461501637330902918203684832716283019655932542976 $$;
 
 --
+-- Name: hookd_background_tasks; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.hookd_background_tasks (
+    id uuid DEFAULT public.hookd_uuid7() NOT NULL,
+    tenant_id text NOT NULL,
+    kind text NOT NULL,
+    status text DEFAULT 'running'::text NOT NULL,
+    parameters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    cursor text,
+    batches integer DEFAULT 0 NOT NULL,
+    data jsonb DEFAULT '{}'::jsonb NOT NULL,
+    claimed_by text,
+    lease_until timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT hookd_background_tasks_kind_check CHECK ((kind = ANY (ARRAY['endpoint.replay'::text, 'endpoint.recover'::text, 'application.stats'::text, 'message.broadcast'::text, 'sdk.generate'::text, 'event-type.aggregate'::text, 'application.purge_content'::text, 'endpoint.bulk-replay'::text]))),
+    CONSTRAINT hookd_background_tasks_status_check CHECK ((status = ANY (ARRAY['running'::text, 'finished'::text, 'failed'::text])))
+);
+
+--
+-- Name: hookd_api_task(public.hookd_background_tasks); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_api_task(t public.hookd_background_tasks) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT jsonb_build_object('id', hookd_api_id('qtask', t.id), 'status', t.status, 'task', t.kind,
+        'data', t.data, 'updatedAt', hookd_api_ts(t.updated_at)) $$;
+
+--
 -- Name: hookd_api_ts(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1895,6 +1926,13 @@ ALTER TABLE ONLY public.hookd_api_tokens
     ADD CONSTRAINT hookd_api_tokens_token_sha256_key UNIQUE (token_sha256);
 
 --
+-- Name: hookd_background_tasks hookd_background_tasks_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.hookd_background_tasks
+    ADD CONSTRAINT hookd_background_tasks_pkey PRIMARY KEY (id);
+
+--
 -- Name: hookd_dedup hookd_dedup_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -2115,6 +2153,18 @@ CREATE INDEX dead_letters_dead_at ON public.dead_letters USING btree (dead_at);
 --
 
 CREATE UNIQUE INDEX dead_letters_open ON public.dead_letters USING btree (source, source_id) WHERE (replayed_at IS NULL);
+
+--
+-- Name: hookd_background_tasks_running; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX hookd_background_tasks_running ON public.hookd_background_tasks USING btree (id) WHERE (status = 'running'::text);
+
+--
+-- Name: hookd_background_tasks_tenant; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX hookd_background_tasks_tenant ON public.hookd_background_tasks USING btree (tenant_id, id);
 
 --
 -- Name: hookd_dedup_digest; Type: INDEX; Schema: public; Owner: -
@@ -2728,6 +2778,13 @@ CREATE TRIGGER webhook_endpoints_enabled BEFORE UPDATE OF enabled ON public.webh
 
 ALTER TABLE ONLY public.hookd_api_tokens
     ADD CONSTRAINT hookd_api_tokens_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.hookd_tenants(id) ON DELETE CASCADE;
+
+--
+-- Name: hookd_background_tasks hookd_background_tasks_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.hookd_background_tasks
+    ADD CONSTRAINT hookd_background_tasks_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES public.hookd_tenants(id) ON DELETE CASCADE;
 
 --
 -- Name: hookd_portal_links hookd_portal_links_tenant_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -1,7 +1,8 @@
 /* Endpoints of an application: list, create, get, update (PUT), patch,
  * delete, the signing secret (get, rotate), custom headers (get, replace,
- * patch), recover (dead deliveries since a time go out again), replay-missing
- * (messages since a time it never got go to it) and statistics. The body
+ * patch), recover (dead deliveries since a time go out again) and replay-missing
+ * (messages since a time it never got go to it) as background tasks
+ * (api_task.c), and statistics. The body
  * is read into one normalised JSON object of the columns to set (see
  * sql/queries/api_endpoint_create.sql), so create, update and patch share
  * one reader and two statements. Svix's field names are accepted with
@@ -504,87 +505,91 @@ static bool read_range(struct api_req *r, const char **since, const char **until
     return !api_failed(r);
 }
 
-/* The answer of a task done in the request (Svix's RecoverOut/ReplayOut,
- * status "finished", with hookd's count of messages sent again): the
- * deliveries res made due (column col; when, in wall ms, in column due_col
- * if >= 0: a message's deliverAt still ahead) are scheduled in Redis after the
- * commit (beyond API_DELIVERIES_MAX the reconciler schedules the rest).
- * Frees res. */
-static void reply_task(PGconn *conn, struct api_req *r, PGresult *res, int col, int due_col, const char *task)
+/* The task's parameters: the endpoint (its uuid) and the time range. */
+static json_t *range_params(const char *endpoint, const char *since, const char *until)
 {
-    int sent = PQntuples(res);
-    for (int i = 0; i < sent && r->ndue < API_DELIVERIES_MAX; i++) {
-        r->due_ms[r->ndue] = due_col >= 0 ? strtoll(PQgetvalue(res, i, due_col), NULL, 10) : 0;
-        r->due[r->ndue++] = xstrdup(PQgetvalue(res, i, col));
-    }
-    PQclear(res);
-    if (!(res = api_exec(conn, r, Q_API_TASK_ID, NULL)))
-        return;
-    api_reply(r, 202,
-              json_pack("{s:s, s:s, s:s, s:s, s:{s:i}}", "id", PQgetvalue(res, 0, API_TASK_ID_ID), "status",
-                        "finished", "task", task, "updatedAt", PQgetvalue(res, 0, API_TASK_ID_AT), "data",
-                        "messagesSent", sent));
-    PQclear(res);
+    return json_pack("{s:s, s:s, s:s?}", "endpoint", endpoint, "since", since, "until", until);
 }
 
+/* Recover (Svix's): the endpoint's failed messages since a time go out
+ * again, in a background task (task_runner.c). */
 void api_endpoint_recover(PGconn *conn, struct api_req *r)
 {
     char id[40];
     const char *since, *until;
-    if (!read_range(r, &since, &until) || !resolve(conn, r, id))
-        return;
-    const char *p[] = {id, since, until};
-    PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_RECOVER, p);
-    if (res)
-        reply_task(conn, r, res, API_ENDPOINT_RECOVER_ID, -1, "endpoint.recover");
-}
-
-/* The candidates' ids that pass the endpoint's payload filter (as the
- * relay would apply it), as a text[] literal (caller frees). */
-static char *replay_ids(const PGresult *res)
-{
-    int n = PQntuples(res);
-    json_t *filter = n > 0 && !PQgetisnull(res, 0, API_REPLAY_CANDIDATES_FILTER)
-                         ? json_loads(PQgetvalue(res, 0, API_REPLAY_CANDIDATES_FILTER), 0, NULL)
-                         : NULL;
-    char *out = xmalloc((size_t)n * 37 + 3), *o = out;
-    *o++ = '{';
-    for (int i = 0; i < n; i++) {
-        if (filter) {
-            json_t *payload = json_loads(PQgetvalue(res, i, API_REPLAY_CANDIDATES_PAYLOAD), JSON_DECODE_ANY, NULL);
-            bool match = payload && payload_filter_match(filter, payload);
-            json_decref(payload);
-            if (!match)
-                continue;
-        }
-        o += sprintf(o, "%s%s", o > out + 1 ? "," : "", PQgetvalue(res, i, API_REPLAY_CANDIDATES_ID));
-    }
-    *o++ = '}';
-    *o = '\0';
-    json_decref(filter);
-    return out;
+    if (read_range(r, &since, &until) && resolve(conn, r, id))
+        api_task_start(conn, r, "endpoint.recover", range_params(id, since, until));
 }
 
 /* Replay-missing (Svix's): the messages since a time that the endpoint
  * never got, because it did not exist or did not subscribe then, go to it
- * now if its filters match them. */
+ * if its filters match them, in a background task (task_runner.c). */
 void api_endpoint_replay_missing(PGconn *conn, struct api_req *r)
 {
     char id[40];
     const char *since, *until;
-    if (!read_range(r, &since, &until) || !resolve(conn, r, id))
-        return;
-    const char *p[] = {r->app, id, since, until};
-    PGresult *res = api_exec(conn, r, Q_API_REPLAY_CANDIDATES, p);
-    if (!res)
-        return;
-    char *ids = replay_ids(res);
-    PQclear(res);
-    const char *q[] = {ids, id};
-    res = api_exec(conn, r, Q_API_REPLAY_INSERT, q);
-    free(ids);
-    if (res)
-        reply_task(conn, r, res, API_REPLAY_INSERT_ID, API_REPLAY_INSERT_DUE_MS, "endpoint.replay");
+    if (read_range(r, &since, &until) && resolve(conn, r, id))
+        api_task_start(conn, r, "endpoint.replay", range_params(id, since, until));
+}
+
+/* A name field of BulkReplayIn (channel, tag): NULL when absent; a string
+ * of 1 to API_NAME_MAX characters of a-z, A-Z, 0-9 and extra's, 422
+ * answered otherwise. */
+static const char *name_field(struct api_req *r, const char *field, const char *extra)
+{
+    const char *v = api_str(r, r->body, field, false);
+    if (!v)
+        return NULL;
+    json_t *one = json_pack("{s:[s]}", field, v);
+    char *set = NULL;
+    bool ok = api_name_set(r, one, field, 1, extra, &set);
+    free(set);
+    json_decref(one);
+    return ok ? v : NULL;
+}
+
+/* The filters of a BulkReplayIn body into params; false after answering
+ * 422. */
+static bool read_replay_filters(struct api_req *r, json_t *params)
+{
+    char *types = api_str_set_text(r, r->body, "eventTypes", API_LIMIT_MAX);
+    if (types)
+        json_object_set_new(params, "eventTypes", json_loads(types, 0, NULL));
+    free(types);
+    const char *channel = name_field(r, "channel", "-_.:+"), *tag = name_field(r, "tag", "-_./\\#");
+    if (channel)
+        json_object_set_new(params, "channel", json_string(channel));
+    if (tag)
+        json_object_set_new(params, "tag", json_string(tag));
+    int64_t status = api_int(r, r->body, "status", 0, 4), class = api_int(r, r->body, "statusCodeClass", 0, 500);
+    if (class >= 0 && class % 100 != 0)
+        api_invalid(r, "body", "statusCodeClass",
+                    "value is not a valid enumeration member; permitted: 0, 100, 200, "
+                    "300, 400, 500",
+                    "type_error.enum");
+    if (status >= 0)
+        json_object_set_new(params, "status", json_integer(status));
+    if (class >= 0)
+        json_object_set_new(params, "statusCodeClass", json_integer(class));
+    return !api_failed(r);
+}
+
+/* Bulk replay (Svix's): the endpoint's messages since a time, sent or
+ * failed, that match the filters go to it again, in a background task
+ * (task_runner.c). */
+void api_endpoint_bulk_replay(PGconn *conn, struct api_req *r)
+{
+    char id[40];
+    const char *since, *until;
+    json_t *params = json_object();
+    if (read_range(r, &since, &until) && read_replay_filters(r, params) && resolve(conn, r, id)) {
+        json_t *range = range_params(id, since, until);
+        json_object_update(params, range);
+        json_decref(range);
+        api_task_start(conn, r, "endpoint.bulk-replay", params);
+    } else {
+        json_decref(params);
+    }
 }
 
 /* Svix's get-stats: until defaults to now, since to 28 days before it. */

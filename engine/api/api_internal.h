@@ -228,13 +228,18 @@ api_op_fn api_app_list, api_app_create, api_app_get, api_app_update, api_app_pat
 api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint_update, api_endpoint_patch,
     api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
-api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
+api_op_fn api_endpoint_stats, api_endpoint_replay_missing, api_endpoint_bulk_replay;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get, api_message_get_raw;
 api_op_fn api_message_precheck; /* api_precheck.c */
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,
     api_attempt_list_messages, api_attempt_list_destinations, api_attempt_count_by_endpoint, api_attempt_headers;
-api_op_fn api_content_expunge_message, api_content_expunge_attempt;
+api_op_fn api_content_expunge_message, api_content_expunge_attempt, api_content_expunge_all, api_content_bulk_expunge;
+api_op_fn api_task_list, api_task_get; /* api_task.c */
+/* Starts a background task of kind (Svix's BackgroundTaskType) for the
+ * resolved application r->app with params (stolen) and answers 202 with
+ * Svix's RecoverOut shape (id, status, task, updatedAt). */
+void api_task_start(PGconn *conn, struct api_req *r, const char *kind, json_t *params);
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
 

@@ -49,13 +49,24 @@
     "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},"                                                       \
     "\"until\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true}}}"
 
-/* A background task's answer (RecoverOut, ReplayOut): hookd does the work
- * in the request, so it is "finished", with the count of messages sent. */
+/* Svix's BackgroundTaskStatus and BackgroundTaskType. */
+#define TASK_STATUS "{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]}"
+#define TASK_KIND                                                                                                     \
+    "{\"type\":\"string\",\"enum\":[\"endpoint.replay\",\"endpoint.recover\",\"application.stats\","                  \
+    "\"message.broadcast\",\"sdk.generate\",\"event-type.aggregate\",\"application.purge_content\","                  \
+    "\"endpoint.bulk-replay\"]}"
+/* The answer of an operation that starts a background task (RecoverOut,
+ * ReplayOut): the task, "running"; background-task.get follows it. */
+#define TASK_FIELDS                                                                                                   \
+    "\"id\":{\"type\":\"string\",\"pattern\":\"^qtask_\"},\"status\":" TASK_STATUS ",\"task\":" TASK_KIND             \
+    ",\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}"
 #define TASK_OUT                                                                                                      \
-    "{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{"                   \
-    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"running\",\"finished\",\"failed\"]},"   \
-    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"                    \
-    "\"data\":{\"type\":\"object\",\"properties\":{\"messagesSent\":{\"type\":\"integer\"}}}}}"
+    "{\"type\":\"object\",\"required\":[\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":{" TASK_FIELDS "}}"
+/* A background task (BackgroundTaskOut): data says what it did so far
+ * (recover and replay: messagesSent). */
+#define BACKGROUND_TASK_OUT                                                                                           \
+    "{\"type\":\"object\",\"required\":[\"data\",\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":"           \
+    "{" TASK_FIELDS ",\"data\":{\"type\":\"object\",\"additionalProperties\":true}}}"
 
 static const char schemas[] =
     "{"
@@ -133,6 +144,21 @@ static const char schemas[] =
     "\"RecoverOut\":" TASK_OUT ","
     "\"ReplayIn\":" RANGE_IN ","
     "\"ReplayOut\":" TASK_OUT ","
+    "\"BackgroundTaskOut\":" BACKGROUND_TASK_OUT ","
+    "\"ExpungeAllContentsOut\":" TASK_OUT ","
+    "\"BulkExpungeContentsIn\":{\"type\":\"object\",\"properties\":{\"ids\":{\"type\":\"array\","
+    "\"maxItems\":250,\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":256}}}},"
+    "\"BulkExpungeContentsOut\":{\"type\":\"object\",\"required\":[\"results\"],\"properties\":{"
+    "\"results\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\","
+    "\"enum\":[\"expunged\",\"not-found\"]}}}},"
+    "\"BulkReplayIn\":{\"type\":\"object\",\"required\":[\"since\"],\"properties\":{"
+    "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"until\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true},"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"
+    "\"channel\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":128},"
+    "\"tag\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":128},"
+    "\"status\":{\"type\":\"integer\",\"nullable\":true,\"enum\":[0,1,2,3,4]},"
+    "\"statusCodeClass\":{\"type\":\"integer\",\"nullable\":true,\"enum\":[0,100,200,300,400,500]}}},"
     "\"EndpointStats\":{\"type\":\"object\",\"required\":[\"success\",\"pending\",\"sending\",\"fail\","
     "\"canceled\"],\"properties\":{\"success\":{\"type\":\"integer\"},\"pending\":{\"type\":\"integer\"},"
     "\"sending\":{\"type\":\"integer\"},\"fail\":{\"type\":\"integer\"},\"canceled\":{\"type\":\"integer\"}}},"

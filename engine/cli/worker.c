@@ -65,6 +65,7 @@ struct worker {
     struct delivery *delivery;
     struct relay *relay;
     struct reconcile *reconcile;
+    struct task_runner *tasks;
     struct heartbeat *heartbeat;
     struct retainer *retainer;
     struct admin *admin;
@@ -234,6 +235,26 @@ static void free_relay(struct worker *w)
     relay_free(w->relay);
 }
 
+static int start_tasks(struct worker *w, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    w->tasks = task_runner_new(&w->ctx);
+    return 0;
+}
+static void drain_tasks(struct worker *w)
+{
+    task_runner_stop(w->tasks);
+}
+static size_t pending_tasks(const struct worker *w)
+{
+    return task_runner_pending(w->tasks);
+}
+static void free_tasks(struct worker *w)
+{
+    task_runner_free(w->tasks);
+}
+
 static int start_reconcile(struct worker *w, char *err, size_t errlen)
 {
     (void)err;
@@ -319,6 +340,7 @@ static const struct part_ops parts[] = {
     {"inbox", ROLE_INBOX, start_inbox, drain_inbox, pending_inbox, NULL, NULL, free_inbox},
     {"delivery", ROLE_RELAY, start_delivery, drain_delivery, pending_delivery, reload_delivery, NULL, free_delivery},
     {"relay", ROLE_RELAY, start_relay, drain_relay, pending_relay, NULL, close_relay, free_relay},
+    {"tasks", ROLE_RELAY, start_tasks, drain_tasks, pending_tasks, NULL, drain_tasks, free_tasks},
     {"reconcile", 0, start_reconcile, NULL, NULL, NULL, close_reconcile, free_reconcile},
     {"heartbeat", 0, start_heartbeat, NULL, NULL, reload_heartbeat, NULL, free_heartbeat},
     {"retainer", 0, start_retainer, NULL, NULL, NULL, close_retainer, free_retainer},

@@ -84,4 +84,24 @@ size_t delivery_inflight(const struct delivery *d);
 /* The outbound HTTP client's connection and request counters (http_client.h). */
 void delivery_http_stats(const struct delivery *d, struct http_client_stats *out);
 
+/* The background tasks' runner (Svix's background tasks: the API's recover
+ * and replay-missing start them, sql/0032_background_tasks.sql keeps them).
+ * Every second while idle it claims the oldest running task that no worker
+ * holds, for [hookd] lease, and works through it in bounded batches, one
+ * transaction each, that store the task's cursor, data and a renewed lease
+ * with the batch's work: a task survives its worker (kill -9 included) and
+ * the next worker to claim it, once the lease expired, resumes it where the
+ * last committed batch ended, so no batch is done twice. The deliveries a
+ * batch makes due are scheduled after its commit. */
+
+struct task_runner;
+
+/* ctx is borrowed and must outlive the runner; its jobs run on ctx->db. */
+struct task_runner *task_runner_new(struct hookd_ctx *ctx);
+/* Takes no more batches (the one running completes). */
+void task_runner_stop(struct task_runner *t);
+/* Batches running (0 or 1: a draining worker waits for zero). */
+size_t task_runner_pending(const struct task_runner *t);
+void task_runner_free(struct task_runner *t); /* accepts NULL */
+
 #endif

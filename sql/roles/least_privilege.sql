@@ -64,6 +64,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON hookd_tenants, hookd_message_ids, hookd_
                                         hookd_idempotency_keys TO hookd_worker;
 GRANT INSERT, DELETE         ON webhook_endpoints TO hookd_worker;
 GRANT SELECT, UPDATE         ON hookd_api_tokens  TO hookd_worker;  -- last_used_at
+GRANT SELECT, INSERT, UPDATE ON hookd_background_tasks TO hookd_worker;  -- the API's tasks and their runners
 GRANT INSERT, DELETE         ON hookd_api_tokens  TO hookd_operator;
 
 -- Ordered delivery (sql/0017): every outbox insert takes emit_seq from this

@@ -95,6 +95,20 @@ def raw(worker, method: str, path: str, token: str | None = None, body=None, hea
         return resp.status, text
 
 
+def task_finished(worker, token: str, started: dict, timeout: float = 30) -> dict:
+    """The background task an operation started (its RecoverOut/ReplayOut:
+    running), once background-task.get shows it finished."""
+    assert started["status"] == "running" and started["id"].startswith("qtask_"), started
+
+    def finished():
+        st, task = raw(worker, "GET", f"/api/v1/background-task/{started['id']}", token)
+        assert st == 200, (st, task)
+        return task if task["status"] != "running" else None
+    task = wait_for(finished, timeout, what=f"background task {started['id']} finished")
+    assert task["status"] == "finished" and task["task"] == started["task"], task
+    return task
+
+
 @pytest.fixture
 def api(env):
     """A worker with the API, and a token that sees every tenant."""
@@ -155,8 +169,8 @@ def test_tokens_and_applications(env, api):
     listed = hookd(cfg, "token", "list").stdout
     assert "acme-token" in listed and "revoked" in listed and acme_tok not in listed
     # unimplemented operations: 501 with the operation's name
-    out = svix(w, root, [{"call": "endpoint.bulkReplay", "args": ["acme", "ep_x", {"since": "2026-01-01T00:00:00Z"}]}])
-    assert out[0]["status"] == 501 and "v1.endpoint.bulk-replay" in out[0]["body"]["detail"]
+    out = svix(w, root, [{"call": "endpoint.transformationPartialUpdate", "args": ["acme", "ep_x", {}]}])
+    assert out[0]["status"] == 501 and "v1.endpoint.transformation.patch" in out[0]["body"]["detail"]
     # a message may create its application (Svix's `application` field)
     out = svix(w, root, [
         {"call": "message.create", "args": ["newco", {"eventType": "a.b", "payload": {},
@@ -400,7 +414,8 @@ def test_endpoint_operations_and_policies(env, api, receivers):
         {"call": "endpoint.recover", "args": ["acme", "dead", {"since": "2000-01-01T00:00:00Z"}]},
     ])
     assert len(out[0]["ok"]["data"]) == 12 and all(a["status"] == 2 for a in out[0]["ok"]["data"])
-    assert out[1]["ok"]["status"] == "finished"
+    assert out[1]["ok"]["task"] == "endpoint.recover"
+    assert task_finished(w, root, out[1]["ok"])["data"] == {"messagesSent": 3}
     dead_rx.wait(15)
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED' AND "
                                   "endpoint_id = hookd_api_uuid('ep', %s)", out_dead_id) == 3, 20,
@@ -501,8 +516,8 @@ def test_openapi_document(env, api):
     # the operations answered 501 are marked so (test_api_routes.py walks them)
     unimplemented = {op["operationId"] for item in doc["paths"].values() for op in item.values()
                      if op.get("x-hookd-implemented") is False}
-    assert "v1.endpoint.bulk-replay" in unimplemented and "v1.message.create" not in unimplemented
-    assert len(ops) - len(unimplemented) == 44  # with health, app-portal-access and send-example
+    assert "v1.endpoint.transformation.patch" in unimplemented and "v1.message.create" not in unimplemented
+    assert len(ops) - len(unimplemented) == 49  # with health, app-portal-access and send-example
     assert not {"v1.message.precheck", "v1.message-attempt.count-by-endpoint",
                 "v1.message-attempt.get-headers"} & unimplemented
 

@@ -10,7 +10,7 @@ import json
 import time
 
 from hookdtest.util import wait_for
-from test_api import hookd, new_token, raw, receivers, svix  # noqa: F401  (the receivers fixture)
+from test_api import hookd, new_token, raw, receivers, svix, task_finished  # noqa: F401  (the receivers fixture)
 from test_outbound import outbound_config
 
 
@@ -63,7 +63,7 @@ def test_deliver_at_rules_and_replay(env, receivers):
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
     out = svix(w, root, [{"call": "endpoint.create", "args": ["acme", {"url": rx2.url(), "uid": "late"}]}])
     st, rep = raw(w, "POST", "/api/v1/app/acme/endpoint/late/replay-missing", root, {"since": since})
-    assert st == 202 and rep["data"] == {"messagesSent": 2}, rep
+    assert st == 202 and task_finished(w, root, rep)["data"] == {"messagesSent": 2}, rep
     row = env.db.one(
         "SELECT d.id, d.status, d.attempts, d.next_attempt_at = e.deliver_at AS at_its_time,"
         " (extract(epoch FROM e.deliver_at) * 1000)::bigint AS due_ms"

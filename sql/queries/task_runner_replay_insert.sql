@@ -1,4 +1,4 @@
--- Replay-missing, step 2: a delivery of each message to the endpoint,
+-- Replay-missing, one batch, step 2: a delivery of each message to the endpoint,
 -- PENDING and due now, or at the message's deliverAt while that is ahead
 -- (due_ms, wall ms), in its event's partition (as a resend makes one), the
 -- events reopened. A delivery that exists meanwhile is left alone.
