@@ -96,8 +96,11 @@ const struct api_route api_routes[] = {
                 "EventTypeUpdate", "EventTypePatch", "EventTypeOut", "Archive an event type"),
     {"POST", "auth/app-portal-access/*", "v1.authentication.app-portal-access", api_app_portal_access,
      "A single-use login link to the application's portal (api_app.c)", 200, NULL, "AppPortalAccessOut"},
-    NOT_IMPLEMENTED("POST", "auth/app/*/expire-all", "v1.authentication.expire-all"),
-    NOT_IMPLEMENTED("POST", "auth/logout", "v1.authentication.logout"),
+    {"POST", "auth/app/*/expire-all", "v1.authentication.expire-all", api_auth_expire_all,
+     "End an application's portal links, portal sessions and tokens, now or after `expiry` seconds (api_auth.c)", 204,
+     "ApplicationTokenExpireIn", NULL},
+    {"POST", "auth/logout", "v1.authentication.logout", api_auth_logout,
+     "Revoke the application token of the request (organization tokens: 403)", 204, NULL, NULL},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 

