@@ -140,6 +140,11 @@ bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid);
  * or eventId) into id, and whether the message's content was expunged
  * (expunged may be NULL); 404 answered (false returned) when there is none. */
 bool api_resolve_message(PGconn *conn, struct api_req *r, char id[40], bool *expunged);
+/* Answers a background task that the request did itself (Svix's
+ * BackgroundTaskOut shapes: a new qtask_ id, status "finished", task, and
+ * updatedAt now) with fields (stolen: the operation's own, such as `data`)
+ * added. */
+void api_reply_done_task(PGconn *conn, struct api_req *r, int status, const char *task, json_t *fields);
 
 /* ---- body fields ---- */
 /* The string field, NULL when absent or null; 422 answered when present
@@ -200,7 +205,8 @@ api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_res
 api_op_fn api_content_expunge_message, api_content_expunge_attempt;
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
-api_op_fn api_auth_expire_all, api_auth_logout; /* api_auth.c */
+api_op_fn api_auth_expire_all, api_auth_logout;       /* api_auth.c */
+api_op_fn api_stats_app_usage, api_stats_event_types; /* api_stats.c */
 /* The body's sessionId (app-portal-access), NULL when absent or null and
  * after answering 422 (then api_failed). */
 const char *api_auth_session_id(struct api_req *r);

@@ -57,6 +57,12 @@
     "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"                    \
     "\"data\":{\"type\":\"object\",\"properties\":{\"messagesSent\":{\"type\":\"integer\"}}}}}"
 
+/* A background task done in the request, with its result in data. */
+#define DONE_TASK_FIELDS                                                                                              \
+    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"finished\"]},"                          \
+    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+#define DONE_TASK_REQUIRED "\"id\",\"status\",\"task\",\"updatedAt\""
+
 static const char schemas[] =
     "{"
     "\"HttpErrorOut\":{\"type\":\"object\",\"required\":[\"code\",\"detail\"],\"properties\":{"
@@ -161,6 +167,21 @@ static const char schemas[] =
     "\"sessionIds\":{\"type\":\"array\",\"maxItems\":1000,\"items\":{\"type\":\"string\","
     "\"minLength\":1,\"maxLength\":64,\"pattern\":\"^[a-zA-Z0-9@_-]+$\"},"
     "\"description\":\"only the portal sessions of these sessionIds (app-portal-access)\"}}},"
+    "\"AppUsageStatsIn\":{\"type\":\"object\",\"required\":[\"since\",\"until\"],\"properties\":{"
+    "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},\"until\":{\"type\":\"string\",\"format\":\"date-time\"}"
+    ","
+    "\"appIds\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":1000,\"items\":{\"type\":\"string\"}}}},"
+    "\"AppUsageStatsOut\":{\"type\":\"object\",\"required\":[" DONE_TASK_REQUIRED ",\"unresolvedAppIds\"],"
+    "\"properties\":{" DONE_TASK_FIELDS "\"unresolvedAppIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"data\":{\"type\":\"object\",\"properties\":{\"appStats\":{\"type\":\"array\",\"items\":{"
+    "\"type\":\"object\",\"properties\":{\"messageDestinations\":{\"type\":\"integer\"},"
+    "\"appId\":{\"type\":\"string\"},\"appUid\":{\"type\":\"string\",\"nullable\":true}}}}}}}},"
+    "\"AggregateEventTypesOut\":{\"type\":\"object\",\"required\":[" DONE_TASK_REQUIRED "],"
+    "\"properties\":{" DONE_TASK_FIELDS
+    "\"data\":{\"type\":\"object\",\"properties\":{\"event_types\":{\"type\":\"array\",\"items\":{"
+    "\"type\":\"object\",\"properties\":{\"appId\":{\"type\":\"string\"},"
+    "\"explicitlySubscribedEventTypes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"hasCatchAllEndpoint\":{\"type\":\"boolean\"}}}}}}}},"
     "\"MessageIn\":{\"type\":\"object\",\"required\":[\"eventType\",\"payload\"],\"properties\":{"
     "\"eventId\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":256},"
     "\"eventType\":{\"type\":\"string\",\"maxLength\":256},\"payload\":{\"type\":\"object\"},"

@@ -101,6 +101,12 @@ const struct api_route api_routes[] = {
      "ApplicationTokenExpireIn", NULL},
     {"POST", "auth/logout", "v1.authentication.logout", api_auth_logout,
      "Revoke the application token of the request (organization tokens: 403)", 204, NULL, NULL},
+    {"POST", "stats/usage/app", "v1.statistics.aggregate-app-stats", api_stats_app_usage,
+     "Each application's message destinations over a time range, as a task finished in the request (api_stats.c)", 202,
+     "AppUsageStatsIn", "AppUsageStatsOut"},
+    {"PUT", "stats/usage/event-types", "v1.statistics.aggregate-event-types", api_stats_event_types,
+     "The event types each application's endpoints subscribe to, as a task finished in the request", 202, NULL,
+     "AggregateEventTypesOut"},
 };
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
 
