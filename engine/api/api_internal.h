@@ -205,8 +205,9 @@ api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_res
 api_op_fn api_content_expunge_message, api_content_expunge_attempt;
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
-api_op_fn api_auth_expire_all, api_auth_logout;       /* api_auth.c */
-api_op_fn api_stats_app_usage, api_stats_event_types; /* api_stats.c */
+api_op_fn api_auth_expire_all, api_auth_logout;                         /* api_auth.c */
+api_op_fn api_stats_app_usage, api_stats_event_types;                   /* api_stats.c */
+api_op_fn api_event_type_import_openapi, api_event_type_export_openapi; /* api_event_type_openapi.c */
 /* The body's sessionId (app-portal-access), NULL when absent or null and
  * after answering 422 (then api_failed). */
 const char *api_auth_session_id(struct api_req *r);

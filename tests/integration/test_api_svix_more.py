@@ -153,3 +153,77 @@ def test_statistics_app_usage_and_event_types(env, api, receivers):
         {"appId": globex["id"], "explicitlySubscribedEventTypes": [], "hasCatchAllEndpoint": True},
         {"appId": initech["id"], "explicitlySubscribedEventTypes": [], "hasCatchAllEndpoint": False},
     ], key=lambda x: x["appId"])
+
+
+PET_SPEC = {
+    "openapi": "3.1.0", "info": {"title": "Webhook Example", "version": "1.0.0"},
+    "webhooks": {
+        "pet.new": {"post": {
+            "description": "A new pet", "x-svix-group-name": "pet", "x-svix-feature-flags": ["beta"],
+            "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
+            "responses": {"200": {"description": "ok"}}}},
+        "pet.gone": {"post": {"summary": "A pet left", "deprecated": True, "responses": {"200": {"description": "ok"}}}},
+    },
+    "components": {"schemas": {
+        "Pet": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"},
+                                                                     "tag": {"$ref": "#/components/schemas/Tag"}}},
+        "Tag": {"type": "string"}}},
+}
+PET_SCHEMA = {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}, "tag": {"type": "string"}}}
+
+
+def test_event_type_openapi_import_and_export(env, api):
+    cfg, w, root = api
+    import json
+    out = svix(w, root, [
+        {"call": "eventType.create", "args": [{"name": "pet.new", "description": "old", "archived": True}]},
+        {"call": "eventType.create", "args": [{"name": "user.signup", "description": "kept unless replaceAll"}]},
+        {"call": "eventType.importOpenapi", "args": [{"spec": PET_SPEC, "dryRun": True}]},
+        {"call": "eventType.get", "args": ["pet.new"]},
+        {"call": "eventType.importOpenapi", "args": [{"specRaw": json.dumps(PET_SPEC)}]},
+        {"call": "eventType.get", "args": ["pet.new"]},
+        {"call": "eventType.get", "args": ["pet.gone"]},
+        {"call": "eventType.get", "args": ["user.signup"]},
+        {"call": "eventType.importOpenapi", "args": [{"spec": PET_SPEC, "replaceAll": True}]},
+        {"call": "eventType.get", "args": ["user.signup"]},
+        {"call": "eventType.importOpenapi", "args": [{}]},
+        {"call": "eventType.importOpenapi", "args": [{"spec": PET_SPEC, "specRaw": "{}"}]},
+        {"call": "eventType.importOpenapi", "args": [{"specRaw": "openapi: 3.1.0"}]},
+        {"call": "eventType.importOpenapi", "args": [{"spec": {"webhooks": {"bad name!": {"post": {}}}}}]},
+        {"call": "eventType.importOpenapi", "args": [{"spec": {"webhooks": {"a.b": {"post": {"requestBody": {
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Nope"}}}}}}}}}]},
+        {"call": "eventType.importOpenapi", "args": [{"spec": {"openapi": "3.1.0"}}]},
+    ])
+    dry = out[2]["ok"]["data"]
+    assert dry["modified"] == [] and sorted(dry["toModify"], key=lambda x: x["name"]) == [
+        {"name": "pet.gone", "description": "A pet left", "deprecated": True, "schemas": None},
+        {"name": "pet.new", "description": "A new pet", "deprecated": False, "schemas": {"1": PET_SCHEMA},
+         "groupName": "pet", "featureFlags": ["beta"]}]
+    assert out[3]["ok"]["description"] == "old" and out[3]["ok"]["archived"] is True  # dry run: nothing changed
+    assert sorted(out[4]["ok"]["data"]["modified"]) == ["pet.gone", "pet.new"]
+    new, gone = out[5]["ok"], out[6]["ok"]
+    assert new["description"] == "A new pet" and new["archived"] is False and new["schemas"] == {"1": PET_SCHEMA}
+    assert new["groupName"] == "pet" and new["featureFlags"] == ["beta"]
+    assert gone["deprecated"] is True and gone["schemas"] is None
+    assert out[7]["ok"]["archived"] is False
+    assert sorted(out[8]["ok"]["data"]["modified"]) == ["pet.gone", "pet.new", "user.signup"]
+    assert out[9]["ok"]["archived"] is True  # replaceAll archived what the spec lacks
+    for o in out[10:13]:
+        assert o["status"] == 400, o
+    for o in out[13:16]:
+        assert o["status"] == 422 and o["body"]["detail"][0]["loc"] == ["body", "spec"], o
+    # export: the live types as a document that import takes back
+    st, task = raw(w, "POST", "/api/v1/event-type/export/openapi", root)
+    assert st == 202 and TASK_ID.match(task["id"]) and task["status"] == "finished" and task["task"] == "sdk.generate"
+    spec = task["data"]["spec"]
+    assert spec["openapi"] == "3.1.0" and sorted(spec["webhooks"]) == ["pet.gone", "pet.new"]
+    post = spec["webhooks"]["pet.new"]["post"]
+    assert post["requestBody"]["content"]["application/json"]["schema"] == PET_SCHEMA
+    assert post["x-svix-group-name"] == "pet" and post["x-svix-feature-flags"] == ["beta"]
+    assert spec["webhooks"]["pet.gone"]["post"]["deprecated"] is True
+    out = svix(w, root, [{"call": "eventType.importOpenapi", "args": [{"spec": spec, "dryRun": True}]}])
+    assert sorted(out[0]["ok"]["data"]["toModify"], key=lambda x: x["name"]) == sorted(
+        dry["toModify"], key=lambda x: x["name"])
+    acme_tok = new_token(cfg, "acme-1", svix(w, root, [{"call": "application.create", "args": [{"name": "A"}]}])[0]["ok"]["id"])
+    assert raw(w, "POST", "/api/v1/event-type/export/openapi", acme_tok)[0] == 403
+    assert svix(w, acme_tok, [{"call": "eventType.importOpenapi", "args": [{"spec": PET_SPEC}]}])[0]["status"] == 403
