@@ -198,6 +198,8 @@ api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint
     api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
 api_op_fn api_endpoint_stats, api_endpoint_replay_missing;
+/* Svix's operational-webhook endpoints: hookd's global endpoints (api_endpoint.c) */
+api_op_fn api_endpoint_operational_list, api_endpoint_operational_create, api_endpoint_operational_upsert;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get;
 api_op_fn api_attempt_list_by_msg, api_attempt_list_by_endpoint, api_attempt_resend, api_attempt_get,

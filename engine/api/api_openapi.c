@@ -57,6 +57,15 @@
     "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"                    \
     "\"data\":{\"type\":\"object\",\"properties\":{\"messagesSent\":{\"type\":\"integer\"}}}}}"
 
+/* An operational-webhook endpoint's fields (api_endpoint.c): no eventTypes
+ * means the operational ones hookd sends. */
+#define OPERATIONAL_FIELDS                                                                                            \
+    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"                         \
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"                            \
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"                                        \
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"                          \
+    "\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}"
+
 /* A background task done in the request, with its result in data. */
 #define DONE_TASK_FIELDS                                                                                              \
     "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"finished\"]},"                          \
@@ -176,6 +185,14 @@ static const char schemas[] =
     "\"data\":{\"type\":\"object\",\"properties\":{\"appStats\":{\"type\":\"array\",\"items\":{"
     "\"type\":\"object\",\"properties\":{\"messageDestinations\":{\"type\":\"integer\"},"
     "\"appId\":{\"type\":\"string\"},\"appUid\":{\"type\":\"string\",\"nullable\":true}}}}}}}},"
+    "\"OperationalWebhookEndpointIn\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{" OPERATIONAL_FIELDS
+    ",\"secret\":{\"type\":\"string\",\"nullable\":true},\"headers\":" HEADERS_IN "}},"
+    "\"OperationalWebhookEndpointUpsertIn\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":"
+    "{" OPERATIONAL_FIELDS "}},"
+    "\"OperationalWebhookEndpointOut\":{\"type\":\"object\",\"required\":[\"id\",\"url\",\"description\","
+    "\"metadata\",\"createdAt\",\"updatedAt\"],\"properties\":{\"id\":{\"type\":\"string\"}," OPERATIONAL_FIELDS
+    ",\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
     "\"EventTypeImportOpenApiIn\":{\"type\":\"object\",\"properties\":{"
     "\"dryRun\":{\"type\":\"boolean\",\"default\":false},\"replaceAll\":{\"type\":\"boolean\",\"default\":false},"
     "\"spec\":{\"type\":\"object\",\"nullable\":true},"

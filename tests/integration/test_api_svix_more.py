@@ -7,6 +7,7 @@ environment export and import. Each answer is checked for Svix's shape and
 its effect in the database or on later requests."""
 from __future__ import annotations
 
+import json
 import re
 
 from hookdtest.util import wait_for
@@ -174,7 +175,6 @@ PET_SCHEMA = {"type": "object", "required": ["id"], "properties": {"id": {"type"
 
 def test_event_type_openapi_import_and_export(env, api):
     cfg, w, root = api
-    import json
     out = svix(w, root, [
         {"call": "eventType.create", "args": [{"name": "pet.new", "description": "old", "archived": True}]},
         {"call": "eventType.create", "args": [{"name": "user.signup", "description": "kept unless replaceAll"}]},
@@ -224,6 +224,73 @@ def test_event_type_openapi_import_and_export(env, api):
     out = svix(w, root, [{"call": "eventType.importOpenapi", "args": [{"spec": spec, "dryRun": True}]}])
     assert sorted(out[0]["ok"]["data"]["toModify"], key=lambda x: x["name"]) == sorted(
         dry["toModify"], key=lambda x: x["name"])
-    acme_tok = new_token(cfg, "acme-1", svix(w, root, [{"call": "application.create", "args": [{"name": "A"}]}])[0]["ok"]["id"])
+    app = svix(w, root, [{"call": "application.create", "args": [{"name": "A"}]}])[0]["ok"]
+    acme_tok = new_token(cfg, "acme-1", app["id"])
     assert raw(w, "POST", "/api/v1/event-type/export/openapi", acme_tok)[0] == 403
     assert svix(w, acme_tok, [{"call": "eventType.importOpenapi", "args": [{"spec": PET_SPEC}]}])[0]["status"] == 403
+
+
+OPERATIONAL_TYPES = ["endpoint.disabled", "message.attempt.exhausted", "message.attempt.failing",
+                     "message.attempt.recovered"]
+
+
+def test_operational_webhook_endpoints(env, api, receivers):
+    cfg, w, root = api
+    cli_rx, api_rx, rx = receivers(), receivers(), receivers()
+    # the operator's endpoint from the CLI is one of them
+    hookd(cfg, "endpoint", "add", "--url", cli_rx.url(), "--name", "ops-cli", "--events", "endpoint.*")
+    app = svix(w, root, [{"call": "application.create", "args": [{"name": "Acme", "uid": "acme"}]}])[0]["ok"]
+    acme_tok = new_token(cfg, "acme-1", "acme")
+    ops = "operationalWebhook.endpoint."
+    out = svix(w, root, [
+        {"call": ops + "create", "args": [{"url": api_rx.url(), "uid": "ops", "description": "pager",
+                                           "metadata": {"team": "sre"}}], "as": "ep"},
+        {"call": ops + "create", "args": [{"url": api_rx.url(), "uid": "ops"}]},
+        {"call": ops + "create", "args": [{"url": "ftp://x"}]},
+        {"call": ops + "list", "args": [{}]},
+        {"call": ops + "get", "args": ["ops"]},
+        {"call": ops + "get", "args": ["$ep.id"]},
+        {"call": ops + "getSecret", "args": ["ops"], "as": "old"},
+        {"call": ops + "rotateSecret", "args": ["ops", {}]},
+        {"call": ops + "getSecret", "args": ["ops"], "as": "secret"},
+        {"call": ops + "setHeaders", "args": ["ops", {"headers": {"X-Ops": "1", "Authorization": "Bearer t"}}]},
+        {"call": ops + "getHeaders", "args": ["ops"]},
+        {"call": ops + "upsert", "args": ["ops2", {"url": api_rx.url(), "eventTypes": ["message.attempt.exhausted"]}]},
+        {"call": ops + "upsert", "args": ["ops2", {"url": rx.url(), "description": "moved",
+                                                   "eventTypes": ["message.attempt.exhausted"]}]},
+        {"call": ops + "delete", "args": ["ops2"]},
+        {"call": ops + "get", "args": ["ops2"]},
+        {"call": ops + "list", "args": [{}], "token": acme_tok},
+        {"call": ops + "get", "args": ["ops"], "token": acme_tok},
+        {"call": "endpoint.get", "args": ["acme", "$ep.id"]},  # not an application's endpoint
+    ])
+    ep = out[0]["ok"]
+    assert ep["id"].startswith("ep_") and ep["uid"] == "ops" and ep["description"] == "pager"
+    assert ep["eventTypes"] == OPERATIONAL_TYPES and ep["metadata"] == {"team": "sre"} and ep["disabled"] is False
+    assert DATE_TIME.match(ep["createdAt"]) and DATE_TIME.match(ep["updatedAt"])
+    assert out[1]["status"] == 409 and out[2]["status"] == 422
+    listed = out[3]["ok"]
+    assert listed["done"] is True and {e["url"] for e in listed["data"]} == {cli_rx.url(), api_rx.url()}
+    assert [e["eventTypes"] for e in listed["data"] if e["url"] == cli_rx.url()] == [["endpoint.*"]]
+    assert out[4]["ok"]["id"] == ep["id"] == out[5]["ok"]["id"]
+    secret = out[8]["ok"]["key"]
+    assert out[6]["ok"]["key"] != secret and secret.startswith("whsec_")
+    assert out[9] == {"ok": None} and out[10]["ok"] == {"headers": {"X-Ops": "1"}, "sensitive": ["Authorization"]}
+    assert out[11]["ok"]["uid"] == "ops2" and out[11]["ok"]["eventTypes"] == ["message.attempt.exhausted"]
+    assert out[12]["ok"]["id"] == out[11]["ok"]["id"] and out[12]["ok"]["url"] == rx.url()
+    assert out[12]["ok"]["description"] == "moved"
+    assert out[13] == {"ok": None} and out[14]["status"] == 404
+    assert out[15]["status"] == 403 and out[16]["status"] == 403 and out[17]["status"] == 404
+    assert env.db.value("SELECT count(*) FROM webhook_endpoints WHERE tenant_id IS NULL") == 2
+    # both receive hookd's operational webhooks: an application's endpoint disabled
+    out = svix(w, root, [{"call": "endpoint.create", "args": ["acme", {"url": rx.url(), "uid": "main"}]},
+                         {"call": "endpoint.patch", "args": ["acme", "main", {"disabled": True}]}])
+    assert out[1]["ok"]["disabled"] is True
+    got_api, got_cli = api_rx.wait(1), cli_rx.wait(1)
+    for got in (got_api, got_cli):
+        body = json.loads(got[0].body)
+        assert body["type"] == "endpoint.disabled" and body["data"]["appId"] == app["id"]
+    assert got_api[0].headers["x-ops"] == "1" and got_api[0].headers["authorization"] == "Bearer t"
+    hdr = {k: got_api[0].headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
+    check = svix(w, root, [{"verify": {"secret": secret, "payload": got_api[0].body.decode(), "headers": hdr}}])
+    assert "ok" in check[0], check  # signed with the endpoint's secret, as the SDK verifies
