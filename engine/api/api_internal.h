@@ -210,6 +210,14 @@ api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_ev
 api_op_fn api_auth_expire_all, api_auth_logout;                         /* api_auth.c */
 api_op_fn api_stats_app_usage, api_stats_event_types;                   /* api_stats.c */
 api_op_fn api_event_type_import_openapi, api_event_type_export_openapi; /* api_event_type_openapi.c */
+api_op_fn api_environment_export, api_environment_import;               /* api_environment.c */
+/* An event type's name (1 to 256 of a-z, A-Z, 0-9, '-', '_', '.'); false
+ * after answering 422 (api_event_type.c). */
+bool api_event_type_name_ok(struct api_req *r, const char *name);
+/* The fields of an EventTypeIn object o as the JSON text of the columns to
+ * set (api_event_type_upsert.sql; absent: unchanged; caller frees), NULL
+ * after answering 422. */
+char *api_event_type_fields(struct api_req *r, const json_t *o, bool description_required);
 /* The body's sessionId (app-portal-access), NULL when absent or null and
  * after answering 422 (then api_failed). */
 const char *api_auth_session_id(struct api_req *r);

@@ -505,7 +505,7 @@ def test_openapi_document(env, api):
         assert st != 501, (op_id, body)
     # ... and the operations answered 501 are not in it
     assert "v1.endpoint.bulk-replay" not in ops and "v1.message.create" in ops
-    assert len(ops) == 54  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
+    assert len(ops) == 56  # + v1.authentication.app-portal-access and v1.endpoint.send-example (the portal)
 
 
 def test_cli_tenants_endpoints_and_emit(env, api, receivers):

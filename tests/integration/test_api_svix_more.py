@@ -294,3 +294,29 @@ def test_operational_webhook_endpoints(env, api, receivers):
     hdr = {k: got_api[0].headers[k] for k in ("webhook-id", "webhook-timestamp", "webhook-signature")}
     check = svix(w, root, [{"verify": {"secret": secret, "payload": got_api[0].body.decode(), "headers": hdr}}])
     assert "ok" in check[0], check  # signed with the endpoint's secret, as the SDK verifies
+
+
+def test_environment_export_and_import(env, api):
+    cfg, w, root = api
+    out = svix(w, root, [
+        {"call": "eventType.create", "args": [{"name": "invoice.paid", "description": "paid",
+                                               "schemas": {"1": {"type": "object"}}}]},
+        {"call": "environment.export", "args": []},
+        {"call": "environment.import", "args": [{"eventTypes": [
+            {"name": "invoice.paid", "description": "changed"},
+            {"name": "user.signup", "description": "new", "groupName": "user"}], "settings": {"x": 1}}]},
+        {"call": "eventType.get", "args": ["invoice.paid"]},
+        {"call": "eventType.get", "args": ["user.signup"]},
+        {"call": "environment.import", "args": [{"eventTypes": [{"name": "bad name!", "description": "x"}]}]},
+    ])
+    exp = out[1]["ok"]
+    assert [t["name"] for t in exp["eventTypes"]] == ["invoice.paid"] and exp["connectors"] == []
+    assert exp["eventTypes"][0]["schemas"] == {"1": {"type": "object"}} and DATE_TIME.match(exp["createdAt"])
+    assert out[2] == {"ok": None}
+    assert out[3]["ok"]["description"] == "changed" and out[3]["ok"]["schemas"] == {"1": {"type": "object"}}
+    assert out[4]["ok"]["groupName"] == "user" and out[5]["status"] == 422
+    st, body = raw(w, "POST", "/api/v1/environment/import", root, {"connectors": [{"name": "c"}]})
+    assert st == 422 and body["detail"][0]["loc"] == ["body", "connectors"]
+    app = svix(w, root, [{"call": "application.create", "args": [{"name": "A"}]}])[0]["ok"]
+    tok = new_token(cfg, "a-1", app["id"])
+    assert raw(w, "POST", "/api/v1/environment/export", tok)[0] == 403
