@@ -1413,7 +1413,8 @@ CREATE TABLE public.hookd_api_tokens (
     prefix text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_used_at timestamp with time zone,
-    revoked_at timestamp with time zone
+    revoked_at timestamp with time zone,
+    expires_at timestamp with time zone
 );
 
 --
@@ -1477,6 +1478,7 @@ CREATE TABLE public.hookd_portal_links (
     expires_at timestamp with time zone NOT NULL,
     used_at timestamp with time zone,
     session_ttl_ms bigint NOT NULL,
+    session_id text,
     CONSTRAINT hookd_portal_links_session_ttl_ms_check CHECK ((session_ttl_ms > 0))
 );
 
@@ -1488,7 +1490,8 @@ CREATE TABLE public.hookd_portal_sessions (
     token_sha256 text NOT NULL,
     tenant_id text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    expires_at timestamp with time zone NOT NULL
+    expires_at timestamp with time zone NOT NULL,
+    session_id text
 );
 
 --

@@ -214,9 +214,10 @@ void api_app_delete(PGconn *conn, struct api_req *r)
 void api_app_portal_access(PGconn *conn, struct api_req *r)
 {
     char url[768], token[TOKEN_LEN], err[256];
-    if (!api_resolve_app(conn, r, r->params[0]))
+    const char *session_id = api_auth_session_id(r);
+    if (api_failed(r) || !api_resolve_app(conn, r, r->params[0]))
         return;
-    if (portal_link_mint(conn, r->cfg, r->app, url, sizeof url, token, err, sizeof err) != 0) {
+    if (portal_link_mint(conn, r->cfg, r->app, session_id, url, sizeof url, token, err, sizeof err) != 0) {
         api_error(r, 503, "unavailable", "the portal link could not be stored");
         return;
     }

@@ -8,8 +8,15 @@
  * one reader and two statements. Svix's field names are accepted with
  * hookd's: `eventTypes` or `filterTypes` (which must name event types of
  * the catalog), `throttleRate` or `rateLimit`; hookd adds `payloadFilter`
- * (payload_filter.h), `ordered` and `settings` (settings.h). Unknown
- * fields are ignored, as Svix does. */
+ * (payload_filter.h), `ordered` and `settings` (settings.h). Unknown fields are ignored, as Svix
+ * does.
+ *
+ * Svix's operational-webhook endpoints are hookd's global endpoints (no
+ * tenant; the operator's `hookd endpoint add` ones too), which receive the
+ * operational events (sql/0013): the routes under operational-webhook/ run
+ * the same operations on them, for organization tokens only, with the
+ * endpoint in params[0], filters that need not be in the catalog, and the
+ * operational event types when none are given. */
 #include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +34,28 @@
 #include "token.h"
 #include "xmalloc.h"
 
+/* The event types an operational-webhook endpoint gets when it names none:
+ * those hookd produces (sql/0013). */
+static const char operational_types[] =
+    "[\"endpoint.disabled\",\"message.attempt.exhausted\",\"message.attempt.failing\","
+    "\"message.attempt.recovered\"]";
+
+/* Whether the request is on an operational-webhook endpoint. */
+static bool operational(const struct api_req *r)
+{
+    return strncmp(r->route->pattern, "operational-webhook/", 20) == 0;
+}
+
 /* The endpoint the path names (params[1]) in the application (params[0]),
- * into id; false after answering 404. */
+ * or the operational-webhook endpoint params[0] names, into id; false after
+ * answering 404 (403 for a tenant's token on an operational one). */
 static bool resolve(PGconn *conn, struct api_req *r, char id[40])
 {
+    if (operational(r)) {
+        const char *p[] = {r->params[0]};
+        return api_global_token(r) &&
+               api_find_one(conn, r, Q_API_OPERATIONAL_RESOLVE, p, API_OPERATIONAL_RESOLVE_ID, "Endpoint", id, 40);
+    }
     if (!api_resolve_app(conn, r, r->params[0]))
         return false;
     const char *p[] = {r->app, r->params[1]};
@@ -113,12 +138,17 @@ static void read_event_types(PGconn *conn, struct api_req *r, json_t *out)
     if (!v)
         return;
     if (json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0)) {
-        json_object_set_new(out, "event_types", json_null());
+        json_object_set_new(out, "event_types", operational(r) ? json_loads(operational_types, 0, NULL) : json_null());
         return;
     }
     char *text = api_str_set_text(r, r->body, field, EVENT_TYPES_MAX);
     if (!text)
         return;
+    if (operational(r)) { /* hookd's own events: not in the catalog */
+        json_object_set_new(out, "event_types", json_loads(text, 0, NULL));
+        free(text);
+        return;
+    }
     const char *p[] = {text};
     PGresult *res = api_exec(conn, r, Q_API_EVENT_TYPES_MISSING, p);
     if (res && PQntuples(res) > 0) {
@@ -189,8 +219,8 @@ static json_t *read_fields(PGconn *conn, struct api_req *r, bool url_required, b
     free(channels);
     if (!api_failed(r))
         read_event_types(conn, r, c);
-    if (put && !json_object_get(c, "event_types"))
-        json_object_set_new(c, "event_types", json_null());
+    if ((put || (url_required && operational(r))) && !json_object_get(c, "event_types"))
+        json_object_set_new(c, "event_types", operational(r) ? json_loads(operational_types, 0, NULL) : json_null());
     if (api_failed(r)) {
         json_decref(c);
         return NULL;
@@ -289,6 +319,24 @@ static bool budget_end(PGconn *conn, struct api_req *r, const struct budget *bef
     return true;
 }
 
+/* Runs statement q (a change of the path's application's endpoints) within
+ * the application's budget: the result, or NULL after answering. An
+ * operational-webhook endpoint belongs to no application: no budget. */
+static PGresult *within_budget(PGconn *conn, struct api_req *r, enum query_id q, const char *const *p)
+{
+    if (operational(r))
+        return api_exec(conn, r, q, p);
+    struct budget before;
+    if (!budget_begin(conn, r, &before))
+        return NULL;
+    PGresult *res = api_exec(conn, r, q, p);
+    if (res && !budget_end(conn, r, &before)) {
+        PQclear(res);
+        res = NULL;
+    }
+    return res;
+}
+
 /* ---- the operations ---- */
 
 void api_endpoint_list(PGconn *conn, struct api_req *r)
@@ -299,10 +347,26 @@ void api_endpoint_list(PGconn *conn, struct api_req *r)
     api_list(conn, r, Q_API_ENDPOINT_LIST, p, 1, API_ORDER_DESC, API_ENDPOINT_LIST_BODY, API_ENDPOINT_LIST_API_ID);
 }
 
-void api_endpoint_create(PGconn *conn, struct api_req *r)
+/* Whether another operational-webhook endpoint has this uid (answered
+ * 409). The unique index on (tenant, uid) does not see global endpoints:
+ * NULLs differ. */
+static bool operational_uid_taken(PGconn *conn, struct api_req *r, const char *uid)
 {
-    if (!api_resolve_app(conn, r, r->params[0]))
-        return;
+    if (!uid)
+        return false;
+    const char *p[] = {uid};
+    PGresult *res = api_exec(conn, r, Q_API_OPERATIONAL_RESOLVE, p);
+    bool taken = !res || PQntuples(res) > 0;
+    PQclear(res);
+    if (taken && !api_failed(r))
+        api_error(r, 409, "conflict", "an endpoint with uid %s already exists", uid);
+    return taken;
+}
+
+/* Creates an endpoint of app (NULL: an operational-webhook endpoint) from
+ * the body. */
+static void create(PGconn *conn, struct api_req *r, const char *app, int status)
+{
     json_t *c = read_fields(conn, r, true, false);
     char secret[128];
     if (!c || !make_secret(r, api_str(r, r->body, "secret", false), "secret", secret)) {
@@ -310,19 +374,18 @@ void api_endpoint_create(PGconn *conn, struct api_req *r)
         return;
     }
     char *text = json_dumps(c, JSON_COMPACT);
-    const char *p[] = {r->app, text, secret};
-    struct budget before;
-    if (budget_begin(conn, r, &before)) {
-        PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_CREATE, p);
-        if (res && !budget_end(conn, r, &before)) {
-            PQclear(res);
-            res = NULL;
-        }
-        reply_row(r, res, 201);
-    }
+    const char *p[] = {app, text, secret};
+    if (app || !operational_uid_taken(conn, r, json_string_value(json_object_get(c, "uid"))))
+        reply_row(r, within_budget(conn, r, Q_API_ENDPOINT_CREATE, p), status);
     OPENSSL_cleanse(secret, sizeof secret);
     free(text);
     json_decref(c);
+}
+
+void api_endpoint_create(PGconn *conn, struct api_req *r)
+{
+    if (api_resolve_app(conn, r, r->params[0]))
+        create(conn, r, r->app, 201);
 }
 
 void api_endpoint_get(PGconn *conn, struct api_req *r)
@@ -346,15 +409,7 @@ static void update(PGconn *conn, struct api_req *r, bool put)
         json_object_del(c, "headers"); /* PUT does not carry them (Svix: EndpointUpdate) */
     char *text = json_dumps(c, JSON_COMPACT);
     const char *p[] = {id, text};
-    struct budget before;
-    if (budget_begin(conn, r, &before)) {
-        PGresult *res = api_exec(conn, r, Q_API_ENDPOINT_UPDATE, p);
-        if (res && !budget_end(conn, r, &before)) {
-            PQclear(res);
-            res = NULL;
-        }
-        reply_row(r, res, 200);
-    }
+    reply_row(r, within_budget(conn, r, Q_API_ENDPOINT_UPDATE, p), 200);
     free(text);
     json_decref(c);
 }
@@ -367,6 +422,43 @@ void api_endpoint_update(PGconn *conn, struct api_req *r)
 void api_endpoint_patch(PGconn *conn, struct api_req *r)
 {
     update(conn, r, false);
+}
+
+void api_endpoint_operational_list(PGconn *conn, struct api_req *r)
+{
+    if (api_global_token(r))
+        api_list(conn, r, Q_API_OPERATIONAL_LIST, NULL, 0, API_ORDER_DESC, API_OPERATIONAL_LIST_BODY,
+                 API_OPERATIONAL_LIST_API_ID);
+}
+
+void api_endpoint_operational_create(PGconn *conn, struct api_req *r)
+{
+    if (api_global_token(r))
+        create(conn, r, NULL, 201);
+}
+
+/* Svix's upsert: updates the endpoint the path names, or creates one with
+ * the path's uid; a path's uid stays the endpoint's unless the body gives
+ * another. */
+void api_endpoint_operational_upsert(PGconn *conn, struct api_req *r)
+{
+    if (!api_global_token(r))
+        return;
+    bool by_uid = strncmp(r->params[0], "ep_", 3) != 0;
+    if (by_uid && json_is_object(r->body) && !json_object_get(r->body, "uid"))
+        json_object_set_new(r->body, "uid", json_string(r->params[0]));
+    const char *p[] = {r->params[0]};
+    PGresult *res = api_exec(conn, r, Q_API_OPERATIONAL_RESOLVE, p);
+    if (!res)
+        return;
+    bool found = PQntuples(res) == 1;
+    PQclear(res);
+    if (found)
+        update(conn, r, true);
+    else if (!by_uid)
+        api_not_found(r, "Endpoint");
+    else
+        create(conn, r, NULL, 200);
 }
 
 void api_endpoint_delete(PGconn *conn, struct api_req *r)

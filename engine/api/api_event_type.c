@@ -11,7 +11,7 @@
 /* An event type's feature flags: a set of names, this many at most. */
 #define FEATURE_FLAGS_MAX 32
 
-static bool valid_name(struct api_req *r, const char *name)
+bool api_event_type_name_ok(struct api_req *r, const char *name)
 {
     size_t n = strlen(name);
     bool ok = n >= 1 && n <= 256 &&
@@ -22,10 +22,8 @@ static bool valid_name(struct api_req *r, const char *name)
     return ok;
 }
 
-/* The body's fields as the columns to set (absent: unchanged). */
-static char *read_fields(struct api_req *r, bool description_required)
+char *api_event_type_fields(struct api_req *r, const json_t *b, bool description_required)
 {
-    const json_t *b = r->body;
     json_t *c = json_object();
     const char *d = api_str(r, b, "description", false);
     if (description_required && !json_is_string(json_object_get(b, "description")))
@@ -58,7 +56,7 @@ static char *read_fields(struct api_req *r, bool description_required)
 static void upsert(PGconn *conn, struct api_req *r, const char *name, bool update, bool description_required,
                    bool must_exist)
 {
-    char *fields = read_fields(r, description_required);
+    char *fields = api_event_type_fields(r, r->body, description_required);
     if (!fields)
         return;
     if (must_exist) {
@@ -99,7 +97,7 @@ void api_event_type_list(PGconn *conn, struct api_req *r)
 void api_event_type_create(PGconn *conn, struct api_req *r)
 {
     const char *name = api_str(r, r->body, "name", true);
-    if (!name || !valid_name(r, name) || !api_global_token(r))
+    if (!name || !api_event_type_name_ok(r, name) || !api_global_token(r))
         return;
     upsert(conn, r, name, false, true, false);
 }
@@ -112,7 +110,7 @@ void api_event_type_get(PGconn *conn, struct api_req *r)
 
 void api_event_type_update(PGconn *conn, struct api_req *r)
 {
-    if (api_global_token(r) && valid_name(r, r->params[0]))
+    if (api_global_token(r) && api_event_type_name_ok(r, r->params[0]))
         upsert(conn, r, r->params[0], true, true, false);
 }
 

@@ -150,6 +150,11 @@ bool api_resolve_app(PGconn *conn, struct api_req *r, const char *id_or_uid);
  * or eventId) into id, and whether the message's content was expunged
  * (expunged may be NULL); 404 answered (false returned) when there is none. */
 bool api_resolve_message(PGconn *conn, struct api_req *r, char id[40], bool *expunged);
+/* Answers a background task that the request did itself (Svix's
+ * BackgroundTaskOut shapes: a new qtask_ id, status "finished", task, and
+ * updatedAt now) with fields (stolen: the operation's own, such as `data`)
+ * added. */
+void api_reply_done_task(PGconn *conn, struct api_req *r, int status, const char *task, json_t *fields);
 
 /* ---- body fields ---- */
 /* The string field, NULL when absent or null; 422 answered when present
@@ -229,6 +234,8 @@ api_op_fn api_endpoint_list, api_endpoint_create, api_endpoint_get, api_endpoint
     api_endpoint_delete, api_endpoint_secret_get, api_endpoint_secret_rotate, api_endpoint_headers_get,
     api_endpoint_headers_update, api_endpoint_headers_patch, api_endpoint_recover;
 api_op_fn api_endpoint_stats, api_endpoint_replay_missing, api_endpoint_bulk_replay;
+/* Svix's operational-webhook endpoints: hookd's global endpoints (api_endpoint.c) */
+api_op_fn api_endpoint_operational_list, api_endpoint_operational_create, api_endpoint_operational_upsert;
 api_op_fn api_endpoint_send_example; /* api_send_example.c */
 api_op_fn api_message_list, api_message_create, api_message_get, api_message_get_raw;
 api_op_fn api_message_precheck; /* api_precheck.c */
@@ -242,6 +249,20 @@ api_op_fn api_task_list, api_task_get; /* api_task.c */
 void api_task_start(PGconn *conn, struct api_req *r, const char *kind, json_t *params);
 api_op_fn api_event_type_list, api_event_type_create, api_event_type_get, api_event_type_update, api_event_type_patch,
     api_event_type_delete;
+api_op_fn api_auth_expire_all, api_auth_logout;                         /* api_auth.c */
+api_op_fn api_stats_app_usage, api_stats_event_types;                   /* api_stats.c */
+api_op_fn api_event_type_import_openapi, api_event_type_export_openapi; /* api_event_type_openapi.c */
+api_op_fn api_environment_export, api_environment_import;               /* api_environment.c */
+/* An event type's name (1 to 256 of a-z, A-Z, 0-9, '-', '_', '.'); false
+ * after answering 422 (api_event_type.c). */
+bool api_event_type_name_ok(struct api_req *r, const char *name);
+/* The fields of an EventTypeIn object o as the JSON text of the columns to
+ * set (api_event_type_upsert.sql; absent: unchanged; caller frees), NULL
+ * after answering 422. */
+char *api_event_type_fields(struct api_req *r, const json_t *o, bool description_required);
+/* The body's sessionId (app-portal-access), NULL when absent or null and
+ * after answering 422 (then api_failed). */
+const char *api_auth_session_id(struct api_req *r);
 
 /* ---- the role (api.c) ---- */
 struct admin_guard;

@@ -68,6 +68,21 @@
     "{\"type\":\"object\",\"required\":[\"data\",\"id\",\"status\",\"task\",\"updatedAt\"],\"properties\":"           \
     "{" TASK_FIELDS ",\"data\":{\"type\":\"object\",\"additionalProperties\":true}}}"
 
+/* An operational-webhook endpoint's fields (api_endpoint.c): no eventTypes
+ * means the operational ones hookd sends. */
+#define OPERATIONAL_FIELDS                                                                                            \
+    "\"url\":{\"type\":\"string\",\"format\":\"uri\"},\"description\":{\"type\":\"string\"},"                         \
+    "\"uid\":{\"type\":\"string\",\"nullable\":true},\"disabled\":{\"type\":\"boolean\"},"                            \
+    "\"throttleRate\":{\"type\":\"integer\",\"nullable\":true,\"minimum\":1},"                                        \
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"string\"}},"                          \
+    "\"metadata\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}"
+
+/* A background task done in the request, with its result in data. */
+#define DONE_TASK_FIELDS                                                                                              \
+    "\"id\":{\"type\":\"string\"},\"status\":{\"type\":\"string\",\"enum\":[\"finished\"]},"                          \
+    "\"task\":{\"type\":\"string\"},\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+#define DONE_TASK_REQUIRED "\"id\",\"status\",\"task\",\"updatedAt\""
+
 static const char schemas[] =
     "{"
     "\"HttpErrorOut\":{\"type\":\"object\",\"required\":[\"code\",\"detail\"],\"properties\":{"
@@ -181,6 +196,57 @@ static const char schemas[] =
     "the first)\"}}},"
     "\"AppPortalAccessOut\":{\"type\":\"object\",\"required\":[\"url\",\"token\"],\"properties\":{"
     "\"url\":{\"type\":\"string\"},\"token\":{\"type\":\"string\"}}},"
+    "\"ApplicationTokenExpireIn\":{\"type\":\"object\",\"properties\":{"
+    "\"expiry\":{\"type\":\"integer\",\"format\":\"int64\",\"nullable\":true,\"minimum\":0,"
+    "\"maximum\":259200,\"description\":\"seconds until the tokens end (default: now)\"},"
+    "\"sessionIds\":{\"type\":\"array\",\"maxItems\":1000,\"items\":{\"type\":\"string\","
+    "\"minLength\":1,\"maxLength\":64,\"pattern\":\"^[a-zA-Z0-9@_-]+$\"},"
+    "\"description\":\"only the portal sessions of these sessionIds (app-portal-access)\"}}},"
+    "\"AppUsageStatsIn\":{\"type\":\"object\",\"required\":[\"since\",\"until\"],\"properties\":{"
+    "\"since\":{\"type\":\"string\",\"format\":\"date-time\"},\"until\":{\"type\":\"string\",\"format\":\"date-time\"}"
+    ","
+    "\"appIds\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":1000,\"items\":{\"type\":\"string\"}}}},"
+    "\"AppUsageStatsOut\":{\"type\":\"object\",\"required\":[" DONE_TASK_REQUIRED ",\"unresolvedAppIds\"],"
+    "\"properties\":{" DONE_TASK_FIELDS "\"unresolvedAppIds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"data\":{\"type\":\"object\",\"properties\":{\"appStats\":{\"type\":\"array\",\"items\":{"
+    "\"type\":\"object\",\"properties\":{\"messageDestinations\":{\"type\":\"integer\"},"
+    "\"appId\":{\"type\":\"string\"},\"appUid\":{\"type\":\"string\",\"nullable\":true}}}}}}}},"
+    "\"OperationalWebhookEndpointIn\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":{" OPERATIONAL_FIELDS
+    ",\"secret\":{\"type\":\"string\",\"nullable\":true},\"headers\":" HEADERS_IN "}},"
+    "\"OperationalWebhookEndpointUpsertIn\":{\"type\":\"object\",\"required\":[\"url\"],\"properties\":"
+    "{" OPERATIONAL_FIELDS "}},"
+    "\"OperationalWebhookEndpointOut\":{\"type\":\"object\",\"required\":[\"id\",\"url\",\"description\","
+    "\"metadata\",\"createdAt\",\"updatedAt\"],\"properties\":{\"id\":{\"type\":\"string\"}," OPERATIONAL_FIELDS
+    ",\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"updatedAt\":{\"type\":\"string\",\"format\":\"date-time\"}}},"
+    "\"EnvironmentOut\":{\"type\":\"object\",\"required\":[\"createdAt\",\"eventTypes\",\"settings\","
+    "\"connectors\"],\"properties\":{\"version\":{\"type\":\"integer\"},"
+    "\"createdAt\":{\"type\":\"string\",\"format\":\"date-time\"},"
+    "\"eventTypes\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/EventTypeOut\"}},"
+    "\"settings\":{\"type\":\"object\",\"nullable\":true},"
+    "\"connectors\":{\"type\":\"array\",\"maxItems\":0,\"items\":{\"type\":\"object\"}}}},"
+    "\"EnvironmentIn\":{\"type\":\"object\",\"properties\":{"
+    "\"eventTypes\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":10000,"
+    "\"items\":{\"$ref\":\"#/components/schemas/EventTypeIn\"}},"
+    "\"settings\":{\"type\":\"object\",\"nullable\":true,\"description\":\"ignored: hookd has none\"},"
+    "\"connectors\":{\"type\":\"array\",\"nullable\":true,\"maxItems\":0,\"items\":{\"type\":\"object\"}}}},"
+    "\"EventTypeImportOpenApiIn\":{\"type\":\"object\",\"properties\":{"
+    "\"dryRun\":{\"type\":\"boolean\",\"default\":false},\"replaceAll\":{\"type\":\"boolean\",\"default\":false},"
+    "\"spec\":{\"type\":\"object\",\"nullable\":true},"
+    "\"specRaw\":{\"type\":\"string\",\"nullable\":true,\"description\":\"JSON text (no YAML)\"}}},"
+    "\"EventTypeImportOpenApiOut\":{\"type\":\"object\",\"required\":[\"data\"],\"properties\":{"
+    "\"data\":{\"type\":\"object\",\"required\":[\"modified\"],\"properties\":{"
+    "\"modified\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"to_modify\":{\"type\":\"array\",\"nullable\":true,\"items\":{\"type\":\"object\"}}}}}},"
+    "\"ExportEventTypeOut\":{\"type\":\"object\",\"required\":[" DONE_TASK_REQUIRED "],"
+    "\"properties\":{" DONE_TASK_FIELDS "\"data\":{\"type\":\"object\",\"properties\":{"
+    "\"spec\":{\"type\":\"object\",\"description\":\"the OpenAPI document; import-openapi takes it as spec\"}}}}},"
+    "\"AggregateEventTypesOut\":{\"type\":\"object\",\"required\":[" DONE_TASK_REQUIRED "],"
+    "\"properties\":{" DONE_TASK_FIELDS
+    "\"data\":{\"type\":\"object\",\"properties\":{\"event_types\":{\"type\":\"array\",\"items\":{"
+    "\"type\":\"object\",\"properties\":{\"appId\":{\"type\":\"string\"},"
+    "\"explicitlySubscribedEventTypes\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+    "\"hasCatchAllEndpoint\":{\"type\":\"boolean\"}}}}}}}},"
     "\"MessageIn\":{\"type\":\"object\",\"required\":[\"eventType\",\"payload\"],\"properties\":{"
     "\"eventId\":{\"type\":\"string\",\"nullable\":true,\"maxLength\":256},"
     "\"eventType\":{\"type\":\"string\",\"maxLength\":256},\"payload\":{\"type\":\"object\"},"

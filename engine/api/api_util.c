@@ -517,3 +517,18 @@ char *api_settings_text(struct api_req *r, const json_t *o)
     }
     return json_dumps(v, JSON_COMPACT);
 }
+
+void api_reply_done_task(PGconn *conn, struct api_req *r, int status, const char *task, json_t *fields)
+{
+    PGresult *res = api_exec(conn, r, Q_API_TASK_ID, NULL);
+    if (!res) {
+        json_decref(fields);
+        return;
+    }
+    json_t *out = json_pack("{s:s, s:s, s:s, s:s}", "id", PQgetvalue(res, 0, API_TASK_ID_ID), "status", "finished",
+                            "task", task, "updatedAt", PQgetvalue(res, 0, API_TASK_ID_AT));
+    PQclear(res);
+    json_object_update(out, fields);
+    json_decref(fields);
+    api_reply(r, status, out);
+}

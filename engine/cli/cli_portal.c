@@ -38,7 +38,7 @@ static int run_portal_link(const struct cli_args *a, const struct hookd_config *
     int rc = 1;
     if (resolve(conn, a->args[0], id, sizeof id) != 0)
         goto done;
-    if (portal_link_mint(conn, cfg, id, url, sizeof url, token, err, sizeof err) != 0) {
+    if (portal_link_mint(conn, cfg, id, NULL, url, sizeof url, token, err, sizeof err) != 0) {
         cli_fail("tenant portal-link", "%s", err);
         goto done;
     }

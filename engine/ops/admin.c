@@ -427,7 +427,7 @@ static void work(PGconn *conn, void *arg)
         j->tenants = j->result ? portal_admin_tenants(conn) : NULL;
     } else if (j->page == PAGE_PORTAL) {
         char token[TOKEN_LEN];
-        if (portal_link_mint(conn, j->cfg, j->id, j->url, sizeof j->url, token, j->err, sizeof j->err) == 0)
+        if (portal_link_mint(conn, j->cfg, j->id, NULL, j->url, sizeof j->url, token, j->err, sizeof j->err) == 0)
             j->result = json_true();
         OPENSSL_cleanse(token, sizeof token);
     } else if (j->page == PAGE_DETAIL) {

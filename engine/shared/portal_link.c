@@ -22,8 +22,8 @@ void portal_link_base_url(const struct hookd_config *cfg, char *out, size_t outl
         out[--n] = '\0';
 }
 
-int portal_link_mint(PGconn *conn, const struct hookd_config *cfg, const char *tenant_id, char *url, size_t urllen,
-                     char token[TOKEN_LEN], char *err, size_t errlen)
+int portal_link_mint(PGconn *conn, const struct hookd_config *cfg, const char *tenant_id, const char *session_id,
+                     char *url, size_t urllen, char token[TOKEN_LEN], char *err, size_t errlen)
 {
     char sha[TOKEN_SHA_HEX], link_ttl[24], session_ttl[24], base[512];
     if (token_new("hkp_", token, sha) != 0) {
@@ -32,7 +32,7 @@ int portal_link_mint(PGconn *conn, const struct hookd_config *cfg, const char *t
     }
     snprintf(link_ttl, sizeof link_ttl, "%lld", (long long)cfg->portal.link_ttl);
     snprintf(session_ttl, sizeof session_ttl, "%lld", (long long)cfg->portal.session_ttl);
-    const char *p[] = {sha, tenant_id, link_ttl, session_ttl};
+    const char *p[] = {sha, tenant_id, link_ttl, session_ttl, session_id};
     PGresult *res = query_prepared(conn, Q_PORTAL_LINK_CREATE, p, err, errlen);
     if (!res) {
         OPENSSL_cleanse(token, TOKEN_LEN);

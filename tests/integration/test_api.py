@@ -517,7 +517,7 @@ def test_openapi_document(env, api):
     unimplemented = {op["operationId"] for item in doc["paths"].values() for op in item.values()
                      if op.get("x-hookd-implemented") is False}
     assert "v1.endpoint.transformation.patch" in unimplemented and "v1.message.create" not in unimplemented
-    assert len(ops) - len(unimplemented) == 49  # with health, app-portal-access and send-example
+    assert len(ops) - len(unimplemented) == 66  # with health, app-portal-access and send-example
     assert not {"v1.message.precheck", "v1.message-attempt.count-by-endpoint",
                 "v1.message-attempt.get-headers"} & unimplemented
 
