@@ -86,7 +86,8 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
         text = re.sub(r"^circuit = .*\n", "", text, flags=re.M)
     cfg.write_text(text + RETRY_SECTION.format(circuit=f"circuit = {circuit}\n" if circuit else ""))
     EXTRA.setdefault("configs", {})["relay (retry)"] = cfg.read_text()
-    r = sh([HOOKD_BIN, "-c", str(cfg), "endpoint", "add", "--url", f"http://127.0.0.1:{sport}/", "--events", "*",
+    import hookdtest.worker as worker_mod  # the binary under test, which retry_run may have swapped in
+    r = sh([worker_mod.HOOKD_BIN, "-c", str(cfg), "endpoint", "add", "--url", f"http://127.0.0.1:{sport}/", "--events", "*",
             "--name", "sink", "--max-inflight", str(max_inflight)], timeout=30)
     if r.returncode != 0:
         raise RuntimeError(f"endpoint add failed: {r.stderr}")
