@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 from hookdtest.bench.common import COMMANDS, EXTRA, RUN_CAP_S, SCALE, TOOLS, Bench, cpu_seconds, log, metrics, row, sh
 from hookdtest.paths import HOOKD_BIN, SERVICES
@@ -19,6 +21,7 @@ from hookdtest.paths import HOOKD_BIN, SERVICES
 RETRY_EVENTS = int(20000 * SCALE)
 RETRY_FAILS = 3
 PGSS = os.environ.get("BENCH_PGSS") == "1"
+EXPLAIN_MS = os.environ.get("BENCH_EXPLAIN_MS", "")
 
 RETRY_SECTION = """
 [retry endpoint:sink]
@@ -50,11 +53,26 @@ def enable_pgss(b: Bench) -> None:
     conn = psycopg2.connect(admin.pg_admin_url)
     conn.autocommit = True
     with conn.cursor() as cur:
-        cur.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+        if EXPLAIN_MS:  # BENCH_EXPLAIN_MS=N: plans of statements slower than N ms go to the Postgres log
+            cur.execute("LOAD 'auto_explain'")
+            cur.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements', 'auto_explain'")
+            for key, value in (("log_min_duration", EXPLAIN_MS), ("log_analyze", "on"), ("log_buffers", "on"),
+                               ("log_nested_statements", "on")):
+                cur.execute(f"ALTER SYSTEM SET auto_explain.{key} = '{value}'")
+        else:
+            cur.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
     conn.close()
     env = dict(os.environ, HOOKD_PG_FSYNC="on")
     subprocess.run([str(SERVICES), "stop-pg", str(admin.dir)], check=True, capture_output=True)
     subprocess.run([str(SERVICES), "start-pg", str(admin.dir)], env=env, check=True, capture_output=True)
+
+
+def keep_plans(b: Bench, label: str) -> None:
+    """Copies the Postgres log, with auto_explain's plans, out of the work directory before it is removed."""
+    out = Path("build/bench") / f"plans-retry{label.strip().replace(' ', '_')}.log"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(b.services.dir / "pg" / "server.log", out)
+    log(f"   plans slower than {EXPLAIN_MS} ms: {out}")
 
 
 def statements(db) -> list[dict]:
@@ -116,6 +134,8 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
     span = float(db.value("SELECT extract(epoch FROM max(attempted_at) - %s) FROM attempts", committed_at) or 0)
     dead = db.value("SELECT count(*) FROM dead_letters")
     stmts = statements(db) if PGSS else []
+    if EXPLAIN_MS:
+        keep_plans(b, label)
     w.stop()
     final = stop_sink(sink)
     db.close()
