@@ -14,7 +14,8 @@ as absolute numbers of one noisy machine:
   5. Retry       deliveries failing 3x then succeeding, attempts/s     (BENCH_RETRY_BASELINE=binary: vs another
                  hookd, run alternately; BENCH_PGSS=1: statements per attempt from pg_stat_statements;
                  BENCH_EXPLAIN_MS=N as well: plans slower than N ms in build/bench/plans-retry*.log)
-  6. Peers       processing, retries, lateness at 1,000 due/s          vs BullMQ 6.7.6 and pg-boss 12.38.0
+  6. Peers       processing, retries, lateness at 1,000 due/s          vs BullMQ 6.7.6, pg-boss 12.38.0,
+                                                                       Graphile Worker 0.18.0
   7. Storm       a healthy endpoint's p99 next to a failing backlog; the recovery drain vs first attempts
   8. API         Svix message creations (token, idempotency-key, eventId) vs signed inbox ingest, same worker
   9. Inbound     inbox events whose apply fails on an SQL error 3x then goes through, evaluations/s
