@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -71,11 +72,12 @@ def log(msg: str) -> None:
 
 
 def row(scenario: str, figure: str, value: float | None, unit: str, ceiling: float | None = None,
-        ceiling_what: str = "", target: str = "", ok: bool | None = None) -> None:
+        ceiling_what: str = "", target: str = "", ok: bool | None = None, cpu: dict | None = None) -> None:
+    """One line of the results table; `cpu` is SystemCpu.per_event()'s answer for the figure."""
     ratio = (value / ceiling) if (value is not None and ceiling) else None
     ROWS.append(dict(scenario=scenario, figure=figure, value=value, unit=unit, ceiling=ceiling,
                      ceiling_what=ceiling_what, ratio=ratio, target=target,
-                     verdict="info" if ok is None else ("pass" if ok else "MISS")))
+                     verdict="info" if ok is None else ("pass" if ok else "MISS"), cpu=cpu))
 
 
 def sh(cmd: list[str], record: bool = True, **kw) -> subprocess.CompletedProcess:
@@ -323,6 +325,74 @@ def vm_hwm_mib(pid: int) -> float:
     return float("nan")
 
 
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command name: [0] state, [1] ppid,
+    [11] utime, [12] stime, [13] cutime, [14] cstime (clock ticks)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and every descendant, live or already reaped (a
+    reaped child's time is in its parent's cutime/cstime): Postgres's
+    postmaster and its backends."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(d.name))[1]), []).append(int(d.name))
+            except (OSError, IndexError, ValueError):
+                continue  # gone meanwhile
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            f = _stat(p)
+        except OSError:
+            continue
+        total += sum(int(f[i]) for i in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
+        todo.extend(children.get(p, []))
+    return total
+
+
+class SystemCpu:
+    """CPU seconds of the whole system doing one figure's work: hookd's
+    workers (or a peer's node process, a child of this one), Postgres with
+    every backend, and Redis, read from /proc before and after; per_event()
+    turns the difference into microseconds of each per event."""
+
+    def __init__(self, b: "Bench", pids: list[int] | None = None) -> None:
+        self.b, self.pids = b, list(pids or [])
+        self.t0 = self._now()
+
+    def _now(self) -> dict[str, float]:
+        d = self.b.services.dir
+        pm = int((d / "pg" / "postmaster.pid").read_text().split()[0])
+        rd = int((d / "redis.pid").read_text().split()[0])
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return dict(app=sum(cpu_seconds(p) for p in self.pids), children=kids.ru_utime + kids.ru_stime,
+                    postgres=tree_cpu_seconds(pm), redis=cpu_seconds(rd))
+
+    def per_event(self, events: int, app: str = "hookd") -> dict[str, float]:
+        """{app, postgres, redis, total}: microseconds per event. The app's
+        CPU is its pids' (read before they stop), else this process's reaped
+        children's (a peer's node, run to its end)."""
+        t1 = self._now()
+        d = {k: t1[k] - self.t0[k] for k in t1}
+        app_s = d["app"] if self.pids else d["children"]
+        n = max(events, 1)
+        out = {app: app_s * 1e6 / n, "postgres": d["postgres"] * 1e6 / n, "redis": d["redis"] * 1e6 / n}
+        out["total"] = sum(out.values())
+        return out
+
+
+def cpu_text(cpu: dict[str, float] | None) -> str:
+    """'41 (hookd 25 + pg 14 + redis 2)' microseconds an event, or '-'."""
+    if not cpu:
+        return "-"
+    parts = " + ".join(f"{'pg' if k == 'postgres' else k} {v:,.0f}" for k, v in cpu.items() if k != "total")
+    return f"{cpu['total']:,.0f} ({parts})"

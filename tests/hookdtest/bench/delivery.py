@@ -10,7 +10,7 @@ import time
 import urllib.request
 
 from hookdtest.bench.common import (COMMANDS, DELIVERY_EVENTS, EXTRA, PACED_RATE, PACED_SECONDS, RUN_CAP_S, TOOLS,
-                                    Bench, cpu_seconds, log, metrics, row, sh, vm_hwm_mib)
+                                    Bench, SystemCpu, cpu_seconds, log, metrics, row, sh, vm_hwm_mib)
 from hookdtest.paths import HOOKD_BIN
 
 
@@ -50,6 +50,7 @@ def bench_delivery(b: Bench) -> None:
     max_inflight = db.value("SELECT max_inflight FROM webhook_endpoints WHERE name = 'sink'")
     w = b.worker(cfg, port, "relay")
     cpu0 = cpu_seconds(w.proc.pid)
+    meter = SystemCpu(b, [w.proc.pid])
     emit = ("SELECT count(hookd_emit('order', 'o' || g, 'order.paid',"
             " jsonb_build_object('type', 'order.paid', 'order_id', 'o' || g, 'amount', 1999)))"
             " FROM generate_series(1, %s) g")
@@ -74,6 +75,7 @@ def bench_delivery(b: Bench) -> None:
     span = db.value("SELECT extract(epoch FROM max(delivered_at) - %s) FROM outbox_deliveries"
                     " WHERE status = 'SUCCEEDED'", committed_at)
     cpu_bulk = cpu_seconds(w.proc.pid) - cpu0
+    cpu_sys = meter.per_event(succeeded)
     bulk_lat = db.one(latency_sql("true"))
     other = db.all("SELECT status, count(*) AS n FROM outbox_deliveries WHERE status <> 'SUCCEEDED' GROUP BY 1")
     complete = succeeded >= DELIVERY_EVENTS
@@ -131,7 +133,7 @@ def bench_delivery(b: Bench) -> None:
                              paced_pgbench={k: v for k, v in pg.items() if k != "output"},
                              paced_latency={k: float(v) for k, v in paced.items()}, sink_ceiling=ceil,
                              sink_final=final, sink_before_ceiling=before_ceiling, vm_hwm_mib=hwm,
-                             cpu_bulk_s=cpu_bulk, max_inflight=max_inflight, paced_backlog=backlog,
+                             cpu_bulk_s=cpu_bulk, cpu=cpu_sys, max_inflight=max_inflight, paced_backlog=backlog,
                              autoanalyze_after_commit_s=float(stats["analyzed_after_s"])
                              if stats and stats["analyzed_after_s"] is not None else None,
                              emit_with_trigger={k: v for k, v in emit_on.items() if k != "output"},
@@ -141,7 +143,7 @@ def bench_delivery(b: Bench) -> None:
         label += f" (INCOMPLETE: {succeeded}/{DELIVERY_EVENTS} in {RUN_CAP_S} s)"
     ceiling = ceil["ok_rps"]
     row("3 Delivery", label, rate, "/s", ceiling, f"loadgen --plain -> sink, {max_inflight} conns", ">= 5,000/s",
-        rate >= 5000 and complete)
+        rate >= 5000 and complete, cpu=cpu_sys)
     row("3 Delivery", "share of the sink's ceiling", 100.0 * rate / ceiling if ceiling else None, "%", None, "",
         ">= 40%", ceiling > 0 and rate >= 0.4 * ceiling)
     row("3 Delivery", "emit -> delivered p50 (bulk: mostly queueing)", float(bulk_lat["p50"] or 0), "ms")

@@ -24,7 +24,7 @@ import subprocess
 import time
 
 from hookdtest.bench import processing
-from hookdtest.bench.common import COMMANDS, EXTRA, SCALE, Bench, log, row
+from hookdtest.bench.common import COMMANDS, EXTRA, SCALE, Bench, SystemCpu, cpu_text, log, row
 from hookdtest.bench.retry import retry_run
 from hookdtest.paths import ROOT
 
@@ -57,6 +57,7 @@ def run_peer(b: Bench, peer: str, mode: str, n: int) -> dict:
              spreadMs=PEER_SPREAD_MS, capMs=120000)
     cmd = ["node", str(NODE_DIR / "bench" / f"{peer}.mjs"), json.dumps(a)]
     COMMANDS.append(f"(cd tests/node && node bench/{peer}.mjs '{json.dumps(dict(a, pg='postgresql://.../DB'))}')")
+    meter = SystemCpu(b)  # node is this process's child: its CPU counts once it has exited
     r = subprocess.run(cmd, cwd=NODE_DIR, capture_output=True, text=True, timeout=300)
     try:
         out = json.loads(r.stdout.strip().splitlines()[-1])
@@ -67,6 +68,7 @@ def run_peer(b: Bench, peer: str, mode: str, n: int) -> dict:
         db = Db(url)
         out["processed_rows"] = db.value("SELECT count(*) FROM peer_processed")
         db.close()
+    out["cpu"] = meter.per_event(out.get("attempts") or out.get("completed") or n, app="node")
     log(f"   {peer} {mode}: {json.dumps({k: v for k, v in out.items() if k != 'config'})}")
     return out
 
@@ -81,19 +83,24 @@ def hookd_processing(b: Bench) -> dict:
 
 
 def ratio_row(what: str, mine: float, peers: dict[str, dict], key: str, unit: str, target: float,
-              lower_is_better: bool = False) -> None:
+              lower_is_better: bool = False, cpu: dict | None = None) -> None:
+    """hookd's figure next to the best peer's; `cpu` is hookd's CPU per
+    event, the best peer's is named beside it."""
     vals = {p: r[key] for p, r in peers.items() if r and r.get("complete", True)}
     if not vals:
-        row("6 Peers", what, mine, unit)
+        row("6 Peers", what, mine, unit, cpu=cpu)
         return
     best_peer = (min if lower_is_better else max)(vals, key=vals.get)
     best = vals[best_peer]
+    who = f"best peer: {best_peer}"
+    if cpu and peers[best_peer].get("cpu"):
+        who += f", CPU us an event {cpu_text(peers[best_peer]['cpu'])}"
     if lower_is_better:
         ok = mine <= target
-        row("6 Peers", what, mine, unit, best, f"better peer: {best_peer}", f"<= {target:g} {unit}", ok)
+        row("6 Peers", what, mine, unit, best, who, f"<= {target:g} {unit}", ok, cpu=cpu)
     else:
         ok = best > 0 and mine >= target * best
-        row("6 Peers", what, mine, unit, best, f"better peer: {best_peer}", f">= {target:g}x", ok)
+        row("6 Peers", what, mine, unit, best, who, f">= {target:g}x", ok, cpu=cpu)
 
 
 def bench_peers(b: Bench) -> None:
@@ -119,13 +126,13 @@ def bench_peers(b: Bench) -> None:
     h = res["hookd"]
     pr = h["processing"]
     ratio_row(f"processing: jobs/s (hookd: inbox events/s, 1 worker; peers: 1 process)", pr["rate"],
-              {p: res[p]["processing"] for p in PEERS}, "per_s", "/s", 3)
+              {p: res[p]["processing"] for p in PEERS}, "per_s", "/s", 3, cpu=pr["cpu"])
     rr = h["retries"]
     ratio_row("retries: attempts/s (fail 3x, 4th succeeds; hookd: deliveries, circuit = off)", rr["attempts_per_s"],
-              {p: res[p]["retries"] for p in RETRY_PEERS}, "attempts_per_s", "/s", 2)
+              {p: res[p]["retries"] for p in RETRY_PEERS}, "attempts_per_s", "/s", 2, cpu=rr["cpu"])
     for p in set(PEERS) - set(RETRY_PEERS):
         row("6 Peers", f"{p} retries: attempts/s (its own exponential backoff, not compared)",
-            res[p]["retries"]["attempts_per_s"], "/s")
+            res[p]["retries"]["attempts_per_s"], "/s", cpu=res[p]["retries"]["cpu"])
     lat = h["lateness"]
     peer_lat = {p: dict(res[p]["lateness"], p99=res[p]["lateness"]["lateness_p99_ms"]) for p in PEERS}
     ratio_row(f"lateness p99 at {PEER_LATENESS_JOBS * 1000 // PEER_SPREAD_MS:,} due/s (hookd: worst 0.5 s window"

@@ -7,7 +7,7 @@ import statistics
 import time
 
 from hookdtest.bench.common import (COMMANDS, EXTRA, LATENESS_ROWS, LATENESS_SPREAD_S, PGBENCH_SECONDS, PROC_ENTITIES,
-                                    PROC_EVENTS_PER_ENTITY, PROC_WORKERS, RUN_CAP_S, Bench, cpu_seconds, log, metrics,
+                                    PROC_EVENTS_PER_ENTITY, PROC_WORKERS, RUN_CAP_S, Bench, SystemCpu, cpu_seconds, log, metrics,
                                     row, vm_hwm_mib)
 from hookdtest.services import Db
 from hookdtest.worker import Worker
@@ -76,6 +76,7 @@ def bench_processing_run(b: Bench, nworkers: int) -> dict:
     log(f"   {nworkers} worker(s), roles = inbox, {total} PENDING rows over {PROC_ENTITIES} entities")
     locks0 = b.pg_log_counts()
     cfgs = [b.config(url, prefix, roles="inbox") for _ in range(nworkers)]
+    meter = SystemCpu(b)
     t0 = time.monotonic()
     ws = []
     for i, (cfg, port) in enumerate(cfgs):
@@ -93,6 +94,8 @@ def bench_processing_run(b: Bench, nworkers: int) -> dict:
     for i, w in enumerate(ws):
         hwm[i] = max(hwm[i], vm_hwm_mib(w.proc.pid))
     cpus = [cpu_seconds(w.proc.pid) for w in ws]
+    meter.pids = [w.proc.pid for w in ws]
+    cpu = meter.per_event(total - left)
     for w in ws:
         w.stop()
     locks = {k: v - locks0.get(k, 0) for k, v in b.pg_log_counts().items()}
@@ -109,7 +112,7 @@ def bench_processing_run(b: Bench, nworkers: int) -> dict:
     r = dict(workers=nworkers, total=total, done=done, seconds=elapsed, rate=done / elapsed,
              complete=left == 0, outcomes=outcomes, shipped=shipped, entities=PROC_ENTITIES,
              processed_span_s=float(span or 0), deferrals=work["deferrals"], failed_attempts=work["failed_attempts"],
-             attempt_rows=n_attempts, vm_hwm_mib=hwm, cpu_s=cpus, pg_lock_errors=locks)
+             attempt_rows=n_attempts, vm_hwm_mib=hwm, cpu_s=cpus, pg_lock_errors=locks, cpu=cpu)
     log(f"   -> {done}/{total} terminal in {elapsed:.1f} s = {r['rate']:.0f} events/s; outcomes {outcomes}; "
         f"entities shipped {shipped}/{PROC_ENTITIES}; deferrals {work['deferrals']}; "
         f"peak RSS {', '.join(f'{h:.1f}' for h in hwm)} MiB; CPU {', '.join(f'{c:.1f}' for c in cpus)} s; "
@@ -225,7 +228,8 @@ def bench_processing(b: Bench) -> None:
             label += f" (only {r['shipped']}/{r['entities']} entities reached 'shipped')"
         target = ">= 2x" if r["workers"] <= 2 else "scale-out"
         ok = (r["rate"] >= 2 * pg["tps"] and r["complete"] and correct) if r["workers"] <= 2 else None
-        row("2 Processing", label, r["rate"], "/s", pg["tps"], "pgbench per-event txn, 16 clients", target, ok)
+        row("2 Processing", label, r["rate"], "/s", pg["tps"], "pgbench per-event txn, 16 clients", target, ok,
+            cpu=r["cpu"])
     one = runs[0]
     row("2 Processing", "peak RSS of the worker (VmHWM, 1-worker run)", max(one["vm_hwm_mib"]), "MiB", None, "",
         "<= 64 MiB", max(one["vm_hwm_mib"]) <= 64)

@@ -15,7 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from hookdtest.bench.common import COMMANDS, EXTRA, NOTES, PACED_RATE, REPORT, REPORT_DIR, ROWS, SCALE, SCRIPTS, log
+from hookdtest.bench.common import (COMMANDS, EXTRA, NOTES, PACED_RATE, REPORT, REPORT_DIR, ROWS, SCALE, SCRIPTS,
+                                    cpu_text, log)
 from hookdtest.paths import HOOKD_BIN, ROOT
 
 
@@ -57,13 +58,14 @@ def machine() -> dict:
 
 
 def table_lines() -> list[str]:
-    out = ["| scenario | figure | measured | ceiling | ratio | target | verdict |",
-           "| --- | --- | ---: | --- | ---: | --- | --- |"]
+    out = ["| scenario | figure | measured | CPU us an event (whole system) | ceiling | ratio | target | verdict |",
+           "| --- | --- | ---: | ---: | --- | ---: | --- | --- |"]
     for r in ROWS:
         ceiling = f"{fmt_num(r['ceiling'], r['unit'])} ({r['ceiling_what']})" if r["ceiling"] else \
             (r["ceiling_what"] or "-")
         ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "-"
-        out.append(f"| {r['scenario']} | {r['figure']} | {fmt_num(r['value'], r['unit'])} | {ceiling} | {ratio} |"
+        out.append(f"| {r['scenario']} | {r['figure']} | {fmt_num(r['value'], r['unit'])} | {cpu_text(r.get('cpu'))} |"
+                   f" {ceiling} | {ratio} |"
                    f" {r['target'] or '-'} | {r['verdict']} |")
     return out
 

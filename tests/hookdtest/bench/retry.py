@@ -15,7 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hookdtest.bench.common import COMMANDS, EXTRA, RUN_CAP_S, SCALE, TOOLS, Bench, cpu_seconds, log, metrics, row, sh
+from hookdtest.bench.common import COMMANDS, EXTRA, RUN_CAP_S, SCALE, TOOLS, Bench, SystemCpu, cpu_seconds, log, metrics, row, sh
 from hookdtest.paths import HOOKD_BIN, SERVICES
 
 RETRY_EVENTS = int(20000 * SCALE)
@@ -114,6 +114,7 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
         db.all("SELECT pg_stat_statements_reset()")
     w = b.worker(cfg, port, f"relay-retry{label}")
     cpu0 = cpu_seconds(w.proc.pid)
+    meter = SystemCpu(b, [w.proc.pid])
     emit = ("SELECT count(hookd_emit('order', 'o' || g, 'order.paid',"
             " jsonb_build_object('type', 'order.paid', 'order_id', 'o' || g, 'amount', 1999)))"
             " FROM generate_series(1, %s) g")
@@ -133,6 +134,7 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
     attempts = db.value("SELECT count(*) FROM attempts WHERE source = 'delivery'")
     span = float(db.value("SELECT extract(epoch FROM max(attempted_at) - %s) FROM attempts", committed_at) or 0)
     dead = db.value("SELECT count(*) FROM dead_letters")
+    cpu_sys = meter.per_event(attempts)
     stmts = statements(db) if PGSS else []
     if EXPLAIN_MS:
         keep_plans(b, label)
@@ -141,7 +143,7 @@ def _retry_run(b: Bench, events: int, circuit: str | None, max_inflight: int, la
     db.close()
     rate = attempts / span if span > 0 else 0.0
     out = dict(events=events, succeeded=succeeded, attempts=attempts, sink=final, span_s=span, attempts_per_s=rate,
-               dead=dead, cpu_s=cpu, max_inflight=max_inflight, circuit=circuit, complete=succeeded >= events)
+               dead=dead, cpu_s=cpu, cpu=cpu_sys, max_inflight=max_inflight, circuit=circuit, complete=succeeded >= events)
     log(f"   retry{label}: {succeeded}/{events} SUCCEEDED, {attempts} attempts rows (sink saw {final['count']},"
         f" {final['failed']} answered 500) in {span:.1f} s = {rate:,.0f} attempts/s; dead {dead}; relay CPU {cpu:.1f} s")
     if stmts:
@@ -176,4 +178,4 @@ def bench_retry(b: Bench) -> None:
     EXTRA["retry_runs"] = runs
     r0 = runs[0]
     row("5 Retry", f"attempts/s ({r0['events']:,} events x 4 attempts, 1 relay worker, circuit = off)"
-        + ("" if r0["complete"] else " (INCOMPLETE)"), r0["attempts_per_s"], "/s")
+        + ("" if r0["complete"] else " (INCOMPLETE)"), r0["attempts_per_s"], "/s", cpu=r0["cpu"])
