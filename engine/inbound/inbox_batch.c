@@ -2,9 +2,9 @@
  *
  * Per batch, whatever its size: lock the rows (one statement), hand the
  * events that routes take to the outbox (two, only when routes take some:
- * route_all), lock their
- * entities in hookd_entities (one), decide every event in receipt order in
- * C with the entity states carried forward in memory, then write entities,
+ * route_all), lock their entities in hookd_entities (one), decide every
+ * event in receipt order in C with the entity states carried forward in
+ * memory, then write entities,
  * inbox rows, dead letters, attempts and woken siblings with one statement
  * each (JSON in, jsonb_to_recordset on the server). Round trips per event go
  * from about six to a fraction of one, and one commit covers the batch.
@@ -311,12 +311,14 @@ static int lock_entities(struct batch *b)
 
 /* ---- routes ----------------------------------------------------------------- */
 
-/* Whether the routes of item it take it and no machine does: it is then
- * handed to the routes alone and done (OUT_ROUTED), never retried for want
- * of a machine. */
+/* Whether routes take item it and no machine names its type (not even the
+ * machine the partner's entity_type names): it is then handed to the routes
+ * alone and done (OUT_ROUTED), never retried for want of a machine. */
 static bool route_only(const struct hookd_config *cfg, const struct inbox_item *it)
 {
-    return !config_machine_for(cfg, it->entity_type[0] ? it->entity_type : NULL, it->event_type) &&
+    const struct machine_config *m = config_machine_for(cfg, it->entity_type[0] ? it->entity_type : NULL,
+                                                        it->event_type);
+    return (!m || !machine_has_event(m->machine, it->event_type)) &&
            config_routes_take(cfg, it->partner, it->event_type);
 }
 
