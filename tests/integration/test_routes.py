@@ -74,6 +74,9 @@ def test_stripe_event_reaches_an_endpoint_once_through_a_route(env, receivers):
     wait_for(lambda: env.db.value("SELECT count(*) FROM outbox_deliveries WHERE status = 'SUCCEEDED'") == 1, 20,
              what="the delivery recorded")
     wait_for(lambda: routed_total(w) == 1, 10, what="hookd_routed_total = 1")
+    status = wait_for(lambda: (s := json.loads(run_hookd(["-c", str(cfg), "status", "--json"]).stdout))
+                      and s["counters"].get("routed") == 1 and s, 10, what="routed in hookd status")
+    assert status["counters"]["routed"] == 1
     # nothing more arrives: the outbox holds one event, delivered once
     assert env.db.value("SELECT count(*) FROM outbox_events") == 1
     assert len(r.got()) == 1
@@ -176,6 +179,30 @@ def test_kill9_between_storing_and_delivering_loses_nothing(env, receivers):
              what="every delivery recorded")
     assert env.db.value("SELECT count(*) FROM dead_letters") == 0
     assert b.alive()
+
+
+def test_a_routes_tenant_scopes_its_events(env, receivers):
+    """A route's tenant: its events reach that tenant's endpoints only; a
+    tenant uid that names no tenant fails the event with that reason, and it
+    is dead-lettered without anything delivered."""
+    mine, other = receivers(), receivers()
+    cfg = outbound_config(env, extra=STRIPE + "\n[route acme]\npartner = stripe\nevents = acme.*\ntenant = acme\n"
+                          "\n[route ghost]\npartner = stripe\nevents = ghost.*\ntenant = ghost\n")
+    assert run_hookd(["-c", str(cfg), "tenant", "add", "acme"]).returncode == 0
+    add_endpoint(cfg, mine.url(), "acme-hook", "*", "--tenant", "acme")
+    add_endpoint(cfg, other.url(), "global-hook", "*")
+    w = env.worker(config=cfg)
+    assert post_stripe(w, "evt_acme", "acme.created", {"n": 1}) == 200
+    assert post_stripe(w, "evt_ghost", "ghost.created", {"n": 2}) == 200
+    assert [q.json["id"] for q in mine.wait(1)] == ["evt_acme"]
+    wait_for(lambda: env.db.value("SELECT status FROM webhook_inbox WHERE partner_event_id = 'evt_ghost'")
+             == "QUARANTINED", 30, what="the event of the route without a tenant dead-lettered")
+    err = env.db.value("SELECT last_error FROM webhook_inbox WHERE partner_event_id = 'evt_ghost'")
+    assert "route ghost: no tenant ghost" in err
+    assert env.db.value("SELECT count(*) FROM outbox_events WHERE tenant_id IS NOT NULL") == 1
+    assert env.db.value("SELECT count(*) FROM outbox_events") == 1
+    assert rows(env)["evt_acme"]["outcome"] == "routed"
+    assert other.got() == [] and len(mine.got()) == 1
 
 
 def check(env, extra: str):
