@@ -6,7 +6,8 @@ Real Postgres, Redis, hookd workers and HTTP receivers. Covered: a
 Stripe-signed event (and its duplicate) reaching an endpoint once through a
 route; a route's payload filter; a partner with routes and no machine, whose
 events end `routed` and never reach the DLQ, beside a type no route takes,
-which still does; a partner with a machine and a route, whose events both
+which still does, and a type the partner's own machine lacks; a route's
+tenant, and one naming no tenant; a partner with a machine and a route, whose events both
 apply and route, a deferred one routed once; a worker killed with kill -9
 between storing and delivering; bad route configs refused with file:line."""
 from __future__ import annotations
@@ -121,6 +122,21 @@ def test_route_only_events_end_routed_never_dead_lettered(env, receivers):
     assert dead == [{"partner_event_id": "evt_other"}]
     assert [q.json["id"] for q in r.wait(1)] == ["evt_sub"]
     assert not got["evt_other"]["routed"]
+
+
+def test_route_only_when_the_partners_machine_lacks_the_type(env, receivers):
+    """A partner whose entity_type names a machine: a type that machine has
+    no transition for is route-only all the same."""
+    r = receivers()
+    cfg = outbound_config(env, extra=STRIPE + "entity_type = order\n\n[route refunds]\npartner = stripe\n"
+                          "events = refund.*\n")
+    add_endpoint(cfg, r.url(), "refunds")
+    w = env.worker(config=cfg)
+    assert post_stripe(w, "evt_rf", "refund.created", {"id": "re_1"}) == 200
+    got = wait_processed(env, 1)["evt_rf"]
+    assert (got["outcome"], got["routed"], got["attempts"]) == ("routed", True, 0)
+    assert [q.json["id"] for q in r.wait(1)] == ["evt_rf"]
+    assert env.db.value("SELECT count(*) FROM dead_letters") == 0
 
 
 def test_machine_and_route_both_apply_and_route(env, receivers):
