@@ -579,7 +579,9 @@ static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, si
             ok = false;
             break;
         }
+        int nrouted = sub.items[k].nrouted; /* its routes ran before the savepoint and stay */
         item_reset(&sub.items[k]);
+        sub.items[k].nrouted = nrouted;
         sub.blame = xrealloc(sub.blame, (sub.nblame + 1) * sizeof *sub.blame);
         sub.blame[sub.nblame++] =
             (struct inbox_blame){.item = k, .busy = busy, .alone = true, .error = xstrdup(sub.err)};
