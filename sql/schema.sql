@@ -1185,6 +1185,27 @@ CREATE FUNCTION public.hookd_retention_survivors_sql(p_table text, p_part text) 
 $_$;
 
 --
+-- Name: hookd_route_tenant(text, text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.hookd_route_tenant(p_route text, p_tenant text) RETURNS text
+    LANGUAGE plpgsql STABLE
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+DECLARE
+    t text;
+BEGIN
+    IF p_tenant IS NULL THEN
+        RETURN NULL;
+    END IF;
+    t := hookd_tenant_id(p_tenant);
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'route %: no tenant %', p_route, p_tenant USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN t;
+END $$;
+
+--
 -- Name: hookd_storage(bigint, bigint, bigint, bigint, bigint); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -1700,7 +1721,8 @@ CREATE TABLE public.webhook_inbox (
     replayed_at timestamp with time zone,
     content_digest bytea,
     part_at timestamp with time zone DEFAULT date_trunc('milliseconds'::text, now()) NOT NULL,
-    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying])::text[])))),
+    routed_at timestamp with time zone,
+    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying, 'routed'::character varying])::text[])))),
     CONSTRAINT webhook_inbox_status_check CHECK (((status)::text = ANY ((ARRAY['PENDING'::character varying, 'PROCESSED'::character varying, 'DEFERRED'::character varying, 'RETRYING'::character varying, 'QUARANTINED'::character varying])::text[])))
 )
 PARTITION BY RANGE (part_at);
@@ -1730,7 +1752,8 @@ CREATE TABLE public.webhook_inbox_far (
     replayed_at timestamp with time zone,
     content_digest bytea,
     part_at timestamp with time zone DEFAULT date_trunc('milliseconds'::text, now()) NOT NULL,
-    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying])::text[])))),
+    routed_at timestamp with time zone,
+    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying, 'routed'::character varying])::text[])))),
     CONSTRAINT webhook_inbox_status_check CHECK (((status)::text = ANY ((ARRAY['PENDING'::character varying, 'PROCESSED'::character varying, 'DEFERRED'::character varying, 'RETRYING'::character varying, 'QUARANTINED'::character varying])::text[])))
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
@@ -1760,7 +1783,8 @@ CREATE TABLE public.webhook_inbox_kept (
     replayed_at timestamp with time zone,
     content_digest bytea,
     part_at timestamp with time zone DEFAULT date_trunc('milliseconds'::text, now()) NOT NULL,
-    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying])::text[])))),
+    routed_at timestamp with time zone,
+    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying, 'routed'::character varying])::text[])))),
     CONSTRAINT webhook_inbox_status_check CHECK (((status)::text = ANY ((ARRAY['PENDING'::character varying, 'PROCESSED'::character varying, 'DEFERRED'::character varying, 'RETRYING'::character varying, 'QUARANTINED'::character varying])::text[])))
 )
 WITH (fillfactor='90', autovacuum_vacuum_scale_factor='0.02', autovacuum_vacuum_threshold='1000', autovacuum_vacuum_insert_scale_factor='0.05', autovacuum_analyze_scale_factor='0.02');
@@ -1790,7 +1814,8 @@ CREATE TABLE public.webhook_inbox_legacy (
     replayed_at timestamp with time zone,
     content_digest bytea,
     part_at timestamp with time zone DEFAULT date_trunc('milliseconds'::text, now()) NOT NULL,
-    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying])::text[])))),
+    routed_at timestamp with time zone,
+    CONSTRAINT webhook_inbox_outcome_check CHECK (((outcome IS NULL) OR ((outcome)::text = ANY ((ARRAY['applied'::character varying, 'noop'::character varying, 'ignored'::character varying, 'dead'::character varying, 'routed'::character varying])::text[])))),
     CONSTRAINT webhook_inbox_status_check CHECK (((status)::text = ANY ((ARRAY['PENDING'::character varying, 'PROCESSED'::character varying, 'DEFERRED'::character varying, 'RETRYING'::character varying, 'QUARANTINED'::character varying])::text[])))
 );
 

@@ -2,7 +2,7 @@
 #include "stats.h"
 
 static const char *const names[STAT__COUNT] = {
-    "ingested", "duplicate", "rejected",  "applied",         "noop",     "ignored",   "deferred",
+    "ingested", "duplicate", "rejected",  "applied",         "noop",     "ignored",   "routed",       "deferred",
     "retried",  "dead",      "delivered", "delivery_failed", "replayed", "db_errors", "redis_errors",
 };
 

@@ -13,6 +13,7 @@ enum stat_id {
     STAT_APPLIED,
     STAT_NOOP,
     STAT_IGNORED,
+    STAT_ROUTED, /* outbox events written by routes, one per inbound event and route */
     STAT_DEFERRED,
     STAT_RETRIED,
     STAT_DEAD,

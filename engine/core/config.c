@@ -90,6 +90,20 @@ void config_unref(struct hookd_config *c)
         free(m->emits);
     }
     free(c->machines);
+    for (size_t i = 0; i < c->nroutes; i++) {
+        struct route_config *r = &c->routes[i];
+        free(r->name);
+        free(r->partner);
+        free(r->events_text);
+        for (size_t k = 0; k < r->nevents; k++)
+            free(r->events[k]);
+        free(r->events);
+        free(r->filter_text);
+        json_decref(r->filter);
+        free(r->tenant);
+        free(r->emit_type);
+    }
+    free(c->routes);
     free(c->path);
     free(c);
 }
@@ -250,6 +264,26 @@ bool config_partner_takes_event(const struct partner_config *p, const char *even
         return true;
     for (size_t i = 0; i < p->nevent_types; i++)
         if (config_glob_match(p->event_types[i], event_type))
+            return true;
+    return false;
+}
+
+bool config_route_takes(const struct route_config *r, const char *partner, const char *event_type)
+{
+    if (strcmp(r->partner, partner) != 0)
+        return false;
+    if (r->nevents == 0)
+        return true;
+    for (size_t i = 0; i < r->nevents; i++)
+        if (config_glob_match(r->events[i], event_type))
+            return true;
+    return false;
+}
+
+bool config_routes_take(const struct hookd_config *c, const char *partner, const char *event_type)
+{
+    for (size_t i = 0; i < c->nroutes; i++)
+        if (config_route_takes(&c->routes[i], partner, event_type))
             return true;
     return false;
 }

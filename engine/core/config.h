@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "backoff.h"
 #include "cidr.h"
 #include "machine.h"
@@ -121,6 +123,23 @@ struct machine_config {
     int line;
 };
 
+/* [route NAME]: a partner's verified events handed to the outbox in the
+ * inbox's evaluation transaction, so that they reach endpoints like any
+ * emitted event. */
+struct route_config {
+    char *name;
+    char *partner; /* a [partner] name */
+    /* events: globs the event type must match (none given = any) */
+    char *events_text;
+    char **events;
+    size_t nevents;
+    char *filter_text; /* the payload filter as written; NULL = none */
+    json_t *filter;    /* parsed (payload_filter.h); NULL = every payload */
+    char *tenant;      /* the emitted event's tenant; NULL = none */
+    char *emit_type;   /* the emitted event type; NULL = the partner's event type */
+    int line;
+};
+
 /* [portal]: the tenants' portal (engine/portal/). Every key may
  * change on reload (the portal reads the config per request). */
 struct portal_config {
@@ -215,6 +234,8 @@ struct hookd_config {
     size_t npartners;
     struct machine_config *machines;
     size_t nmachines;
+    struct route_config *routes;
+    size_t nroutes;
 };
 
 /* [hookd] admin_listen, or NULL when it is "off" (no /admin and no
@@ -262,6 +283,12 @@ bool config_header_redacted(const struct hookd_config *, const char *name);
 /* True if the partner takes this event type: it has no event_types, or
  * the type matches one of its globs. */
 bool config_partner_takes_event(const struct partner_config *p, const char *event_type);
+
+/* True if route r selects an event of this partner and type (its partner,
+ * its events globs; the payload filter is the caller's to apply). */
+bool config_route_takes(const struct route_config *r, const char *partner, const char *event_type);
+/* True if any route selects an event of this partner and type. */
+bool config_routes_take(const struct hookd_config *, const char *partner, const char *event_type);
 
 /* Glob with `*` (any run of characters) — event-type filters and overrides. */
 bool config_glob_match(const char *pattern, const char *text);

@@ -146,7 +146,7 @@ struct config_section {
     const char *meaning;  /* one paragraph for the reference */
 };
 
-#define CONFIG_NSECTIONS 8
+#define CONFIG_NSECTIONS 9
 #define CONFIG_SECTION_KEYS_MAX 48
 
 /* config_keys.c: the table, in the order the reference lists it, and the

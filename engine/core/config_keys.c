@@ -14,6 +14,7 @@
 #include "config.h"
 #include "config_internal.h"
 #include "errbuf.h"
+#include "payload_filter.h"
 #include "settings.h"
 #include "xmalloc.h"
 
@@ -763,6 +764,138 @@ static int open_machine(struct hookd_config *c, const char *title, const char *a
     return 0;
 }
 
+/* ---- [route NAME] ----------------------------------------------------------- */
+
+static int set_route_events(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
+                            size_t errlen)
+{
+    (void)k, (void)arg;
+    struct route_config *r = obj;
+    char *copy = xstrdup(v), *save = NULL;
+    int rc = 0;
+    for (size_t i = 0; i < r->nevents; i++)
+        free(r->events[i]);
+    r->nevents = 0;
+    for (char *tok = strtok_r(copy, ", \t", &save); tok && rc == 0; tok = strtok_r(NULL, ", \t", &save)) {
+        for (const char *q = tok; *q; q++)
+            if (*q != '*' && !isalnum((unsigned char)*q) && !strchr("_-.:", *q)) {
+                rc = err_set(err, errlen, "bad event type glob '%s': use letters, digits, '_', '-', '.', ':' and '*'",
+                             tok);
+                break;
+            }
+        if (rc != 0)
+            break;
+        r->events = xrealloc(r->events, (r->nevents + 1) * sizeof *r->events);
+        r->events[r->nevents++] = xstrdup(tok);
+    }
+    free(copy);
+    if (rc == 0 && r->nevents == 0)
+        rc = err_set(err, errlen, "events is empty (give globs such as invoice.*, or leave the key out for any)");
+    if (rc == 0)
+        config_set_string(&r->events_text, v);
+    return rc;
+}
+
+static int set_route_filter(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
+                            size_t errlen)
+{
+    (void)k, (void)arg;
+    struct route_config *r = obj;
+    json_error_t je;
+    json_t *f = json_loads(v, JSON_REJECT_DUPLICATES, &je);
+    if (!f)
+        return err_set(err, errlen, "bad filter: not JSON (%s at column %d)", je.text, je.column);
+    char why[200];
+    if (!json_is_object(f) || payload_filter_check(f, why, sizeof why) != 0) {
+        if (!json_is_object(f))
+            snprintf(why, sizeof why, "a filter is a JSON object");
+        json_decref(f);
+        return err_set(err, errlen, "bad filter: %s", why);
+    }
+    json_decref(r->filter);
+    r->filter = f;
+    config_set_string(&r->filter_text, v);
+    return 0;
+}
+
+static int set_route_tenant(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
+                            size_t errlen)
+{
+    (void)k, (void)arg;
+    struct route_config *r = obj;
+    size_t n = strlen(v);
+    if (n < 1 || n > 256 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != n)
+        return err_set(err, errlen,
+                       "bad tenant '%s': a tenant uid is 1 to 256 characters of a-z, A-Z, 0-9, '-', '_', '.'", v);
+    config_set_string(&r->tenant, v);
+    return 0;
+}
+
+static int set_route_emit_type(void *obj, const struct config_key *k, const char *arg, const char *v, char *err,
+                               size_t errlen)
+{
+    (void)k, (void)arg;
+    struct route_config *r = obj;
+    if (!valid_name(v) || strlen(v) > 100)
+        return err_set(err, errlen,
+                       "bad emit_type '%s': at most 100 characters of letters, digits, '_', '-', '.', ':'", v);
+    config_set_string(&r->emit_type, v);
+    return 0;
+}
+
+#define RK(field, ...)                                                                                                \
+    {                                                                                                                 \
+        .name = #field, .offset = offsetof(struct route_config, field), __VA_ARGS__                                   \
+    }
+static const struct config_key route_keys[] = {
+    RK(partner, .type = CONFIG_STRING, .flags = CONFIG_REQUIRED,
+       .meaning = "the [partner NAME] whose verified, deduplicated events the route takes"),
+    {.name = "events",
+     .type = CONFIG_LIST,
+     .set = set_route_events,
+     .def_doc = "any",
+     .meaning = "event-type globs (comma- or blank-separated, `*` any run of characters) the event type must match"},
+    {.name = "filter",
+     .type = CONFIG_STRING,
+     .set = set_route_filter,
+     .def_doc = "none",
+     .meaning = "a payload filter in the endpoints' syntax (a JSON object: paths, $eq, $neq, $in, $gt, $lt, $exists, "
+                "$and, $or); events whose payload does not match are not routed"},
+    {.name = "tenant",
+     .type = CONFIG_STRING,
+     .set = set_route_tenant,
+     .def_doc = "none",
+     .meaning = "the uid of the tenant the emitted event belongs to (its endpoints receive it); without it, the "
+                "endpoints without a tenant"},
+    {.name = "emit_type",
+     .type = CONFIG_STRING,
+     .set = set_route_emit_type,
+     .def_doc = "the partner's event type",
+     .meaning = "the event type the outbox event is emitted as"},
+};
+#undef RK
+
+static int open_route(struct hookd_config *c, const char *title, const char *arg, int line, struct config_target *out,
+                      char *err, size_t errlen)
+{
+    (void)title;
+    for (size_t i = 0; i < c->nroutes; i++)
+        if (strcmp(c->routes[i].name, arg) == 0)
+            return err_set(err, errlen, "duplicate section [route %s] (first at line %d)", arg, c->routes[i].line);
+    for (const char *p = arg; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+            return err_set(err, errlen, "bad route name '%s': use letters, digits, '-', '_', '.'", arg);
+    if (strlen(arg) > 50)
+        return err_set(err, errlen, "route name '%s' is longer than 50 characters", arg);
+    c->routes = xrealloc(c->routes, (c->nroutes + 1) * sizeof *c->routes);
+    struct route_config *r = &c->routes[c->nroutes++];
+    memset(r, 0, sizeof *r);
+    r->name = xstrdup(arg);
+    r->line = line;
+    *out = (struct config_target){r, NULL, r->name};
+    return 0;
+}
+
 /* ---- the sections ----------------------------------------------------------- */
 
 #define KEYS(t) t, sizeof t / sizeof t[0]
@@ -825,6 +958,15 @@ const struct config_section config_sections[CONFIG_NSECTIONS] = {
      .list_keys = true,
      .open = open_machine,
      .meaning = "A state machine: the entity table it acts on, and the transitions inbound events propose."},
+    {.name = "route",
+     .arg = "NAME",
+     .keys = KEYS(route_keys),
+     .list_keys = true,
+     .open = open_route,
+     .meaning = "A route: a partner's verified, deduplicated events that match its event types and payload filter "
+                "are emitted to the outbox in the transaction that evaluates them, once each, and reach the "
+                "endpoints that subscribe to them like any emitted event. An event that routes take and no machine "
+                "names ends with outcome routed. NAME: letters, digits, '-', '_', '.', at most 50 characters."},
 };
 #undef KEYS
 

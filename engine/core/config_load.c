@@ -242,6 +242,21 @@ static int validate_machine(struct config_parse *st, struct machine_config *m)
     return 0;
 }
 
+/* [route NAME]: its partner must exist, or the route could never take
+ * anything. */
+static int validate_route(struct config_parse *st, const struct route_config *r)
+{
+    if (!r->partner)
+        return config_fail(st, r->line, "[route %s] needs 'partner' (the name of a [partner NAME] section)", r->name),
+               -1;
+    const struct partner_config *p = config_partner(st->cfg, r->partner);
+    if (!p)
+        return config_fail(st, r->line, "[route %s] names partner '%s', but there is no [partner %s]", r->name,
+                           r->partner, r->partner),
+               -1;
+    return 0;
+}
+
 /* The public listener's limits (struct http_limits): a head must fit a
  * request line and a few headers, and a body of max_body must fit the
  * total, or every large request would be refused. */
@@ -501,6 +516,9 @@ static int validate(struct config_parse *st)
             return -1;
     for (size_t i = 0; i < c->npartners; i++)
         if (validate_partner(st, &c->partners[i]) != 0)
+            return -1;
+    for (size_t i = 0; i < c->nroutes; i++)
+        if (validate_route(st, &c->routes[i]) != 0)
             return -1;
     return 0;
 }

@@ -305,4 +305,16 @@ void config_print(const struct hookd_config *c, FILE *out)
     }
     for (size_t i = 0; i < c->nmachines; i++)
         print_machine(out, &c->machines[i]);
+    for (size_t i = 0; i < c->nroutes; i++) {
+        const struct route_config *r = &c->routes[i];
+        fprintf(out, "\n[route %s]\npartner = %s\n", r->name, r->partner);
+        if (r->events_text)
+            fprintf(out, "events = %s\n", r->events_text);
+        if (r->filter_text)
+            fprintf(out, "filter = %s\n", r->filter_text);
+        if (r->tenant)
+            fprintf(out, "tenant = %s\n", r->tenant);
+        if (r->emit_type)
+            fprintf(out, "emit_type = %s\n", r->emit_type);
+    }
 }

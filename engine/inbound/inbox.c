@@ -579,7 +579,9 @@ static bool try_group(PGconn *conn, struct inbox_job *job, const size_t *idx, si
             ok = false;
             break;
         }
+        int nrouted = sub.items[k].nrouted; /* its routes ran before the savepoint and stay */
         item_reset(&sub.items[k]);
+        sub.items[k].nrouted = nrouted;
         sub.blame = xrealloc(sub.blame, (sub.nblame + 1) * sizeof *sub.blame);
         sub.blame[sub.nblame++] =
             (struct inbox_blame){.item = k, .busy = busy, .alone = true, .error = xstrdup(sub.err)};
@@ -829,6 +831,8 @@ static void report(struct inbox *ib, struct inbox_item *it)
 {
     struct hookd_ctx *ctx = ib->ctx;
     const char *entity = it->entity_id ? it->entity_id : "-";
+    if (it->nrouted)
+        stats_add(&ctx->stats, STAT_ROUTED, (uint64_t)it->nrouted);
     switch (it->outcome) {
     case OUT_APPLIED:
         stats_add(&ctx->stats, STAT_APPLIED, 1);
@@ -837,6 +841,10 @@ static void report(struct inbox *ib, struct inbox_item *it)
         break;
     case OUT_NOOP: stats_add(&ctx->stats, STAT_NOOP, 1); break;
     case OUT_IGNORED: stats_add(&ctx->stats, STAT_IGNORED, 1); break;
+    case OUT_ROUTED:
+        log_debug("inbox.routed", "id=%s partner=%s event=%s routes=%d", it->id, it->partner, it->event_type,
+                  it->nrouted);
+        break;
     case OUT_DEFERRED:
         stats_add(&ctx->stats, STAT_DEFERRED, 1);
         log_info("inbox.deferred", "id=%s event=%s entity=%s:%s due_in_ms=%lld", it->id, it->event_type,

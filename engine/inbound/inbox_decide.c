@@ -11,7 +11,7 @@
 #include "errbuf.h"
 #include "machine.h"
 
-const char *const inbox_outcome_names[] = {"none",  "applied", "noop", "ignored",  "deferred",
+const char *const inbox_outcome_names[] = {"none",  "applied", "noop", "ignored",  "routed", "deferred",
                                            "retry", "dead",    "busy", "terminal", "gone"};
 
 void inbox_set_error(struct inbox_item *it, const char *fmt, ...)

@@ -19,6 +19,7 @@ enum inbox_outcome {
     OUT_APPLIED,
     OUT_NOOP,
     OUT_IGNORED,
+    OUT_ROUTED, /* no machine names its type, routes take it: handed to them, done */
     OUT_DEFERRED,
     OUT_RETRY,
     OUT_DEAD,
@@ -41,6 +42,7 @@ struct inbox_item {
     char **wake_ids;         /* deferred siblings made due now by an apply */
     int64_t *wake_due;
     size_t nwake;
+    int nrouted; /* outbox events its routes emitted in this evaluation */
 };
 
 /* The locked inbox row, as both paths read it. */

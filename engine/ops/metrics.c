@@ -130,6 +130,7 @@ static const char *const stat_help[STAT__COUNT] = {
     [STAT_APPLIED] = "Inbound events applied to their entity.",
     [STAT_NOOP] = "Inbound events that changed nothing (the entity was already there).",
     [STAT_IGNORED] = "Inbound conflicts ignored (on_conflict = ignore).",
+    [STAT_ROUTED] = "Outbox events written by routes ([route NAME]), one per inbound event and route.",
     [STAT_DEFERRED] = "Evaluations that deferred an out-of-order event.",
     [STAT_RETRIED] = "Failed inbound evaluations scheduled for a retry.",
     [STAT_DEAD] = "Items moved to the dead-letter queue (inbound and deliveries).",

@@ -391,6 +391,89 @@ static void test_percent_roles_bools_ints(void **state)
 }
 
 /* The example in DESIGN.md §6, verbatim but for the env secrets. */
+/* ---- routes --------------------------------------------------------------- */
+
+#define STRIPE_PARTNER                                                                                                \
+    "[partner stripe]\n"                                                                                              \
+    "scheme = stripe\n"                                                                                               \
+    "secret = env:ROUTE_TEST_SECRET\n"
+
+static void test_routes(void **state)
+{
+    (void)state;
+    setenv("ROUTE_TEST_SECRET", "whsec_route_test_secret_0123", 1);
+    struct hookd_config *c = load_ok(HOOKD_MIN STRIPE_PARTNER /* 4-6 */
+                                     "[route billing]\n"      /* 7 */
+                                     "partner = stripe\n"     /* 8 */
+                                     "events = invoice.*, charge.succeeded\n"
+                                     "filter = {\"data.object.amount\": {\"$gt\": 100}}\n"
+                                     "tenant = acme\n"
+                                     "emit_type = billing.event\n"
+                                     "[route all]\n"
+                                     "partner = stripe\n");
+    assert_int_equal(c->nroutes, 2);
+    const struct route_config *r = &c->routes[0];
+    assert_string_equal(r->name, "billing");
+    assert_int_equal(r->line, 7);
+    assert_string_equal(r->partner, "stripe");
+    assert_int_equal(r->nevents, 2);
+    assert_non_null(r->filter);
+    assert_string_equal(r->tenant, "acme");
+    assert_string_equal(r->emit_type, "billing.event");
+    assert_true(config_route_takes(r, "stripe", "invoice.paid"));
+    assert_true(config_route_takes(r, "stripe", "charge.succeeded"));
+    assert_false(config_route_takes(r, "stripe", "charge.failed"));
+    assert_false(config_route_takes(r, "github", "invoice.paid"));
+    /* no events: any type of its partner; no tenant, no filter, no emit_type */
+    const struct route_config *all = &c->routes[1];
+    assert_int_equal(all->nevents, 0);
+    assert_null(all->filter);
+    assert_null(all->tenant);
+    assert_null(all->emit_type);
+    assert_true(config_route_takes(all, "stripe", "anything.at.all"));
+    assert_true(config_routes_take(c, "stripe", "x"));
+    assert_false(config_routes_take(c, "github", "x"));
+
+    /* printed, loaded again, printed the same */
+    char *out = print_config(c);
+    assert_contains(out, "[route billing]\npartner = stripe\nevents = invoice.*, charge.succeeded\n");
+    assert_contains(out, "tenant = acme\nemit_type = billing.event\n");
+    config_unref(c);
+    struct hookd_config *again = load_ok(out);
+    char *out2 = print_config(again);
+    assert_string_equal(out, out2);
+    free(out);
+    free(out2);
+    config_unref(again);
+    unsetenv("ROUTE_TEST_SECRET");
+}
+
+static void test_refuse_routes(void **state)
+{
+    (void)state;
+    setenv("ROUTE_TEST_SECRET", "whsec_route_test_secret_0123", 1);
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\nevents = a.*\n", 7,
+           "[route r] needs 'partner' (the name of a [partner NAME] section)");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = github\n", 7,
+           "[route r] names partner 'github', but there is no [partner github]");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\nfilter = {\"a\": \n", 9, "bad filter: not JSON");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\nfilter = [1]\n", 9,
+           "bad filter: a filter is a JSON object");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\nfilter = {\"a\": {\"$like\": 1}}\n", 9,
+           "bad filter: ");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\ntenant = a b\n", 9, "bad tenant 'a b'");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\nemit_type = a/b\n", 9, "bad emit_type 'a/b'");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\nevents = a.*, b/c\n", 9,
+           "bad event type glob 'b/c'");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\nevents = ,\n", 9, "events is empty");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\ncolour = red\n", 9,
+           "unknown key 'colour' in [route r]");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r/1]\n", 7, "bad route name 'r/1'");
+    refuse(HOOKD_MIN STRIPE_PARTNER "[route r]\npartner = stripe\n[route r]\npartner = stripe\n", 9,
+           "duplicate section [route r] (first at line 7)");
+    unsetenv("ROUTE_TEST_SECRET");
+}
+
 static void test_design_example_loads(void **state)
 {
     (void)state;
@@ -1961,6 +2044,8 @@ int main(void)
         cmocka_unit_test(test_refuse_bad_sections),
         cmocka_unit_test(test_first_error_in_file_is_reported),
         cmocka_unit_test(test_refuse_machines),
+        cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_refuse_routes),
         cmocka_unit_test(test_refuse_retry_policies),
         cmocka_unit_test(test_retry_circuit_keys),
         cmocka_unit_test(test_refuse_retry_names_section_line),
